@@ -1,0 +1,28 @@
+/**
+ * The `writ` command line. Each command returns its exit code; nothing here calls process.exit,
+ * so the same functions run in tests.
+ */
+import { policyCommand } from "./policy.ts";
+
+const usage = `usage: writ <command> [options]
+
+commands:
+  policy check <path>...   parse Rego files (or every .rego file under a folder) and report errors
+  help                     show this text`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "policy":
+      return policyCommand(rest);
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      console.log(usage);
+      return command === undefined ? 2 : 0;
+    default:
+      console.error(`writ: unknown command ${JSON.stringify(command)}\n\n${usage}`);
+      return 2;
+  }
+}

@@ -1,0 +1,259 @@
+/**
+ * The Rego v1 abstract syntax tree. It follows OPA's `ast` package closely (Module, Rule, Head,
+ * Body, Expr, Term) so that OPA's documentation and error messages map onto it, but uses
+ * discriminated unions instead of Go interfaces.
+ *
+ * Every node carries `loc`. Two ASTs are "the same" when they are equal ignoring `loc` (and
+ * `comments`); `stripLocations` in `./equality.ts` gives that view.
+ */
+import type { Location } from "../errors.ts";
+
+export type { Location };
+
+// ---------------------------------------------------------------------------------------------
+// Terms
+
+export interface NullTerm {
+  type: "null";
+  loc: Location;
+}
+
+export interface BooleanTerm {
+  type: "boolean";
+  value: boolean;
+  loc: Location;
+}
+
+/**
+ * A number literal. `value` is the literal's text as written (`1`, `-2.50`, `1e3`,
+ * `123456789012345678901234567890`), so big and exact decimal numbers are never rounded through
+ * a JavaScript double. A leading unary minus on a literal is folded into the text.
+ */
+export interface NumberTerm {
+  type: "number";
+  value: string;
+  loc: Location;
+}
+
+/** A string literal, already unescaped. Raw (backtick) strings produce the same node. */
+export interface StringTerm {
+  type: "string";
+  value: string;
+  loc: Location;
+}
+
+/** A variable. `_` is a wildcard; the compiler gives each occurrence a fresh name. */
+export interface VarTerm {
+  type: "var";
+  name: string;
+  loc: Location;
+}
+
+/**
+ * A reference: `head` followed by path operands. `a.b[c]["d"]` is
+ * `{head: var a, path: [string "b", var c, string "d"]}`. The head is usually a var (`data`,
+ * `input`, a local, a rule name) but may be any composite or call term (`[1, 2][0]`, `f(x).y`).
+ * `path` is never empty.
+ */
+export interface RefTerm {
+  type: "ref";
+  head: Term;
+  path: Term[];
+  loc: Location;
+}
+
+export interface ArrayTerm {
+  type: "array";
+  items: Term[];
+  loc: Location;
+}
+
+/** `{1, 2}` or `set()`. */
+export interface SetTerm {
+  type: "set";
+  items: Term[];
+  loc: Location;
+}
+
+export interface ObjectTerm {
+  type: "object";
+  entries: Array<[key: Term, value: Term]>;
+  loc: Location;
+}
+
+export interface ArrayComprehension {
+  type: "arraycompr";
+  term: Term;
+  body: Body;
+  loc: Location;
+}
+
+export interface SetComprehension {
+  type: "setcompr";
+  term: Term;
+  body: Body;
+  loc: Location;
+}
+
+export interface ObjectComprehension {
+  type: "objectcompr";
+  key: Term;
+  value: Term;
+  body: Body;
+  loc: Location;
+}
+
+/**
+ * A call: a builtin, a user function, or an operator. Operators use OPA's builtin names, so
+ * `x + y` is `{op: plus, args: [x, y]}`:
+ *
+ * | operator | name     | operator | name        |
+ * |----------|----------|----------|-------------|
+ * | `=`      | `eq`     | `:=`     | `assign`    |
+ * | `==`     | `equal`  | `!=`     | `neq`       |
+ * | `<`      | `lt`     | `<=`     | `lte`       |
+ * | `>`      | `gt`     | `>=`     | `gte`       |
+ * | `+`      | `plus`   | `-`      | `minus`     |
+ * | `*`      | `mul`    | `/`      | `div`       |
+ * | `%`      | `rem`    | `\|`     | `or`        |
+ * | `&`      | `and`    |          |             |
+ * | `x in xs`      | `internal.member_2` | `k, v in xs` | `internal.member_3` |
+ *
+ * `op` is a var (`count`) or a ref whose path is all strings (`object.get`, `data.lib.f`).
+ * Unary minus on a number literal folds into the literal (`-1` is the number `-1`); on any other
+ * operand it is represented as OPA's parser represents it (see the parser).
+ */
+export interface CallTerm {
+  type: "call";
+  op: VarTerm | RefTerm;
+  args: Term[];
+  loc: Location;
+}
+
+export type ScalarTerm = NullTerm | BooleanTerm | NumberTerm | StringTerm;
+
+export type Term =
+  | ScalarTerm
+  | VarTerm
+  | RefTerm
+  | ArrayTerm
+  | SetTerm
+  | ObjectTerm
+  | ArrayComprehension
+  | SetComprehension
+  | ObjectComprehension
+  | CallTerm;
+
+export type TermType = Term["type"];
+
+// ---------------------------------------------------------------------------------------------
+// Expressions and bodies
+
+/** `with target as value`. `target` is a ref (`input.x`, `data.a.b`) or a var naming a function. */
+export interface With {
+  target: VarTerm | RefTerm;
+  value: Term;
+  loc: Location;
+}
+
+/**
+ * `some x, y` declares local variables: `symbols` are vars.
+ * `some x in xs` / `some k, v in xs`: `symbols` is a single call term to `internal.member_2` or
+ * `internal.member_3` (as OPA represents it).
+ */
+export interface SomeDecl {
+  type: "some";
+  symbols: Term[];
+  loc: Location;
+}
+
+/** `every k, v in domain { body }` (`key` absent for `every v in domain`). */
+export interface Every {
+  type: "every";
+  key: Term | undefined;
+  value: Term;
+  domain: Term;
+  body: Body;
+  loc: Location;
+}
+
+/**
+ * One expression of a body. `node` is:
+ * - a term: a bare term (`input.admin`, `true`) or a call term (`x == 1`, `x := 2`, `count(xs)`,
+ *   `f(x)`); calls at the top of an expression are "call expressions";
+ * - a `some` declaration;
+ * - an `every` expression.
+ */
+export interface Expr {
+  negated: boolean;
+  node: Term | SomeDecl | Every;
+  with: With[];
+  loc: Location;
+}
+
+export type Body = Expr[];
+
+// ---------------------------------------------------------------------------------------------
+// Rules and modules
+
+/**
+ * A rule head. OPA 1.x "general ref heads": `ref` is the full rule reference as written,
+ * relative to the package: `p`, `a.b.c`, `p[k]`, `a.b[c].d`.
+ *
+ * | written                     | ref      | key | value  | args | assign |
+ * |-----------------------------|----------|-----|--------|------|--------|
+ * | `p if {…}`                  | p        | –   | –      | –    | false  |
+ * | `p := 1 if {…}` / `p := 1`  | p        | –   | 1      | –    | true   |
+ * | `p = 1 if {…}`              | p        | –   | 1      | –    | false  |
+ * | `p contains x if {…}`       | p        | x   | –      | –    | false  |
+ * | `p[k] := v if {…}`          | p[k]     | –   | v      | –    | true   |
+ * | `f(x) := y if {…}`          | f        | –   | y      | [x]  | true   |
+ * | `f(x) if {…}`               | f        | –   | –      | [x]  | false  |
+ *
+ * A missing `value` (and missing `key`) means the implicit value `true`; the printer keeps it
+ * implicit.
+ */
+export interface RuleHead {
+  ref: VarTerm | RefTerm;
+  args: Term[] | undefined;
+  key: Term | undefined;
+  value: Term | undefined;
+  assign: boolean;
+  loc: Location;
+}
+
+export interface Rule {
+  default: boolean;
+  head: RuleHead;
+  /** Empty when the rule has no body (`p := 1`, `default p := false`). */
+  body: Body;
+  /** The next rule of an `else` chain. Its head has `ref` and `args` copied from this rule's. */
+  else: Rule | undefined;
+  loc: Location;
+}
+
+export interface Package {
+  /** The package path without `data`: `package a.b` is `["a", "b"]`. */
+  path: string[];
+  loc: Location;
+}
+
+export interface Import {
+  /** The imported ref: `data.lib.util`, `input.user`, `rego.v1`, `future.keywords.in`. */
+  path: VarTerm | RefTerm;
+  alias: string | undefined;
+  loc: Location;
+}
+
+export interface Comment {
+  text: string;
+  loc: Location;
+}
+
+export interface Module {
+  file: string;
+  package: Package;
+  imports: Import[];
+  rules: Rule[];
+  comments: Comment[];
+}
