@@ -27,7 +27,8 @@ export interface BooleanTerm {
 /**
  * A number literal. `value` is the literal's text as written (`1`, `-2.50`, `1e3`,
  * `123456789012345678901234567890`), so big and exact decimal numbers are never rounded through
- * a JavaScript double. A leading unary minus on a literal is folded into the text.
+ * a JavaScript double. A leading unary minus on a literal is folded into the text, even across
+ * spaces (`- 1` is `-1`), and a leading dot is kept (`.5`), as OPA does.
  */
 export interface NumberTerm {
   type: "number";
@@ -53,7 +54,8 @@ export interface VarTerm {
  * A reference: `head` followed by path operands. `a.b[c]["d"]` is
  * `{head: var a, path: [string "b", var c, string "d"]}`. The head is usually a var (`data`,
  * `input`, a local, a rule name) but may be any composite or call term (`[1, 2][0]`, `f(x).y`).
- * `path` is never empty.
+ * `path` is never empty: `data` or `input` on its own is a `VarTerm` (OPA makes it a one-element
+ * ref), and so is the path of `import data`.
  */
 export interface RefTerm {
   type: "ref";
@@ -119,9 +121,13 @@ export interface ObjectComprehension {
  * | `&`      | `and`    |          |             |
  * | `x in xs`      | `internal.member_2` | `k, v in xs` | `internal.member_3` |
  *
- * `op` is a var (`count`) or a ref whose path is all strings (`object.get`, `data.lib.f`).
- * Unary minus on a number literal folds into the literal (`-1` is the number `-1`); on any other
- * operand it is represented as OPA's parser represents it (see the parser).
+ * `op` is a var (`count`) or a ref, normally with an all-string path (`object.get`,
+ * `data.lib.f`); the parser, like OPA's, also accepts other refs (`x[0](1)`, `f(x).g(y)`) and
+ * leaves them to the compiler. `set()` is not a call but the empty `SetTerm`.
+ *
+ * Unary minus on a number literal folds into the literal (`-1` is the number `-1`). OPA's grammar
+ * has no unary minus on anything else: `-x` or `-f(x)` is a parse error ("unexpected identifier
+ * token: expected number"), so no node represents it; write `0 - x`.
  */
 export interface CallTerm {
   type: "call";
@@ -178,7 +184,7 @@ export interface Every {
 }
 
 /**
- * One expression of a body. `node` is:
+ * One expression of a body; `loc` is its first token (`not` when negated). `node` is:
  * - a term: a bare term (`input.admin`, `true`) or a call term (`x == 1`, `x := 2`, `count(xs)`,
  *   `f(x)`); calls at the top of an expression are "call expressions";
  * - a `some` declaration;
@@ -211,7 +217,9 @@ export type Body = Expr[];
  * | `f(x) if {…}`               | f        | –   | –      | [x]  | false  |
  *
  * A missing `value` (and missing `key`) means the implicit value `true`; the printer keeps it
- * implicit.
+ * implicit, and `assign` is then false. `args` is `[]` for `f()` and undefined for non-functions.
+ * A bodyless rule without `value` is only valid for functions (`f(1)` means `f(1) := true`),
+ * multi-value rules (`p contains 1`) and default rules (`default p` means `default p := true`).
  */
 export interface RuleHead {
   ref: VarTerm | RefTerm;
@@ -222,12 +230,19 @@ export interface RuleHead {
   loc: Location;
 }
 
+/**
+ * A rule. `p if { a } { b }` (one head, several bodies) is two rules with equal heads, the second
+ * located at its `{`.
+ */
 export interface Rule {
   default: boolean;
   head: RuleHead;
   /** Empty when the rule has no body (`p := 1`, `default p := false`). */
   body: Body;
-  /** The next rule of an `else` chain. Its head has `ref` and `args` copied from this rule's. */
+  /**
+   * The next rule of an `else` chain. Its head has `ref` and `args` copied from this rule's, its
+   * own `value`/`assign` (`else := 2`), and its `loc` (and the rule's) at the `else` keyword.
+   */
   else: Rule | undefined;
   loc: Location;
 }
@@ -255,5 +270,6 @@ export interface Module {
   package: Package;
   imports: Import[];
   rules: Rule[];
+  /** Every comment of the file, in source order; `text` is what follows the `#`. */
   comments: Comment[];
 }

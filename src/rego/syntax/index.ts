@@ -1,0 +1,29 @@
+/**
+ * The Rego v1 front end: parse modules, queries and terms into the AST of `./ast.ts`, and print
+ * ASTs back to source. Parsing never throws; problems come back as `rego_parse_error`s.
+ */
+import type { RegoError } from "../errors.ts";
+import type { Body, Module, Term } from "./ast.ts";
+import { parseModuleSource, parseQuerySource, parseTermSource } from "./parser.ts";
+
+export type * from "./ast.ts";
+export { astEqual, stripLocations, type Unlocated } from "./equality.ts";
+export { printBody, printModule, printTerm } from "./printer.ts";
+
+/** Parses a module (`package …`, imports, rules). `module` is undefined when there are errors. */
+export function parseModule(
+  source: string,
+  file: string,
+): { module: Module | undefined; errors: RegoError[] } {
+  return parseModuleSource(source, file);
+}
+
+/** Parses a query such as `data.test.p = x` or `x := 1; y = x`. */
+export function parseQuery(source: string, file: string): { body: Body | undefined; errors: RegoError[] } {
+  return parseQuerySource(source, file);
+}
+
+/** Parses one term, such as an `input_term` value `{"a": {1, 2}}`. */
+export function parseTerm(source: string, file: string): { term: Term | undefined; errors: RegoError[] } {
+  return parseTermSource(source, file);
+}
