@@ -1,0 +1,15 @@
+export {
+  ABI_FUNCTION_EXPORTS,
+  ABI_GLOBAL_EXPORTS,
+  type EmitOptions,
+  type EntrypointDefinition,
+  FEATURES,
+  HOST_IMPORTS,
+  type HostImportName,
+  Linker,
+  RUNTIME_FUNCTIONS,
+  type RuntimeFunctionName,
+  type RuntimeSymbolName,
+  type RuntimeSymbols,
+  SDK_INITIAL_PAGES,
+} from "./link.ts";
