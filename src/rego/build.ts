@@ -1,0 +1,127 @@
+/**
+ * Rego source to an OPA-ABI WebAssembly module: parse → compile → plan → wasm.
+ *
+ * Entrypoints are rule paths (`writ/decision`): each becomes the query `result = data.writ.decision`,
+ * so the SDK answers `[{"result": …}]`. Queries (`data.test.p = x`) can be entrypoints too: their
+ * result set holds the bindings of their variables.
+ */
+import { compile, type QuerySource } from "./compile/index.ts";
+import { RegoError } from "./errors.ts";
+import type { IRPlan } from "./plan/ir.ts";
+import { plan } from "./plan/planner.ts";
+import type { Body, Module } from "./syntax/ast.ts";
+import { parseModule, parseQuery } from "./syntax/index.ts";
+import { CodeGenerator } from "./wasm/codegen.ts";
+import { Linker } from "./wasm/link.ts";
+
+export interface RegoSource {
+  file: string;
+  source: string;
+}
+
+export interface BuildOptions {
+  /** Rule paths (`writ/decision`) evaluated as `result = data.writ.decision`. */
+  entrypoints?: readonly string[];
+  /** Named queries (`{name: "q", query: "data.test.p = x"}`), evaluated with their bindings. */
+  queries?: ReadonlyArray<{ name: string; query: string }>;
+  /** Run binaryen's optimizer on the module (default true). */
+  optimize?: boolean;
+}
+
+export interface BuildResult {
+  wasm: Uint8Array | undefined;
+  /** The plan, for inspection and for the IR interpreter. */
+  plan: IRPlan | undefined;
+  /** Entrypoint names in `entrypoints()` order. */
+  entrypoints: string[];
+  /** Host builtins the module calls, by name. */
+  hostBuiltins: string[];
+  errors: RegoError[];
+}
+
+const ENTRYPOINT_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*(\/[A-Za-z_][A-Za-z0-9_]*)*$/;
+
+function entrypointQuery(entrypoint: string): Body | RegoError {
+  if (!ENTRYPOINT_PATTERN.test(entrypoint)) {
+    return new RegoError(
+      "rego_compile_error",
+      `invalid entrypoint ${JSON.stringify(entrypoint)}: use a rule path such as writ/decision`,
+    );
+  }
+  const parsed = parseQuery(`result = data.${entrypoint.split("/").join(".")}`, `entrypoint ${entrypoint}`);
+  return parsed.body ?? parsed.errors[0]!;
+}
+
+export function parseModules(sources: readonly RegoSource[]): { modules: Module[]; errors: RegoError[] } {
+  const modules: Module[] = [];
+  const errors: RegoError[] = [];
+  for (const s of sources) {
+    const parsed = parseModule(s.source, s.file);
+    errors.push(...parsed.errors);
+    if (parsed.module) modules.push(parsed.module);
+  }
+  return { modules, errors };
+}
+
+export function buildPolicy(sources: readonly RegoSource[], options: BuildOptions): BuildResult {
+  const fail = (errors: RegoError[]): BuildResult => ({
+    wasm: undefined,
+    plan: undefined,
+    entrypoints: [],
+    hostBuiltins: [],
+    errors,
+  });
+  const { modules, errors } = parseModules(sources);
+  const queries: QuerySource[] = [];
+  const names: string[] = [];
+  for (const e of options.entrypoints ?? []) {
+    const body = entrypointQuery(e);
+    if (body instanceof RegoError) errors.push(body);
+    else queries.push({ name: e, body });
+    names.push(e);
+  }
+  for (const q of options.queries ?? []) {
+    const parsed = parseQuery(q.query, "query.rego");
+    errors.push(...parsed.errors);
+    if (parsed.body) queries.push({ name: q.name, body: parsed.body });
+    names.push(q.name);
+  }
+  if (names.length === 0)
+    errors.push(
+      new RegoError(
+        "rego_compile_error",
+        "no entrypoints: name at least one rule path, e.g. -e writ/decision",
+      ),
+    );
+  if (errors.length > 0) return fail(errors);
+
+  const compiled = compile(modules, queries);
+  if (!compiled.policy) return fail(compiled.errors);
+
+  const planned = plan(
+    compiled.policy,
+    names.map((n) => ({ name: n, query: n })),
+  );
+  if (planned.errors.length > 0) return fail(planned.errors);
+
+  const linker = new Linker();
+  const generator = new CodeGenerator(linker, { nativeBuiltin: (name) => linker.nativeBuiltin(name) });
+  try {
+    generator.generate(planned.plan);
+  } catch (error) {
+    linker.dispose();
+    throw error;
+  }
+  if (generator.errors.length > 0) {
+    linker.dispose();
+    return fail(generator.errors);
+  }
+  const wasm = linker.emit({ optimize: options.optimize ?? true });
+  return {
+    wasm,
+    plan: planned.plan,
+    entrypoints: names,
+    hostBuiltins: generator.hostBuiltinNames(),
+    errors: [],
+  };
+}

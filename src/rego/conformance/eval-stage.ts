@@ -1,0 +1,148 @@
+/**
+ * The eval stage: each case's modules are compiled to WebAssembly with the case's query as an
+ * entrypoint and evaluated through the official `@open-policy-agent/opa-wasm` SDK.
+ *
+ * `want_result` is compared as a set of bindings (arrays inside bindings are sorted first when
+ * the case says `sort_bindings`); `want_error_code` by code, and for `eval_conflict_error` also
+ * by message.
+ */
+import { loadPolicy } from "@open-policy-agent/opa-wasm";
+import { buildPolicy } from "../build.ts";
+import { hostBuiltinsFor } from "../host/index.ts";
+import type { Term } from "../syntax/ast.ts";
+import { parseTerm } from "../syntax/index.ts";
+import type { LoadedCase } from "./cases.ts";
+import type { CaseOutcome } from "./runner.ts";
+
+/** A JSON value from a Rego term (sets become arrays, as OPA's `ast.JSON` does), if it is ground. */
+export function termToJson(t: Term): unknown {
+  switch (t.type) {
+    case "null":
+      return null;
+    case "boolean":
+      return t.value;
+    case "number":
+      return Number(t.value);
+    case "string":
+      return t.value;
+    case "array":
+    case "set":
+      return t.items.map(termToJson);
+    case "object": {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of t.entries) {
+        const key = termToJson(k);
+        out[typeof key === "string" ? key : JSON.stringify(key)] = termToJson(v);
+      }
+      return out;
+    }
+    default:
+      throw new Error(`input_term must be a ground term, not ${t.type}`);
+  }
+}
+
+/** Canonical text of a JSON value: object keys sorted. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  }
+  if (typeof value === "number") return String(value);
+  return JSON.stringify(value);
+}
+
+function normalizeBindings(bindings: unknown, sort: boolean): string {
+  if (bindings === null || typeof bindings !== "object" || Array.isArray(bindings))
+    return canonical(bindings);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(bindings)) {
+    out[k] =
+      sort && Array.isArray(v)
+        ? [...v].sort((a, b) => (canonical(a) < canonical(b) ? -1 : canonical(a) > canonical(b) ? 1 : 0))
+        : v;
+  }
+  return canonical(out);
+}
+
+function sameResultSets(got: readonly unknown[], want: readonly unknown[], sort: boolean): boolean {
+  const g = new Set(got.map((b) => normalizeBindings(b, sort)));
+  const w = new Set(want.map((b) => normalizeBindings(b, sort)));
+  if (g.size !== w.size) return false;
+  for (const x of w) if (!g.has(x)) return false;
+  return true;
+}
+
+function errorText(error: unknown): string {
+  if (typeof error === "string") return error;
+  if (error instanceof Error) return error.message;
+  if (error !== null && typeof error === "object" && "message" in error && typeof error.message === "string")
+    return error.message;
+  return String(error);
+}
+
+/** The OPA error code an abort message stands for. */
+function errorCodeOf(message: string): string {
+  if (/conflict|must not produce multiple outputs|keys must be unique/.test(message))
+    return "eval_conflict_error";
+  return "eval_internal_error";
+}
+
+export async function evalStage(loaded: LoadedCase): Promise<CaseOutcome> {
+  const c = loaded.case;
+  const wantCode = c.want_error_code;
+  const built = buildPolicy(
+    c.modules.map((source, i) => ({ file: `module-${i}.rego`, source })),
+    { queries: [{ name: "query", query: c.query }] },
+  );
+  if (!built.wasm) {
+    if (wantCode && built.errors.some((e) => e.code === wantCode)) return { status: "passed" };
+    return { status: "failed", reason: `build failed:\n${built.errors.map((e) => e.message).join("\n")}` };
+  }
+  if (wantCode?.startsWith("rego_"))
+    return { status: "failed", reason: `expected ${wantCode}, but it compiled` };
+
+  let input: unknown = c.input;
+  if (c.input_term !== undefined) {
+    const parsed = parseTerm(c.input_term, "input_term.rego");
+    if (!parsed.term)
+      return { status: "failed", reason: `input_term does not parse: ${parsed.errors[0]?.message}` };
+    input = termToJson(parsed.term);
+  }
+
+  let result: unknown;
+  try {
+    const policy = await loadPolicy(built.wasm, undefined, hostBuiltinsFor(built.hostBuiltins));
+    policy.setData(c.data ?? {});
+    result = policy.evaluate(input, "query");
+  } catch (error) {
+    const message = errorText(error);
+    if (wantCode) {
+      const code = errorCodeOf(message);
+      if (code !== wantCode) return { status: "failed", reason: `expected ${wantCode}, got: ${message}` };
+      if (code === "eval_conflict_error" && c.want_error && !message.includes(c.want_error)) {
+        return {
+          status: "failed",
+          reason: `expected error ${JSON.stringify(c.want_error)}, got: ${message}`,
+        };
+      }
+      return { status: "passed" };
+    }
+    return { status: "failed", reason: `evaluation failed: ${message}` };
+  }
+  if (!Array.isArray(result))
+    return { status: "failed", reason: `the SDK returned ${JSON.stringify(result)}` };
+  if (wantCode) {
+    // Builtin type errors are undefined in Wasm (as in OPA's own Wasm target), so cases that
+    // expect them fail here unless OPA's exceptions list skips them.
+    return { status: "failed", reason: `expected ${wantCode}, got result ${JSON.stringify(result)}` };
+  }
+  if (c.want_defined !== undefined) {
+    return result.length > 0 === c.want_defined
+      ? { status: "passed" }
+      : { status: "failed", reason: `expected defined=${c.want_defined}, got ${JSON.stringify(result)}` };
+  }
+  const want = c.want_result ?? [];
+  if (sameResultSets(result, want, c.sort_bindings === true)) return { status: "passed" };
+  return { status: "failed", reason: `want ${canonical(want)}\n got ${canonical(result)}` };
+}
