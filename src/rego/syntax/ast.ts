@@ -183,16 +183,24 @@ export interface Every {
   loc: Location;
 }
 
+/** `not { a; b }`: a braced body negated as a whole (only in an Expr with `negated: true`). */
+export interface NegatedBody {
+  type: "body";
+  body: Body;
+  loc: Location;
+}
+
 /**
  * One expression of a body; `loc` is its first token (`not` when negated). `node` is:
  * - a term: a bare term (`input.admin`, `true`) or a call term (`x == 1`, `x := 2`, `count(xs)`,
  *   `f(x)`); calls at the top of an expression are "call expressions";
  * - a `some` declaration;
- * - an `every` expression.
+ * - an `every` expression;
+ * - a braced body, negated as a whole (`not { a; b }`, with `import rego.v2`).
  */
 export interface Expr {
   negated: boolean;
-  node: Term | SomeDecl | Every;
+  node: Term | SomeDecl | Every | NegatedBody;
   with: With[];
   loc: Location;
 }

@@ -188,6 +188,8 @@ class Parser {
   /** Index of a keyword token to read as a name (`not.x`, `if.y` at the start of a literal). */
   private identAt = -1;
   private depth = 0;
+  /** Set by `import rego.v2`: enables negated bodies. */
+  private regoV2 = false;
   private readonly errors: ParseProblem[] = [];
   /** Errors count at the start of the current statement. */
   private statementErrorBase = 0;
@@ -256,6 +258,7 @@ class Parser {
       expr.with.length > 0 ||
       node.type === "some" ||
       node.type === "every" ||
+      node.type === "body" ||
       node.type === "call"
     ) {
       return { term: undefined, errors: [this.newError(expr.loc, "expected term but got expression")] };
@@ -567,7 +570,10 @@ class Parser {
     const path = imp.path.type === "ref" ? imp.path.path : [];
     const second = path[0]?.type === "string" ? path[0].value : undefined;
     if (rootName === "rego") {
-      if (second !== "v1" || path.length > 1) {
+      if (second === "v2" && path.length === 1) {
+        // Rego v2 preview: negated bodies (`not { … }`) become available.
+        this.regoV2 = true;
+      } else if (second !== "v1" || path.length > 1) {
         this.error(imp.path.loc, `invalid import \`${printTerm(imp.path)}\`, must be \`rego.v1\``);
       }
     } else if (rootName === "future") {
@@ -861,7 +867,7 @@ class Parser {
     const expr = body[0]!;
     const node = expr.node;
     const problem = bodyRuleProblem(body);
-    if (problem !== undefined || node.type === "some" || node.type === "every") {
+    if (problem !== undefined || node.type === "some" || node.type === "every" || node.type === "body") {
       this.check(expr.loc, problem ?? "expression cannot be used for rule head");
       return undefined;
     }
@@ -996,6 +1002,14 @@ class Parser {
           return undefined;
         }
         return this.parseEvery();
+      case Tok.LBrace:
+        if (negated && this.regoV2) {
+          const loc = this.loc(start);
+          const body = this.parseBracedBody();
+          if (body === undefined) return undefined;
+          return this.parseWithModifiers({ negated: true, node: { type: "body", body, loc }, with: [], loc });
+        }
+        return this.parseLiteralExpr(negated, start);
       default:
         return this.parseLiteralExpr(negated, start);
     }

@@ -228,6 +228,8 @@ function renderExpr(expr: Expr, guardPipe: boolean): string {
     text = renderSome(node.symbols);
   } else if (node.type === "every") {
     text = `${everyHead(node)} { ${inlineBody(node.body)} }`;
+  } else if (node.type === "body") {
+    text = `{ ${inlineBody(node.body)} }`;
   } else if (isAssignment(node)) {
     const symbol = node.op.type === "var" && node.op.name === "assign" ? ":=" : "=";
     text = `${leadingTerm(node.args[0]!, guardPipe)} ${symbol} ${printTerm(node.args[1]!)}`;
@@ -325,7 +327,7 @@ function writeExpr(out: LineWriter, expr: Expr, guardPipe: boolean, terminator: 
 
 function startsWithMinus(expr: Expr): boolean {
   const node = expr.node;
-  if (expr.negated || node.type === "some" || node.type === "every") return false;
+  if (expr.negated || node.type === "some" || node.type === "every" || node.type === "body") return false;
   return printTerm(isAssignment(node) ? node.args[0]! : node).startsWith("-");
 }
 

@@ -13,15 +13,6 @@ const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../.
 const casesDir = resolve(repositoryRoot, "../shared/conformance/opa/cases");
 const casesPresent = existsSync(casesDir);
 
-/**
- * Cases written for syntax newer than any OPA release this parser follows: `import rego.v2`
- * and `not { body }` exist only in OPA's development branch.
- */
-const UNSUPPORTED_SYNTAX = new Set([
-  "negation/rego_v2_import: not body, one expression false",
-  "negation/rego_v2_import: not body, all expressions true",
-]);
-
 interface ConformanceCase {
   file: string;
   note: string;
@@ -74,7 +65,7 @@ if (!casesPresent)
 
 describe.skipIf(!casesPresent)("OPA conformance cases", () => {
   const cases = casesPresent ? loadCases() : [];
-  const parsedCases = cases.filter((c) => !c.expectsParseError && !UNSUPPORTED_SYNTAX.has(c.note));
+  const parsedCases = cases.filter((c) => !c.expectsParseError);
 
   it("loads the cases", () => {
     expect(cases.length).toBeGreaterThan(0);
@@ -95,8 +86,8 @@ describe.skipIf(!casesPresent)("OPA conformance cases", () => {
     expect(parsedCases.length / cases.length).toBeGreaterThanOrEqual(0.99);
   });
 
-  it("reports parse errors where a case expects them, and for syntax OPA has not released", () => {
-    for (const c of cases.filter((c) => c.expectsParseError || UNSUPPORTED_SYNTAX.has(c.note))) {
+  it("reports parse errors where a case expects them", () => {
+    for (const c of cases.filter((c) => c.expectsParseError)) {
       const errors = c.modules.flatMap((source, i) => parseModule(source, `module-${i}.rego`).errors);
       expect(errors.length, `${c.file} ${c.note}`).toBeGreaterThan(0);
     }

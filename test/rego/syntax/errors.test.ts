@@ -144,8 +144,8 @@ describe("syntax errors", () => {
     expect(moduleErrors("package a\nimport foo.bar")).toEqual([
       "policy.rego:2:8: rego_parse_error: unexpected import path, must begin with one of: {data, future, input, rego}, got: foo (hint: if this is unexpected, try updating OPA)",
     ]);
-    expect(moduleErrors("package a\nimport rego.v2")).toEqual([
-      "policy.rego:2:8: rego_parse_error: invalid import `rego.v2`, must be `rego.v1`",
+    expect(moduleErrors("package a\nimport rego.v3")).toEqual([
+      "policy.rego:2:8: rego_parse_error: invalid import `rego.v3`, must be `rego.v1`",
     ]);
     expect(moduleErrors("package a\nimport future.keywords.foo")).toEqual([
       "policy.rego:2:8: rego_parse_error: unexpected keyword, must be one of [contains every if in not]",

@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { Body, Expr, Module, Rule, Term } from "../../../src/rego/syntax/index.ts";
-import { parseModule, parseQuery, parseTerm, stripLocations } from "../../../src/rego/syntax/index.ts";
+import {
+  astEqual,
+  parseModule,
+  parseQuery,
+  parseTerm,
+  printModule,
+  stripLocations,
+} from "../../../src/rego/syntax/index.ts";
 
 // Builders for expected trees (without locations).
 const v = (name: string) => ({ type: "var", name });
@@ -429,5 +436,24 @@ describe("locations", () => {
       { text: " head", loc: { file: "m.rego", line: 1, col: 1, offset: 0 } },
       { text: " trailing", loc: { file: "m.rego", line: 2, col: 11, offset: 17 } },
     ]);
+  });
+});
+
+describe("rego.v2 negated bodies", () => {
+  it("parses `not { … }` in modules that import rego.v2, and prints it back", () => {
+    const source = "package t\nimport rego.v2\np if {\n  not { input.a; input.b }\n}\n";
+    const { module, errors } = parseModule(source, "v2.rego");
+    expect(errors).toEqual([]);
+    const expr = module!.rules[0]!.body[0]!;
+    expect(expr.negated).toBe(true);
+    expect(expr.node.type).toBe("body");
+    const again = parseModule(printModule(module!), "v2.rego");
+    expect(again.errors).toEqual([]);
+    expect(astEqual(again.module!, module!)).toBe(true);
+  });
+
+  it("reads `not { … }` as a negated set literal without the import", () => {
+    const { module } = parseModule("package t\np if { not { input.a } }", "v1.rego");
+    expect(module!.rules[0]!.body[0]!.node.type).toBe("set");
   });
 });
