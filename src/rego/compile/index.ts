@@ -79,7 +79,8 @@ export function compile(modules: readonly ast.Module[], queries: readonly QueryS
 
   errors.sort(compareErrors);
   if (errors.length > 0) return { policy: undefined, errors };
-  return { policy: { groups, queries: kqueries }, errors };
+  const packages = [...new Map(modules.map((m) => [m.package.path.join("/"), m.package.path])).values()];
+  return { policy: { groups, queries: kqueries, packages }, errors };
 }
 
 function compareErrors(a: RegoError, b: RegoError): number {

@@ -121,5 +121,7 @@ export interface KQuery {
 export interface CompiledPolicy {
   /** Keyed by the path joined with "/". */
   groups: Map<string, RuleGroup>;
+  /** Package paths of every module: a package is a document (`{}` when nothing defines it). */
+  packages: string[][];
   queries: KQuery[];
 }

@@ -328,6 +328,8 @@ export class Lowerer {
       this.errors.length = before;
       return undefined;
     }
+    // A rule that is not a function (`with f as some_rule`) replaces calls by its value.
+    if (callee?.kind === "function" && !this.env.functions.has(callee.path.join("/"))) return undefined;
     return callee;
   }
 
@@ -382,6 +384,9 @@ export class Lowerer {
         return;
       case "every":
         this.every(node, out);
+        return;
+      case "body":
+        for (const inner of node.body) this.expr(inner, out);
         return;
       case "call":
         this.topLevelCall(node, out);

@@ -272,16 +272,36 @@ export class Planner {
               ),
             );
           }
-          // Documents defined below an object rule's path belong to its value.
+          // Documents defined below an object rule's path belong to its value; sets defined
+          // there join the sets the object's own `contains` rules build.
           for (const id of this.groupIds) {
             const below = this.policy.groups.get(id)!;
-            if (!id.startsWith(`${groupId(group.path)}/`)) continue;
+            if (!id.startsWith(`${groupId(group.path)}/`) || below.kind === "function") continue;
             const rel = below.path
               .slice(group.path.length)
               .map((s): Operand => ({ kind: "string", value: s }));
             const value = fb.local();
             fb.block(() => {
               this.callGroup(fb, below, env, value);
+              if (below.kind === "multivalue") {
+                const key = fb.local();
+                const elem = fb.local();
+                fb.emit({
+                  op: "scan",
+                  source: value,
+                  key,
+                  value: elem,
+                  body: fb.nested(() =>
+                    fb.emit({
+                      op: "objectsetaddpath",
+                      object: result,
+                      path: rel,
+                      value: { kind: "local", local: elem },
+                    }),
+                  ),
+                });
+                return;
+              }
               fb.emit({
                 op: "objectinsertpath",
                 object: result,
@@ -474,12 +494,14 @@ export class Planner {
             file,
           );
         case "function":
+          // A replacement runs without the callee replacements around it ("a mock does not
+          // call other mocks"); replaced data stays replaced.
           return this.invoke(
             fb,
             { kind: "function", path: replacement.path },
             args,
             target,
-            { ...env, ctx: { ...env.ctx, callees: withoutKey(env.ctx.callees, calleeKey(callee)) } },
+            { ...env, ctx: withCallees(env.ctx, new Map()) },
             loc,
             file,
           );
@@ -540,7 +562,7 @@ export class Planner {
     const shadowed = new Set(env.ctx.shadowed);
     const dataPaths = [...env.ctx.dataPaths];
     const callees = new Map(env.ctx.callees);
-    const idParts: string[] = [];
+    let changed = false;
     const apply = (i: number, e: Env): void => {
       if (i < mods.length) {
         const mod = mods[i]!;
@@ -553,9 +575,7 @@ export class Planner {
               : { kind: "function", path: mod.replacement.path }
             : { kind: "value", term: mod.value };
           callees.set(key, replacement);
-          idParts.push(
-            `${key}=${mod.replacement ? calleeKey(mod.replacement) : JSON.stringify(stripLoc(mod.value))}`,
-          );
+          changed = true;
           return apply(i + 1, e);
         }
         return this.term(fb, mod.value, e, (value, e2) => {
@@ -579,16 +599,13 @@ export class Planner {
                 if (id === groupId(target.path) || id.startsWith(`${groupId(target.path)}/`))
                   shadowed.add(id);
               dataPaths.push(target.path);
-              idParts.push(`data:${groupId(target.path)}`);
+              changed = true;
             }
           }
           apply(i + 1, e2);
         });
       }
-      const ctx: MockContext =
-        idParts.length === 0
-          ? e.ctx
-          : { id: [e.ctx.id, ...idParts].filter(Boolean).join(";"), shadowed, dataPaths, callees };
+      const ctx = changed ? mockContext(shadowed, dataPaths, callees) : e.ctx;
       // Memoized rule values computed under the replacements must not leak out, and values
       // computed outside must not be used inside: the body runs in a fresh memo epoch, and
       // each solution hands on to the rest of the body in the outer epoch. Bindings made inside
@@ -889,23 +906,26 @@ export class Planner {
       return this.path(fb, withMocks, path.slice(n), 0, env, k);
     }
     const prefix = groundPrefixId(ground);
+    const inside = (id: string) => prefix === "" || id === prefix || id.startsWith(`${prefix}/`);
     const underPrefix = this.groupIds.filter(
-      (id) => (prefix === "" || id.startsWith(`${prefix}/`)) && !this.isShadowed(id, env.ctx),
+      (id) => inside(id) && id !== prefix && !this.isShadowed(id, env.ctx),
     );
-    if (underPrefix.length === 0) {
+    const packagesInside = this.policy.packages.filter((p) => inside(groupId(p)));
+    if (underPrefix.length === 0 && packagesInside.length === 0) {
       return this.path(fb, env.data, path, 0, env, k);
     }
     const below = underPrefix.filter((id) => this.policy.groups.get(id)!.kind !== "function");
-    // A function is not a document, but the packages and ref-head prefixes around it are.
-    const functionParents = [
-      ...new Set(
-        underPrefix
-          .filter((id) => this.policy.groups.get(id)!.kind === "function")
-          .map((id) => this.policy.groups.get(id)!.path.slice(ground.length, -1))
-          .filter((rel) => rel.length > 0)
-          .map((rel) => rel.join("/")),
-      ),
-    ].sort((a, b) => a.split("/").length - b.split("/").length);
+    // Packages, and the ref prefixes of every rule (defined or not, function or not), are
+    // documents: empty objects unless something fills them.
+    const skeleton = new Set<string>();
+    const addPrefixes = (rel: readonly string[]) => {
+      for (let n = 1; n <= rel.length; n++) skeleton.add(rel.slice(0, n).join("/"));
+    };
+    for (const id of underPrefix) addPrefixes(this.policy.groups.get(id)!.path.slice(ground.length, -1));
+    for (const p of packagesInside) addPrefixes(p.slice(ground.length));
+    const skeletonPaths = [...skeleton].sort(
+      (a, b) => a.split("/").length - b.split("/").length || a.localeCompare(b),
+    );
     // Assemble the virtual document at `ground`.
     const base = fb.local();
     fb.emit({ op: "reset", target: base });
@@ -920,9 +940,9 @@ export class Planner {
     });
     const virtual = fb.local();
     fb.emit({ op: "makeobject", target: virtual });
-    const empty = fb.local();
-    if (functionParents.length > 0) fb.emit({ op: "makeobject", target: empty });
-    for (const rel of functionParents) {
+    for (const rel of skeletonPaths) {
+      const empty = fb.local();
+      fb.emit({ op: "makeobject", target: empty });
       fb.emit({
         op: "objectinsertpath",
         object: virtual,
@@ -997,10 +1017,28 @@ function groundPrefixId(ground: readonly string[]): string {
   return ground.join("/");
 }
 
-function withoutKey<K, V>(map: ReadonlyMap<K, V>, key: K): Map<K, V> {
-  const copy = new Map(map);
-  copy.delete(key);
-  return copy;
+/** A mock context with an id that is the same whenever the replacements are. */
+function mockContext(
+  shadowed: ReadonlySet<string>,
+  dataPaths: ReadonlyArray<readonly string[]>,
+  callees: ReadonlyMap<string, Replacement>,
+): MockContext {
+  const parts = [
+    ...[...shadowed].sort().map((id) => `shadow:${id}`),
+    ...[...new Set(dataPaths.map((p) => groupId(p)))].sort().map((p) => `data:${p}`),
+    ...[...callees]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(
+        ([key, r]) =>
+          `${key}=${r.kind === "value" ? JSON.stringify(stripLoc(r.term)) : r.kind === "builtin" ? r.name : r.path.join("/")}`,
+      ),
+  ];
+  if (parts.length === 0) return ROOT_CONTEXT;
+  return { id: parts.join(";"), shadowed, dataPaths, callees };
+}
+
+function withCallees(ctx: MockContext, callees: ReadonlyMap<string, Replacement>): MockContext {
+  return mockContext(ctx.shadowed, ctx.dataPaths, callees);
 }
 
 function stripLoc(t: KTerm): unknown {
