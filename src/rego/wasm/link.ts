@@ -226,6 +226,8 @@ function constInitValue(expr: binaryen.ExpressionRef): number {
 }
 
 export class Linker {
+  /** Functions that came with the runtime; later ones were generated. */
+  private readonly runtimeFunctionCount: number;
   /** The module being linked; generated functions are added here. */
   readonly module: binaryen.Module;
   /** Internal names of runtime functions and host imports. */
@@ -252,6 +254,7 @@ export class Linker {
   constructor(runtimeBytes: Uint8Array = loadRuntimeBytes()) {
     this.runtimeBytes = runtimeBytes;
     this.module = binaryen.readBinary(runtimeBytes);
+    this.runtimeFunctionCount = this.module.getNumFunctions();
     this.module.setFeatures(FEATURES);
 
     const exports = new Map<string, binaryen.ExportInfo>();
@@ -497,12 +500,18 @@ export class Linker {
 
     if (!m.validate()) throw new Error("linked module does not validate");
     if (options.optimize ?? true) {
+      // The runtime was optimized when it was built: optimize only the generated functions,
+      // then drop whatever of the runtime the policy does not use. (Optimizing the whole module
+      // again costs ~20x the rest of a build and gains almost nothing.)
       const level = binaryen.getOptimizeLevel();
       const shrink = binaryen.getShrinkLevel();
-      binaryen.setOptimizeLevel(3);
-      binaryen.setShrinkLevel(0);
+      binaryen.setOptimizeLevel(2);
+      binaryen.setShrinkLevel(1);
       try {
-        m.optimize();
+        for (let i = this.runtimeFunctionCount; i < m.getNumFunctions(); i++) {
+          m.optimizeFunction(m.getFunctionByIndex(i));
+        }
+        m.runPasses(["remove-unused-module-elements"]);
       } finally {
         binaryen.setOptimizeLevel(level);
         binaryen.setShrinkLevel(shrink);
