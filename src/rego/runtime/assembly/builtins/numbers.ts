@@ -1,17 +1,21 @@
 // Arithmetic builtins: plus, minus (also set difference), mul, div, rem, abs, round, ceil, floor,
 // numbers.range and numbers.range_step.
 //
-// Integers are exact at any size, like OPA (big.Int): two i64 ints use i64 arithmetic with overflow
-// checks; anything else goes through decimal descriptors (decimal.ts), which are exact for + - * on
-// any finite decimals (results up to MAX_DIGITS digit positions), and through f64 beyond that and
-// for division. Type errors, division or remainder by zero, remainder of non-integers and non-finite
-// results are undefined (0), as in OPA's Wasm target.
+// Integers are exact beyond i64, like OPA's big.Int: two i64 ints use i64 arithmetic with overflow
+// checks; anything else goes through decimal descriptors (decimal.ts), which are exact for + - * and
+// % on any finite decimals with results up to MAX_DIGITS digit positions, and through f64 beyond that
+// and for division. Type errors, remainder of non-integers and non-finite results are undefined (0), as
+// in OPA's Wasm target; division or remainder by zero aborts evaluation with OPA's eval_builtin_error,
+// as OPA's Wasm target does.
 
 import { fail } from "../abort";
+import { malloc } from "../mem";
 import {
   N_FLOAT,
   N_INT,
+  N_REF,
   decodeNumber,
+  decodeText,
   numKind,
   numberI64Ok,
   numberToI64,
@@ -35,11 +39,14 @@ import {
 } from "./decimal";
 import { isType } from "./util";
 
-// Descriptors and digit buffers for the two operands (refs decode into heap scratch instead).
+// Descriptors and digit buffers for the two operands. Ints and floats need at most 20 digits; refs
+// need as many bytes as their text, on the heap when longer than the static buffers.
 const DESC_X: usize = memory.data(16, 8);
 const DESC_Y: usize = memory.data(16, 8);
-const DIGITS_X: usize = memory.data(32, 8);
-const DIGITS_Y: usize = memory.data(32, 8);
+// @ts-ignore: decorator
+@inline const DIGITS_CAP: u32 = 96;
+const DIGITS_X: usize = memory.data(DIGITS_CAP, 8);
+const DIGITS_Y: usize = memory.data(DIGITS_CAP, 8);
 
 // @ts-ignore: decorator
 @inline const I64_MIN: i64 = -9223372036854775808;
@@ -60,6 +67,14 @@ function intOf(v: usize): i64 {
   return load<i64>(v, 8);
 }
 
+/** Decodes number `v` into descriptor `desc`, its digits into `digits` (DIGITS_CAP bytes) if they fit. */
+function decode(v: usize, desc: usize, digits: usize): void {
+  if (numKind(v) == N_REF) {
+    const len = load<u32>(v, 4);
+    decodeText(<usize>load<u32>(v, 8), len, desc, len <= DIGITS_CAP ? digits : malloc(len));
+  } else decodeNumber(v, desc, digits);
+}
+
 /** A float result, or undefined when it is not finite. */
 function finiteFloat(f: f64): usize {
   return isFinite(f) ? writ_number_float(f) : 0;
@@ -68,9 +83,12 @@ function finiteFloat(f: f64): usize {
 // ---------------------------------------------------------------------------------------------
 // Binary operations on two number values (also used by sum and product)
 
-const OP_ADD: i32 = 0;
-const OP_SUB: i32 = 1;
-const OP_MUL: i32 = 2;
+// @ts-ignore: decorator
+@inline const OP_ADD: i32 = 0;
+// @ts-ignore: decorator
+@inline const OP_SUB: i32 = 1;
+// @ts-ignore: decorator
+@inline const OP_MUL: i32 = 2;
 
 /** `x op y` for two number values, exactly where possible; 0 when not finite. */
 export function arith(x: usize, y: usize, op: i32): usize {
@@ -90,8 +108,8 @@ export function arith(x: usize, y: usize, op: i32): usize {
       if (!(a == -1 && b == I64_MIN) && r / a == b) return writ_number_int(r);
     }
   }
-  decodeNumber(x, DESC_X, DIGITS_X);
-  decodeNumber(y, DESC_Y, DIGITS_Y);
+  decode(x, DESC_X, DIGITS_X);
+  decode(y, DESC_Y, DIGITS_Y);
   const exact = op == OP_MUL ? decimalMul(DESC_X, DESC_Y) : decimalAdd(DESC_X, DESC_Y, op == OP_SUB);
   if (exact != 0) return exact;
   const a = writ_number_to_f64(x);
@@ -122,13 +140,13 @@ export function writ_builtin_div(x: usize, y: usize): usize {
   if (numKind(x) == N_INT && numKind(y) == N_INT) {
     const a = intOf(x);
     const b = intOf(y);
-    if (b == 0) return 0;
+    if (b == 0) fail("eval_builtin_error: div: divide by zero");
     if (b == -1) return a != I64_MIN ? writ_number_int(-a) : arith(ZERO, x, OP_SUB);
     if (a % b == 0) return writ_number_int(a / b);
     return finiteFloat(<f64>a / <f64>b);
   }
   const b = writ_number_to_f64(y);
-  if (b == 0) return 0;
+  if (b == 0) fail("eval_builtin_error: div: divide by zero");
   return finiteFloat(writ_number_to_f64(x) / b);
 }
 
@@ -139,13 +157,14 @@ export function writ_builtin_rem(x: usize, y: usize): usize {
   const aOk = numberI64Ok();
   const b = numberToI64(y);
   if (aOk && numberI64Ok()) {
-    if (b == 0) return 0;
+    if (b == 0) fail("eval_builtin_error: rem: modulo by zero");
     if (b == -1) return writ_number_int(0);
     return writ_number_int(a % b);
   }
-  decodeNumber(x, DESC_X, DIGITS_X);
-  decodeNumber(y, DESC_Y, DIGITS_Y);
-  if (!descIsInteger(DESC_X) || !descIsInteger(DESC_Y) || descSign(DESC_Y) == 0) return 0;
+  decode(x, DESC_X, DIGITS_X);
+  decode(y, DESC_Y, DIGITS_Y);
+  if (!descIsInteger(DESC_X) || !descIsInteger(DESC_Y)) return 0;
+  if (descSign(DESC_Y) == 0) fail("eval_builtin_error: rem: modulo by zero");
   return decimalRem(DESC_X, DESC_Y);
 }
 
@@ -163,7 +182,7 @@ export function writ_builtin_abs(x: usize): usize {
     const f = load<f64>(x, 8);
     return f < 0 ? writ_number_float(-f) : x;
   }
-  decodeNumber(x, DESC_X, DIGITS_X);
+  decode(x, DESC_X, DIGITS_X);
   return descToNumber(DESC_X, 1);
 }
 
@@ -178,7 +197,7 @@ export function writ_builtin_abs(x: usize): usize {
 function toIntegral(x: usize, mode: i32): usize {
   if (!isNumber(x)) return 0;
   if (numKind(x) == N_INT) return x;
-  decodeNumber(x, DESC_X, DIGITS_X);
+  decode(x, DESC_X, DIGITS_X);
   const sign = descSign(DESC_X);
   const exp = descExp(DESC_X);
   // Integral values come back canonical (a ref such as 10.00 becomes the int 10).
@@ -205,7 +224,7 @@ export function writ_builtin_floor(x: usize): usize {
 
 /** Integer part (truncated toward zero) of a number as a descriptor in DESC_X; for format_int. */
 export function truncatedDescriptor(x: usize): usize {
-  decodeNumber(x, DESC_X, DIGITS_X);
+  decode(x, DESC_X, DIGITS_X);
   const exp = descExp(DESC_X);
   if (descSign(DESC_X) == 0 || exp <= 0) {
     store<i32>(DESC_X, 0);

@@ -3,6 +3,7 @@
 // Results that are parts of an argument share its bytes (strings are immutable); a builtin that
 // changes nothing returns its argument.
 
+import { fail } from "../abort";
 import { N_INT, numKind, numberI64Ok, numberToI64, u64Digits, writ_number_int } from "../number";
 import { putUtf8 } from "../json";
 import { calloc } from "../mem";
@@ -22,7 +23,7 @@ import {
   writ_array_append,
 } from "../value";
 import { CASE_STRIDE2, LOWER_RUNS, LOWER_RUNS_COUNT, UPPER_RUNS, UPPER_RUNS_COUNT } from "./case-table";
-import { descCount, descDigits, descExp, descSign } from "./decimal";
+import { MAX_DIGITS, descCount, descDigits, descExp, descSign } from "./decimal";
 import { truncatedDescriptor } from "./numbers";
 import {
   EMPTY_STRING,
@@ -395,7 +396,8 @@ function runeOffset(p: usize, len: usize, index: i64): usize {
 export function writ_builtin_substring(s: usize, startValue: usize, lengthValue: usize): usize {
   if (!isString(s) || !isType(startValue, T_NUMBER) || !isType(lengthValue, T_NUMBER)) return 0;
   const start = numberToI64(startValue);
-  if (!numberI64Ok() || start < 0) return 0;
+  if (!numberI64Ok()) return 0;
+  if (start < 0) fail("eval_builtin_error: substring: negative offset");
   const length = numberToI64(lengthValue);
   if (!numberI64Ok()) return 0;
   const p = strPtr(s);
@@ -598,7 +600,7 @@ const HEX_DIGITS: usize = memory.data<u8>([48, 49, 50, 51, 52, 53, 54, 55, 56, 5
 
 /**
  * format_int(number, base): the integer part (truncated toward zero) in base 2, 8, 10 or 16, with
- * lowercase hex digits and a leading "-" for negative values.
+ * lowercase hex digits and a leading "-" for negative values. Undefined beyond 10^2048.
  */
 export function writ_builtin_format_int(x: usize, baseValue: usize): usize {
   if (!isType(x, T_NUMBER) || !isType(baseValue, T_NUMBER)) return 0;
@@ -617,6 +619,7 @@ export function writ_builtin_format_int(x: usize, baseValue: usize): usize {
     const n = descCount(d);
     const exp = descExp(d);
     const digits = descDigits(d);
+    if (<i64>exp > MAX_DIGITS) return 0;
     if (exp > 19) fits = false;
     for (let i: i32 = 0; fits && i < exp; i++) {
       const digit = i < <i32>n ? <u64>(load<u8>(digits + <usize>i) - 48) : 0;

@@ -38,14 +38,6 @@ export function stringFinish(v: usize, len: usize): usize {
   return v;
 }
 
-/** A new string value owning a copy of `len` bytes at `ptr`. */
-export function stringOf(ptr: usize, len: usize): usize {
-  const v = stringAlloc(len);
-  memory.copy(stringBytes(v), ptr, len);
-  store<u32>(v, <u32>len, OFF_LEN);
-  return v;
-}
-
 /** A string value sharing the bytes [ptr, ptr + len) of an existing (immutable) string. */
 export function stringSlice(ptr: usize, len: usize): usize {
   const v = malloc(16);
@@ -109,12 +101,6 @@ export function runeCount(ptr: usize, len: usize): u32 {
     n++;
   }
   return n;
-}
-
-/** 1 if all `len` bytes at `ptr` are ASCII. */
-export function isAscii(ptr: usize, len: usize): bool {
-  for (let i: usize = 0; i < len; i++) if (load<u8>(ptr + i) >= 0x80) return false;
-  return true;
 }
 
 /** Index of the first occurrence of `n` bytes at `needle` in `len` bytes at `hay` from `from`, or -1. */
