@@ -81,11 +81,9 @@ function errorText(error: unknown): string {
   return String(error);
 }
 
-/** The OPA error code an abort message stands for. */
+/** The OPA error code in an abort message (`file:1:2: eval_conflict_error: …`). */
 function errorCodeOf(message: string): string {
-  if (/conflict|must not produce multiple outputs|keys must be unique/.test(message))
-    return "eval_conflict_error";
-  return "eval_internal_error";
+  return /\b((?:eval|rego)_[a-z_]+_error): /.exec(message)?.[1] ?? "eval_internal_error";
 }
 
 export async function evalStage(loaded: LoadedCase): Promise<CaseOutcome> {

@@ -24,13 +24,16 @@ export type Operand =
   | { kind: "bool"; value: boolean }
   | { kind: "null" };
 
-/** Where a runtime error is reported: `file:line:col: message`. */
+/** Where a runtime error is reported, as OPA prints it: `file:line:col: code: message`. */
 export interface ErrorSite {
   file: string;
   line: number;
   col: number;
   message: string;
 }
+
+/** The error code of every runtime error the IR raises itself (conflicts). */
+export const CONFLICT_ERROR_CODE = "eval_conflict_error";
 
 export type Stmt =
   /** A failure scope. */

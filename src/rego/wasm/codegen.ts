@@ -13,7 +13,15 @@ import binaryen from "binaryen";
 import { lookupBuiltin } from "../builtins/catalog.ts";
 import { RegoError } from "../errors.ts";
 import { hostImportName } from "../host/index.ts";
-import type { ErrorSite, IRFunction, IRPlan, Local, Operand, Stmt } from "../plan/ir.ts";
+import {
+  CONFLICT_ERROR_CODE,
+  type ErrorSite,
+  type IRFunction,
+  type IRPlan,
+  type Local,
+  type Operand,
+  type Stmt,
+} from "../plan/ir.ts";
 import type { Linker, RuntimeSymbolName } from "./link.ts";
 
 const i32 = binaryen.i32;
@@ -318,7 +326,7 @@ export class CodeGenerator {
   private error(site: ErrorSite): binaryen.ExpressionRef {
     const m = this.m;
     const file = this.linker.addUtf8(site.file);
-    const message = this.linker.addUtf8(site.message);
+    const message = this.linker.addUtf8(`${CONFLICT_ERROR_CODE}: ${site.message}`);
     return m.block(null, [
       this.rt("writ_error_at", [
         m.i32.const(file.ptr),
