@@ -1,0 +1,142 @@
+# Writ's sample decision policy: the repository-repair demo of the seed chapter.
+#
+# Input and output follow DESIGN section 4 (the input is described by policies/input.schema.json).
+# Every rule that can refuse adds a reason to `denials`; the decision is a denial when there is
+# any, otherwise an approval request for committing actions nobody has approved yet, otherwise
+# an allow with a short, single-use grant.
+package writ
+
+import rego.v1
+
+# Actions this policy governs, with what they do to a workspace.
+repo_actions := {
+	"repo.search": "read",
+	"repo.read": "read",
+	"repo.propose_edit": "propose",
+	"repo.apply_edit": "apply",
+	"repo.finish": "finish",
+}
+
+# Roles whose holders may approve a committing edit.
+approver_roles := ["maintainer"]
+
+default decision := {
+	"decision": "deny",
+	"reasons": [{
+		"code": "no_rule_allows",
+		"message": "no policy rule allows this action",
+		"visible_to_model": true,
+	}],
+}
+
+decision := {"decision": "deny", "reasons": sorted_denials} if {
+	count(denials) > 0
+} else := {
+	"decision": "require_approval",
+	"reasons": [{
+		"code": "approval_required",
+		"message": "applying an edit needs a maintainer's approval",
+		"visible_to_model": true,
+	}],
+	"approval": {"approver_roles": approver_roles, "ttl_seconds": 900},
+} if {
+	needs_approval
+	not approved
+} else := {
+	"decision": "allow",
+	"reasons": [],
+	"grant": {"ttl_seconds": 60, "max_uses": 1},
+} if {
+	kind
+}
+
+# Sets iterate in sorted order, and reasons sort by their code first.
+sorted_denials := [r | some r in denials]
+
+kind := repo_actions[input.action.name]
+
+args := object.get(input.action, "args", {})
+
+workspace := input.resource.attributes
+
+discovering if input.context.phase == "discover"
+
+# ---------------------------------------------------------------------------------------------
+# Refusals
+
+denials contains reason("unknown_action", sprintf("this policy does not govern %s", [input.action.name])) if {
+	not kind
+}
+
+denials contains reason("unknown_resource", "the workspace does not exist") if {
+	kind
+	not discovering
+	not input.resource.known
+}
+
+# Another subject's workspace is refused even when its id is known; the model is not told whose.
+denials contains hidden_reason("not_owner", sprintf("workspace %s belongs to another subject", [input.resource.id])) if {
+	kind
+	not discovering
+	input.resource.known
+	input.resource.owner != input.subject.id
+}
+
+denials contains hidden_reason("wrong_tenant", "the workspace belongs to another tenant") if {
+	kind
+	not discovering
+	input.resource.known
+	input.resource.tenant != input.subject.tenant
+}
+
+denials contains reason("path_not_readable", sprintf("%s is outside the workspace's readable paths", [args.path])) if {
+	kind == "read"
+	not discovering
+	args.path
+	not args.path in workspace.read_paths
+}
+
+denials contains reason("path_not_editable", sprintf("%s is outside the workspace's editable paths", [args.path])) if {
+	kind in {"propose", "apply"}
+	not discovering
+	not args.path in workspace.edit_paths
+}
+
+denials contains reason("unread_base", sprintf("read %s before editing it: its base hash was never read in this workspace", [args.path])) if {
+	kind in {"propose", "apply"}
+	not discovering
+	not args.base_hash in object.get(workspace, ["reads", args.path], [])
+}
+
+denials contains reason("stale_revision", sprintf("%s changed since it was read: read it again and redo the edit", [args.path])) if {
+	kind in {"propose", "apply"}
+	not discovering
+	args.base_hash in object.get(workspace, ["reads", args.path], [])
+	args.base_hash != workspace.files[args.path]
+}
+
+denials contains reason("duplicate_proposal", sprintf("an edit of %s was already proposed in this workspace", [args.path])) if {
+	kind == "propose"
+	not discovering
+	args.path in object.get(workspace, "proposals", [])
+}
+
+reason(code, message) := {"code": code, "message": message, "visible_to_model": true}
+
+hidden_reason(code, message) := {"code": code, "message": message, "visible_to_model": false}
+
+# ---------------------------------------------------------------------------------------------
+# Approvals
+
+needs_approval if {
+	kind == "apply"
+	not discovering
+}
+
+# An approval counts when an approver with one of the roles, other than the requester, gave it.
+approved if {
+	approval := input.context.approval
+	approval.approver.id != input.subject.id
+	some role in approval.approver.roles
+	role in approver_roles
+}

@@ -1,0 +1,125 @@
+package writ_test
+
+import rego.v1
+
+import data.writ
+
+readme_hash := "9a0364b9e99bb480dd25e1f0284c8555"
+
+sum_hash := "5d41402abc4b2a76b9719d911017c592"
+
+workspace := {
+	"type": "workspace",
+	"id": "ws-demo",
+	"known": true,
+	"owner": "alice",
+	"tenant": "demo",
+	"revision": "3",
+	"attributes": {
+		"read_paths": ["README.md", "src/sum.ts"],
+		"edit_paths": ["src/sum.ts"],
+		"files": {"README.md": readme_hash, "src/sum.ts": sum_hash},
+		"reads": {"src/sum.ts": [sum_hash]},
+		"proposals": [],
+	},
+}
+
+alice := {"id": "alice", "tenant": "demo", "roles": [], "scopes": [], "issuer": "test", "claims": {}}
+
+call(name, args) := {
+	"subject": alice,
+	"action": {"name": name, "version": "1", "args": args},
+	"resource": workspace,
+	"context": {"phase": "call", "source": "canonical"},
+}
+
+edit := {"workspace": "ws-demo", "path": "src/sum.ts", "base_hash": sum_hash, "before": "a - b", "after": "a + b"}
+
+codes(d) := {r.code | some r in d.reasons}
+
+test_read_inside_the_workspace_is_allowed if {
+	d := writ.decision with input as call("repo.read", {"workspace": "ws-demo", "path": "README.md"})
+	d.decision == "allow"
+	d.grant.max_uses == 1
+}
+
+test_read_outside_the_read_paths_is_denied if {
+	d := writ.decision with input as call("repo.read", {"workspace": "ws-demo", "path": ".env"})
+	d.decision == "deny"
+	codes(d) == {"path_not_readable"}
+}
+
+test_proposing_an_edit_of_a_read_file_is_allowed if {
+	d := writ.decision with input as call("repo.propose_edit", edit)
+	d.decision == "allow"
+}
+
+test_editing_outside_the_edit_paths_is_denied if {
+	d := writ.decision with input as call("repo.propose_edit", object.union(edit, {"path": "README.md", "base_hash": readme_hash}))
+	d.decision == "deny"
+	"path_not_editable" in codes(d)
+}
+
+test_an_edit_needs_a_base_hash_the_workspace_has_read if {
+	d := writ.decision with input as call("repo.propose_edit", object.union(edit, {"base_hash": "feedface"}))
+	codes(d) == {"unread_base"}
+}
+
+test_an_edit_of_a_file_changed_since_it_was_read_is_stale if {
+	files := {"README.md": readme_hash, "src/sum.ts": "0ddba11"}
+	changed := object.union(workspace, {"attributes": object.union(workspace.attributes, {"files": files})})
+	d := writ.decision with input as object.union(call("repo.propose_edit", edit), {"resource": changed})
+	codes(d) == {"stale_revision"}
+}
+
+test_only_one_proposal_per_file if {
+	proposed := object.union(workspace, {"attributes": object.union(workspace.attributes, {"proposals": ["src/sum.ts"]})})
+	d := writ.decision with input as object.union(call("repo.propose_edit", edit), {"resource": proposed})
+	codes(d) == {"duplicate_proposal"}
+}
+
+test_another_subjects_workspace_is_denied_without_telling_the_model_whose if {
+	mallory := object.union(alice, {"id": "mallory"})
+	d := writ.decision with input as object.union(call("repo.read", {"workspace": "ws-demo", "path": "README.md"}), {"subject": mallory})
+	d.decision == "deny"
+	some r in d.reasons
+	r.code == "not_owner"
+	r.visible_to_model == false
+}
+
+test_an_unknown_workspace_is_denied if {
+	unknown := {"type": "workspace", "id": "ws-nope", "known": false}
+	d := writ.decision with input as object.union(call("repo.read", {"workspace": "ws-nope", "path": "README.md"}), {"resource": unknown})
+	codes(d) == {"unknown_resource"}
+}
+
+test_applying_an_edit_needs_a_maintainers_approval if {
+	d := writ.decision with input as call("repo.apply_edit", edit)
+	d.decision == "require_approval"
+	d.approval.approver_roles == ["maintainer"]
+}
+
+test_an_approved_edit_is_allowed if {
+	approval := {"id": "ap-1", "approver": {"id": "carol", "roles": ["maintainer"]}, "at_ns": 1}
+	req := call("repo.apply_edit", edit)
+	d := writ.decision with input as object.union(req, {"context": object.union(req.context, {"approval": approval})})
+	d.decision == "allow"
+}
+
+test_self_approval_does_not_count if {
+	approval := {"id": "ap-1", "approver": {"id": "alice", "roles": ["maintainer"]}, "at_ns": 1}
+	req := call("repo.apply_edit", edit)
+	d := writ.decision with input as object.union(req, {"context": object.union(req.context, {"approval": approval})})
+	d.decision == "require_approval"
+}
+
+test_tools_this_policy_does_not_govern_are_denied if {
+	d := writ.decision with input as call("shell", {"cmd": "cat .env"})
+	codes(d) == {"unknown_action"}
+}
+
+test_discovery_lists_the_repository_tools if {
+	discover := object.union(call("repo.apply_edit", {}), {"context": {"phase": "discover", "source": "canonical"}, "resource": {"known": false}})
+	d := writ.decision with input as discover
+	d.decision == "allow"
+}
