@@ -8,7 +8,13 @@ const usage = `usage: writ <command> [options]
 
 commands:
   policy check <path>...   parse Rego files (or every .rego file under a folder) and report errors
-  help                     show this text`;
+  policy build <path>...   compile a policy to an OPA bundle for the Wasm target
+  policy eval <query>      evaluate a query against policy sources or a bundle
+  policy test <path>...    run a policy's test_… rules
+  policy capabilities      list the builtins policies can call
+  help                     show this text
+
+Run \`writ policy <command> --help\` for a command's options.`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;

@@ -1,62 +1,44 @@
-/** `writ policy …`: commands for policy authors. */
-import { readdir, readFile, stat } from "node:fs/promises";
-import path from "node:path";
-import { parseModule } from "../rego/syntax/index.ts";
+/**
+ * `writ policy …`: commands for policy authors. Each lives in `./policy/` and is imported only
+ * when it runs, so that `check` or `capabilities` do not load the whole compiler.
+ */
 
-const usage = `usage: writ policy check <path>...
+export const policyUsage = `usage: writ policy <command> [options]
 
-  check   parse each Rego file (folders are searched for *.rego) and print every error as
-          file:line:col: code: message; exit 1 when any file has errors`;
+commands:
+  check <path>...                      parse Rego files and report syntax errors
+  build <path>... -e <entrypoint>...   compile a policy to an OPA bundle (bundle.tar.gz)
+  eval -d <path>... [-i input] <query> evaluate a query against sources or a bundle
+  test <path>...                       run the policy's test_… rules
+  capabilities                         list the builtins policies can call, as JSON
+
+Run \`writ policy <command> --help\` for a command's options.`;
+
+type Command = (argv: string[]) => Promise<number> | number;
+
+const commands = new Map<string, () => Promise<Command>>([
+  ["check", async () => (await import("./policy/check.ts")).checkCommand],
+  ["build", async () => (await import("./policy/build.ts")).buildCommand],
+  ["eval", async () => (await import("./policy/eval.ts")).evalCommand],
+  ["test", async () => (await import("./policy/test.ts")).testCommand],
+  ["capabilities", async () => (await import("./policy/capabilities.ts")).capabilitiesCommand],
+]);
 
 export async function policyCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
-  switch (sub) {
-    case "check":
-      return checkCommand(rest);
-    default:
-      console.error(
-        sub === undefined ? usage : `writ policy: unknown command ${JSON.stringify(sub)}\n\n${usage}`,
-      );
-      return 2;
+  if (sub === "help" || sub === "--help" || sub === "-h") {
+    console.log(policyUsage);
+    return 0;
   }
-}
-
-async function regoFilesUnder(target: string): Promise<string[]> {
-  const info = await stat(target);
-  if (!info.isDirectory()) return [target];
-  const entries = await readdir(target, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((e) => e.isFile() && e.name.endsWith(".rego"))
-    .map((e) => path.join(e.parentPath, e.name))
-    .sort();
-}
-
-async function checkCommand(paths: string[]): Promise<number> {
-  if (paths.length === 0) {
-    console.error(`writ policy check: name at least one file or folder\n\n${usage}`);
+  const load = sub === undefined ? undefined : commands.get(sub);
+  if (!load) {
+    console.error(
+      sub === undefined
+        ? policyUsage
+        : `writ policy: unknown command ${JSON.stringify(sub)}\n\n${policyUsage}`,
+    );
     return 2;
   }
-  const files: string[] = [];
-  for (const target of paths) {
-    try {
-      files.push(...(await regoFilesUnder(target)));
-    } catch {
-      console.error(`writ policy check: cannot read ${target}: check that the path exists`);
-      return 2;
-    }
-  }
-  let errorCount = 0;
-  for (const file of files) {
-    const { errors } = parseModule(await readFile(file, "utf8"), file);
-    for (const error of errors) console.error(error.message);
-    errorCount += errors.length;
-  }
-  if (errorCount > 0) {
-    console.error(
-      `${errorCount} error${errorCount === 1 ? "" : "s"} in ${files.length} file${files.length === 1 ? "" : "s"}`,
-    );
-    return 1;
-  }
-  console.log(`${files.length} file${files.length === 1 ? "" : "s"} parsed without errors`);
-  return 0;
+  const run = await load();
+  return run(rest);
 }

@@ -64,6 +64,19 @@ export function parseModules(sources: readonly RegoSource[]): { modules: Module[
 }
 
 export function buildPolicy(sources: readonly RegoSource[], options: BuildOptions): BuildResult {
+  const { modules, errors } = parseModules(sources);
+  return buildModules(modules, options, errors);
+}
+
+/**
+ * `buildPolicy` from modules already parsed (and possibly rewritten, as the test runner renames
+ * tests that share a name). `parseErrors` are reported with the build's own errors.
+ */
+export function buildModules(
+  modules: readonly Module[],
+  options: BuildOptions,
+  parseErrors: readonly RegoError[] = [],
+): BuildResult {
   const fail = (errors: RegoError[]): BuildResult => ({
     wasm: undefined,
     plan: undefined,
@@ -71,7 +84,7 @@ export function buildPolicy(sources: readonly RegoSource[], options: BuildOption
     hostBuiltins: [],
     errors,
   });
-  const { modules, errors } = parseModules(sources);
+  const errors = [...parseErrors];
   const queries: QuerySource[] = [];
   const names: string[] = [];
   for (const e of options.entrypoints ?? []) {

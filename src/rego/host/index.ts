@@ -27,6 +27,11 @@ function builtinOfImport(importName: string): string {
   return importName.startsWith("writ.") ? importName.slice("writ.".length) : importName;
 }
 
+/** Whether `hostBuiltinsFor` can implement the builtin a module imports as `importName`. */
+export function hasHostBuiltin(importName: string): boolean {
+  return builtinTable.has(builtinOfImport(importName));
+}
+
 /**
  * The `customBuiltins` argument of the SDK's `loadPolicy` for a module that imports `names`.
  * `context` gives the clock: one reading per evaluation is the caller's to arrange (a fresh

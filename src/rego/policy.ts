@@ -1,0 +1,254 @@
+/**
+ * Loading a compiled policy module (or a bundle holding one) into the official
+ * `@open-policy-agent/opa-wasm` SDK, with Writ's host builtins wired in.
+ *
+ * The host builtins a module needs are read from the module itself (its `builtins()` export,
+ * as the SDK reads it), so modules built by a real `opa` load the same way as Writ's.
+ */
+import { type LoadedPolicy, loadPolicy } from "@open-policy-agent/opa-wasm";
+import { z } from "zod";
+import { type Bundle, type BundleManifest, type DataObject, readBundle } from "./bundle/index.ts";
+import { hasHostBuiltin, hostBuiltinsFor } from "./host/index.ts";
+import { type BuiltinContext, systemContext } from "./plan/builtins.ts";
+import { Wasm, type WasmInstance, type WasmModule } from "./wasm/host.ts";
+
+/** A loaded policy. Evaluations run one at a time (the SDK's instance is not re-entrant). */
+export interface Policy {
+  /** Entrypoint names in `entrypoints()` order. */
+  readonly entrypoints: readonly string[];
+  /** The builtins the module imports (host calls), by import name. */
+  readonly hostBuiltins: readonly string[];
+  /** Replaces the base documents (`data`). */
+  setData(data: DataObject): void;
+  /**
+   * The result set of `entrypoint` for `input` (undefined for no input): `[{"result": …}]`,
+   * `[]` when undefined. Throws `PolicyEvaluationError` when evaluation fails.
+   */
+  evaluate(input: unknown, entrypoint: string): unknown[];
+}
+
+export interface BundlePolicy extends Policy {
+  readonly manifest: BundleManifest;
+  readonly bundle: Bundle;
+}
+
+/** A module or bundle that cannot be loaded. */
+export class PolicyLoadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PolicyLoadError";
+  }
+}
+
+/** An evaluation that failed inside the module (a conflict, a failed builtin, an abort). */
+export class PolicyEvaluationError extends Error {
+  readonly entrypoint: string;
+  /** The module's own message, such as `policy.rego:3:1: var assignment conflict`. */
+  readonly detail: string;
+
+  constructor(entrypoint: string, detail: string) {
+    super(`evaluation of ${entrypoint} failed: ${detail}`);
+    this.name = "PolicyEvaluationError";
+    this.entrypoint = entrypoint;
+    this.detail = detail;
+  }
+}
+
+/** Builtins the SDK answers itself; it never asks `customBuiltins` for them. */
+const SDK_BUILTINS: ReadonlySet<string> = new Set([
+  "sprintf",
+  "regex.split",
+  "json.is_valid",
+  "yaml.is_valid",
+  "yaml.marshal",
+  "yaml.unmarshal",
+]);
+
+const nameToIdSchema = z.record(z.string(), z.number().int());
+
+function errorText(error: unknown): string {
+  if (typeof error === "string") return error;
+  if (error instanceof Error) return error.message;
+  if (error !== null && typeof error === "object" && "message" in error && typeof error.message === "string")
+    return error.message;
+  return String(error);
+}
+
+function compileModule(wasm: Uint8Array): WasmModule {
+  try {
+    return new Wasm.Module(wasm);
+  } catch (error) {
+    throw new PolicyLoadError(
+      `the policy module is not valid WebAssembly (${errorText(error)}): rebuild it with \`writ policy build\``,
+    );
+  }
+}
+
+function exportedFunction(instance: WasmInstance, name: string): (...args: number[]) => number {
+  const fn: unknown = instance.exports[name];
+  if (typeof fn !== "function") {
+    throw new PolicyLoadError(
+      `the module does not export ${name}(), so it is not an OPA Wasm policy: build it with \`writ policy build\` or \`opa build -t wasm\``,
+    );
+  }
+  return (...args: number[]): number => {
+    const result: unknown = Reflect.apply(fn, undefined, args);
+    if (typeof result !== "number") throw new PolicyLoadError(`the module's ${name}() returned no address`);
+    return result;
+  };
+}
+
+/**
+ * The builtins a policy module imports, by name: its `builtins()` export, read from a throwaway
+ * instance the way the SDK reads it (`opa_json_dump` of the returned value).
+ */
+export function moduleBuiltins(module: WasmModule): string[] {
+  const memory = new Wasm.Memory({ initial: 5 });
+  const refuse = () => {
+    throw new PolicyLoadError("the module called a builtin while it was being inspected");
+  };
+  let instance: WasmInstance;
+  try {
+    instance = new Wasm.Instance(module, {
+      env: {
+        memory,
+        opa_abort: refuse,
+        opa_println: () => {},
+        opa_builtin0: refuse,
+        opa_builtin1: refuse,
+        opa_builtin2: refuse,
+        opa_builtin3: refuse,
+        opa_builtin4: refuse,
+      },
+    });
+  } catch (error) {
+    throw new PolicyLoadError(
+      `the module does not link as an OPA Wasm policy (${errorText(error)}): build it with \`writ policy build\` or \`opa build -t wasm\``,
+    );
+  }
+  const builtins = exportedFunction(instance, "builtins");
+  const dump = exportedFunction(instance, "opa_json_dump");
+  const address = dump(builtins());
+  const bytes = new Uint8Array(memory.buffer);
+  const end = bytes.indexOf(0, address);
+  if (end < 0) throw new PolicyLoadError("the module's builtins() list is not a NUL-terminated string");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(bytes.subarray(address, end)));
+  } catch (error) {
+    throw new PolicyLoadError(`the module's builtins() list is not JSON (${errorText(error)})`);
+  }
+  const map = nameToIdSchema.safeParse(parsed);
+  if (!map.success) throw new PolicyLoadError('the module\'s builtins() list is not {"name": id, …}');
+  return Object.entries(map.data)
+    .sort(([, a], [, b]) => a - b)
+    .map(([name]) => name);
+}
+
+export interface CompiledPolicyInput {
+  wasm: Uint8Array;
+  /**
+   * The builtins the module imports (`buildPolicy`'s `hostBuiltins`); read from the module
+   * when omitted.
+   */
+  hostBuiltins?: readonly string[];
+  data?: DataObject;
+}
+
+const encoder = new TextEncoder();
+
+/** JSON text as an ArrayBuffer: the SDK copies it in as is (and treats `false`, `0`, `""` as input). */
+function jsonBuffer(value: unknown): ArrayBuffer | undefined {
+  const text = JSON.stringify(value);
+  if (text === undefined) return undefined;
+  const bytes = encoder.encode(text);
+  const copy = new ArrayBuffer(bytes.byteLength);
+  new Uint8Array(copy).set(bytes);
+  return copy;
+}
+
+async function load(module: WasmModule, hostBuiltins: readonly string[], data: DataObject): Promise<Policy> {
+  const missing = hostBuiltins.filter((name) => !SDK_BUILTINS.has(name) && !hasHostBuiltin(name));
+  if (missing.length > 0) {
+    throw new PolicyLoadError(
+      `the policy calls ${missing.join(", ")}, which Writ cannot run (see \`writ policy capabilities\`): remove the call${missing.length === 1 ? "" : "s"}, or replace ${missing.length === 1 ? "it" : "them"} with \`with\` in tests`,
+    );
+  }
+  // One clock reading per evaluation: `evaluate` starts a fresh context.
+  let context: BuiltinContext = systemContext();
+  const custom = hostBuiltinsFor(
+    hostBuiltins.filter((name) => !SDK_BUILTINS.has(name)),
+    () => context,
+  );
+  let sdk: LoadedPolicy;
+  try {
+    sdk = await loadPolicy(module, undefined, custom);
+    sdk.setData(data);
+  } catch (error) {
+    throw new PolicyLoadError(`the SDK could not load the policy module: ${errorText(error)}`);
+  }
+  const ids = nameToIdSchema.safeParse(sdk.entrypoints);
+  if (!ids.success) throw new PolicyLoadError('the module\'s entrypoints() list is not {"name": id, …}');
+  const entrypointIds = new Map(Object.entries(ids.data));
+  const entrypoints = [...entrypointIds.entries()].sort(([, a], [, b]) => a - b).map(([name]) => name);
+
+  return {
+    entrypoints,
+    hostBuiltins: [...hostBuiltins],
+    setData(next) {
+      try {
+        sdk.setData(next);
+      } catch (error) {
+        throw new PolicyLoadError(`the module could not take the data: ${errorText(error)}`);
+      }
+    },
+    evaluate(input, entrypoint) {
+      const id = entrypointIds.get(entrypoint);
+      if (id === undefined) {
+        throw new PolicyLoadError(
+          `the policy has no entrypoint ${entrypoint} (it has ${entrypoints.join(", ") || "none"}): build it with -e ${entrypoint}`,
+        );
+      }
+      context = systemContext();
+      let result: unknown;
+      try {
+        result = sdk.evaluate(jsonBuffer(input), id);
+      } catch (error) {
+        throw new PolicyEvaluationError(entrypoint, errorText(error));
+      }
+      if (!Array.isArray(result)) {
+        throw new PolicyEvaluationError(
+          entrypoint,
+          `the module returned ${JSON.stringify(result)}, not a result set`,
+        );
+      }
+      return result;
+    },
+  };
+}
+
+/** Loads a module produced by `buildPolicy` (or any OPA Wasm module). */
+export async function loadCompiledPolicy(input: CompiledPolicyInput): Promise<Policy> {
+  const module = compileModule(input.wasm);
+  const hostBuiltins = input.hostBuiltins ?? moduleBuiltins(module);
+  return load(module, hostBuiltins, input.data ?? {});
+}
+
+/** Loads the module of a bundle (bytes of a `.tar.gz`, or a bundle already read) with its data. */
+export async function loadPolicyFromBundle(source: Uint8Array | Bundle): Promise<BundlePolicy> {
+  const bundle = source instanceof Uint8Array ? await readBundle(source) : source;
+  if (!bundle.wasm) {
+    throw new PolicyLoadError(
+      "the bundle holds no policy.wasm (it was built for the Rego target): rebuild it with `writ policy build` or `opa build -t wasm`",
+    );
+  }
+  const module = compileModule(bundle.wasm);
+  const policy = await load(module, moduleBuiltins(module), bundle.data);
+  const absent = bundle.manifest.wasm.map((r) => r.entrypoint).filter((e) => !policy.entrypoints.includes(e));
+  if (absent.length > 0) {
+    throw new PolicyLoadError(
+      `the manifest lists entrypoint${absent.length === 1 ? "" : "s"} ${absent.join(", ")}, which policy.wasm does not export: rebuild the bundle`,
+    );
+  }
+  return { ...policy, manifest: bundle.manifest, bundle };
+}

@@ -1,0 +1,284 @@
+/**
+ * `writ policy …` end to end: the real `writ` binary (bin/writ.mjs, run by node) on policies
+ * written to temporary folders.
+ */
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readBundle } from "../../src/rego/bundle/index.ts";
+import { repoRoot } from "../support/paths.ts";
+
+const bin = path.join(repoRoot, "bin/writ.mjs");
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function writ(args: string[], cwd: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString("utf8");
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8");
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function writeFiles(root: string, files: Record<string, string>): Promise<void> {
+  for (const [name, content] of Object.entries(files)) {
+    const file = path.join(root, name);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, content);
+  }
+}
+
+const policy = `package authz
+
+default allow := false
+
+allow if input.user in data.roles.admins
+
+decision := {"allow": allow, "user": input.user}
+
+owner(resource) := data.owners[resource]
+
+can_edit if owner(input.resource) == input.user
+`;
+
+const passingTests = `package authz_test
+
+import data.authz
+
+test_admin_is_allowed if {
+	authz.allow with input as {"user": "alice"}
+}
+
+test_guest_is_denied if {
+	not authz.allow with input as {"user": "mallory"}
+}
+
+test_owner_can_edit_with_a_mocked_function if {
+	authz.can_edit with authz.owner as fake_owner with input as {"user": "dave", "resource": "doc"}
+}
+
+fake_owner(_) := "dave"
+
+test_data_is_merged_at_its_folder if {
+	data.owners.readme == "alice"
+}
+
+todo_test_not_written_yet if false
+`;
+
+const failingTests = `package authz_test
+
+import data.authz
+
+test_admin_is_allowed if authz.allow with input as {"user": "alice"}
+
+test_guest_is_allowed if authz.allow with input as {"user": "mallory"}
+
+# Two tests with one name run apart, as in opa test: the second cannot hide behind the first.
+test_twice if true
+
+test_twice if false
+`;
+
+let root: string;
+
+beforeAll(async () => {
+  root = await mkdtemp(path.join(tmpdir(), "writ-cli-"));
+  await writeFiles(root, {
+    "policy/authz/policy.rego": policy,
+    "policy/authz/policy_test.rego": passingTests,
+    "policy/roles/data.json": JSON.stringify({ admins: ["alice"] }),
+    "policy/owners/data.yaml": "readme: alice\n",
+    "failing/policy.rego": policy,
+    "failing/policy_test.rego": failingTests,
+    "failing/roles/data.json": JSON.stringify({ admins: ["alice"] }),
+    "input.json": JSON.stringify({ user: "alice" }),
+    "broken-syntax/bad.rego": "package bad\n\nallow if {\n\tinput.x ==\n}\n",
+    "broken-compile/bad.rego":
+      "package bad\n\nallow if {\n\tx := 1\n\tx := 2\n}\n\np if no_such_function(1)\n",
+  });
+});
+
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe("writ policy build and eval", () => {
+  it("builds a bundle, then evaluates it", async () => {
+    const built = await writ(
+      ["policy", "build", "policy", "-e", "authz/decision", "-e", "data.authz.allow"],
+      root,
+    );
+    expect(built.stderr).toBe("");
+    expect(built.code).toBe(0);
+    expect(built.stdout.trim()).toMatch(
+      /^bundle\.tar\.gz: [\d.]+ KiB, entrypoints authz\/decision, authz\/allow, revision [0-9a-f]{64}$/,
+    );
+    const bundle = await readBundle(await readFile(path.join(root, "bundle.tar.gz")));
+    expect(bundle.data).toEqual({ roles: { admins: ["alice"] }, owners: { readme: "alice" } });
+    expect(bundle.sources.map((s) => s.file).sort()).toEqual([
+      "/authz/policy.rego",
+      "/authz/policy_test.rego",
+    ]);
+
+    const evaluated = await writ(
+      ["policy", "eval", "-d", "bundle.tar.gz", "-i", "input.json", "data.authz.decision"],
+      root,
+    );
+    expect(evaluated.stderr).toBe("");
+    expect(evaluated.code).toBe(0);
+    expect(JSON.parse(evaluated.stdout)).toEqual([{ result: { allow: true, user: "alice" } }]);
+  });
+
+  it("writes the bundle where -o says, with the revision -r gives", async () => {
+    const run = await writ(
+      ["policy", "build", "policy", "-e", "authz/allow", "-o", "out/b.tar.gz", "-r", "release-1"],
+      root,
+    );
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("revision release-1");
+    expect(existsSync(path.join(root, "out/b.tar.gz"))).toBe(true);
+  });
+
+  it("evaluates queries against a source folder", async () => {
+    const ref = await writ(["policy", "eval", "-d", "policy", "-i", "input.json", "data.authz.allow"], root);
+    expect(ref.code).toBe(0);
+    expect(JSON.parse(ref.stdout)).toEqual([{ result: true }]);
+
+    const bindings = await writ(
+      ["policy", "eval", "--data", "policy", "some name in data.roles.admins"],
+      root,
+    );
+    expect(bindings.code).toBe(0);
+    expect(JSON.parse(bindings.stdout)).toEqual([{ name: "alice" }]);
+
+    const undefinedResult = await writ(["policy", "eval", "-d", "policy", "data.authz.nothing_here"], root);
+    expect(undefinedResult.code).toBe(0);
+    expect(JSON.parse(undefinedResult.stdout)).toEqual([]);
+  });
+
+  it("refuses an entrypoint that names nothing", async () => {
+    const run = await writ(["policy", "build", "policy", "-e", "authz/alow"], root);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("no rule, package or data at data.authz.alow");
+  });
+});
+
+describe("writ policy test", () => {
+  it("passes a passing suite (with input and function mocks) and exits 0", async () => {
+    const run = await writ(["policy", "test", "policy"], root);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^data\.authz_test\.test_admin_is_allowed: PASS \([\d.]+ms\)$/m);
+    expect(run.stdout).toMatch(/^data\.authz_test\.test_guest_is_denied: PASS/m);
+    expect(run.stdout).toMatch(/^data\.authz_test\.test_owner_can_edit_with_a_mocked_function: PASS/m);
+    expect(run.stdout).toMatch(/^data\.authz_test\.test_data_is_merged_at_its_folder: PASS/m);
+    expect(run.stdout).toMatch(/^data\.authz_test\.todo_test_not_written_yet: SKIPPED$/m);
+    expect(run.stdout).toMatch(/^PASS: 4\/5$/m);
+    expect(run.stdout).toMatch(/^SKIPPED: 1\/5$/m);
+  });
+
+  it("fails a failing suite, names the failing test and exits 1", async () => {
+    const run = await writ(["policy", "test", "failing"], root);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^data\.authz_test\.test_admin_is_allowed: PASS/m);
+    expect(run.stdout).toMatch(/^data\.authz_test\.test_guest_is_allowed: FAIL/m);
+    expect(run.stdout).toMatch(/^data\.authz_test\.test_twice: PASS/m);
+    expect(run.stdout).toMatch(/^data\.authz_test\.test_twice#01: FAIL/m);
+    expect(run.stdout).toMatch(/^PASS: 2\/4$/m);
+    expect(run.stdout).toMatch(/^FAIL: 2\/4$/m);
+  });
+
+  it("selects tests with --run and groups them by file with -v", async () => {
+    const run = await writ(["policy", "test", "-v", "--run", "guest", "failing"], root);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain(`${path.join("failing", "policy_test.rego")}:`);
+    expect(run.stdout).not.toContain("test_admin_is_allowed");
+    expect(run.stdout).toMatch(/FAIL: 1\/1/);
+  });
+});
+
+describe("writ policy errors", () => {
+  it("prints parse errors OPA's way and exits 1", async () => {
+    for (const sub of [
+      ["build", "broken-syntax", "-e", "bad/allow"],
+      ["test", "broken-syntax"],
+      ["eval", "-d", "broken-syntax", "data.bad.allow"],
+    ]) {
+      const run = await writ(["policy", ...sub], root);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/^broken-syntax\/bad\.rego:5:1: rego_parse_error: .+$/m);
+    }
+  });
+
+  it("prints compile errors OPA's way and exits 1", async () => {
+    const run = await writ(
+      ["policy", "build", "broken-compile", "-e", "bad/allow", "-o", "broken.tar.gz"],
+      root,
+    );
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^broken-compile\/bad\.rego:5:2: rego_compile_error: var x assigned above$/m);
+    expect(run.stderr).toMatch(
+      /^broken-compile\/bad\.rego:8:6: rego_type_error: undefined function no_such_function$/m,
+    );
+    expect(existsSync(path.join(root, "broken.tar.gz"))).toBe(false);
+  });
+
+  it("rejects unknown flags with exit code 2 and answers --help", async () => {
+    const unknown = await writ(["policy", "build", "policy", "-e", "authz/allow", "--optimise"], root);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("writ policy build: unknown option --optimise");
+    expect(unknown.stderr).toContain("writ policy build --help");
+
+    for (const sub of ["check", "build", "eval", "test", "capabilities"]) {
+      const help = await writ(["policy", sub, "--help"], root);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(new RegExp(`^usage: writ policy ${sub}`));
+    }
+  });
+
+  it("says what is missing", async () => {
+    const noEntrypoint = await writ(["policy", "build", "policy"], root);
+    expect(noEntrypoint.code).toBe(2);
+    expect(noEntrypoint.stderr).toContain("name at least one entrypoint");
+    const noQuery = await writ(["policy", "eval", "-d", "policy"], root);
+    expect(noQuery.code).toBe(2);
+    const missing = await writ(["policy", "eval", "-d", "nowhere", "data.x"], root);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("cannot read nowhere: no such file or folder");
+  });
+
+  it("says when a bundle is damaged", async () => {
+    const bundle = gzipSync(Buffer.alloc(64 * 1024, 7));
+    await writeFile(path.join(root, "truncated.tar.gz"), bundle.subarray(0, bundle.byteLength / 2));
+    const run = await writ(["policy", "eval", "-d", "truncated.tar.gz", "data.authz.allow"], root);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/truncated\.tar\.gz: the bundle is truncated/);
+  });
+});
+
+describe("writ policy capabilities", () => {
+  it("prints the builtin catalog as JSON", async () => {
+    const run = await writ(["policy", "capabilities"], root);
+    expect(run.code).toBe(0);
+    const list: unknown = JSON.parse(run.stdout);
+    expect(list).toContainEqual({ name: "count", arity: 1, implementation: "native" });
+    expect(list).toContainEqual({ name: "http.send", arity: 1, implementation: "unavailable" });
+  });
+});
