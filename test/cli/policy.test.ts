@@ -282,3 +282,11 @@ describe("writ policy capabilities", () => {
     expect(list).toContainEqual({ name: "http.send", arity: 1, implementation: "unavailable" });
   });
 });
+
+describe("the sample policies", () => {
+  it("pass their own tests with writ policy test", async () => {
+    const run = await writ(["policy", "test", "policies"], repoRoot);
+    expect(run.stdout).toMatch(/^PASS: 14\/14$/m);
+    expect(run.code).toBe(0);
+  });
+});
