@@ -48,7 +48,16 @@ export interface PlanEntrypoint {
 type Replacement =
   | { kind: "function"; path: string[] }
   | { kind: "builtin"; name: string }
-  | { kind: "value"; term: KTerm };
+  | { kind: "value"; term: KTerm }
+  /** A value computed where the `with` is (it reads local vars), carried in `data` (see MOCK_ROOT). */
+  | { kind: "carried"; key: string };
+
+/**
+ * Inside a `with` body that replaces a function by a value computed from local vars, the value
+ * travels to the functions that call it in the data document under this key, which no Rego
+ * reference can spell (it starts with NUL) and which exists only inside that body.
+ */
+const MOCK_ROOT = "\u0000writ_mocks";
 
 interface MockContext {
   id: string;
@@ -483,6 +492,12 @@ export class Planner {
       switch (replacement.kind) {
         case "value":
           return this.term(fb, replacement.term, env, (v) => fb.emit({ op: "assign", source: v, target }));
+        case "carried": {
+          const mocks = fb.local();
+          fb.emit({ op: "dot", source: env.data, key: { kind: "string", value: MOCK_ROOT }, target: mocks });
+          fb.emit({ op: "dot", source: mocks, key: { kind: "string", value: replacement.key }, target });
+          return;
+        }
         case "builtin":
           return this.invoke(
             fb,
@@ -569,14 +584,36 @@ export class Planner {
         const target = mod.target;
         if (target.kind === "callee") {
           const key = calleeKey(target.callee);
-          const replacement: Replacement = mod.replacement
-            ? mod.replacement.kind === "builtin"
-              ? { kind: "builtin", name: mod.replacement.name }
-              : { kind: "function", path: mod.replacement.path }
-            : { kind: "value", term: mod.value };
-          callees.set(key, replacement);
           changed = true;
-          return apply(i + 1, e);
+          if (mod.replacement) {
+            callees.set(
+              key,
+              mod.replacement.kind === "builtin"
+                ? { kind: "builtin", name: mod.replacement.name }
+                : { kind: "function", path: mod.replacement.path },
+            );
+            return apply(i + 1, e);
+          }
+          if (!readsLocals(mod.value)) {
+            callees.set(key, { kind: "value", term: mod.value });
+            return apply(i + 1, e);
+          }
+          return this.term(fb, mod.value, e, (value, e2) => {
+            const next = fb.local();
+            fb.emit({
+              op: "upsert",
+              source: data,
+              path: [
+                { kind: "string", value: MOCK_ROOT },
+                { kind: "string", value: key },
+              ],
+              value,
+              target: next,
+            });
+            data = next;
+            callees.set(key, { kind: "carried", key });
+            apply(i + 1, e2);
+          });
         }
         return this.term(fb, mod.value, e, (value, e2) => {
           const path = target.path.map((s): Operand => ({ kind: "string", value: s }));
@@ -1017,6 +1054,40 @@ function groundPrefixId(ground: readonly string[]): string {
   return ground.join("/");
 }
 
+function replacementId(r: Replacement): string {
+  switch (r.kind) {
+    case "value":
+      return JSON.stringify(stripLoc(r.term));
+    case "builtin":
+      return r.name;
+    case "function":
+      return r.path.join("/");
+    case "carried":
+      return `carried:${r.key}`;
+  }
+}
+
+/** True when a term reads local vars (not just `input`, `data` and constants). */
+function readsLocals(t: KTerm): boolean {
+  switch (t.type) {
+    case "var":
+      return t.name !== "input" && t.name !== "data";
+    case "ref":
+      return readsLocals(t.head) || t.path.some(readsLocals);
+    case "array":
+    case "set":
+      return t.items.some(readsLocals);
+    case "object":
+      return t.entries.some(([k, v]) => readsLocals(k) || readsLocals(v));
+    case "arraycompr":
+    case "setcompr":
+    case "objectcompr":
+      return true;
+    default:
+      return false;
+  }
+}
+
 /** A mock context with an id that is the same whenever the replacements are. */
 function mockContext(
   shadowed: ReadonlySet<string>,
@@ -1026,12 +1097,7 @@ function mockContext(
   const parts = [
     ...[...shadowed].sort().map((id) => `shadow:${id}`),
     ...[...new Set(dataPaths.map((p) => groupId(p)))].sort().map((p) => `data:${p}`),
-    ...[...callees]
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(
-        ([key, r]) =>
-          `${key}=${r.kind === "value" ? JSON.stringify(stripLoc(r.term)) : r.kind === "builtin" ? r.name : r.path.join("/")}`,
-      ),
+    ...[...callees].sort(([a], [b]) => a.localeCompare(b)).map(([key, r]) => `${key}=${replacementId(r)}`),
   ];
   if (parts.length === 0) return ROOT_CONTEXT;
   return { id: parts.join(";"), shadowed, dataPaths, callees };
