@@ -1,0 +1,120 @@
+/**
+ * The error protocol (DESIGN section 7). Every error a caller can see is a `WritError`: a
+ * category, whether retrying can help, a message, field errors, a suggested fix, and whether the
+ * side effect happened.
+ */
+import { z } from "zod";
+
+export const errorCategories = [
+  "invalid_argument",
+  "unknown_tool",
+  "unauthenticated",
+  "policy_denied",
+  "approval_required",
+  "approval_expired",
+  "stale_revision",
+  "conflict",
+  "rate_limited",
+  "backend_unavailable",
+  "timeout",
+  "internal",
+  "forbidden",
+  "not_found",
+  "payload_too_large",
+] as const;
+
+export type ErrorCategory = (typeof errorCategories)[number];
+
+export const fieldErrorSchema = z.object({
+  /** JSON Pointer into the offending document (`/payload/choices/0/message`). */
+  path: z.string(),
+  message: z.string(),
+});
+export type FieldError = z.infer<typeof fieldErrorSchema>;
+
+export const writErrorSchema = z.object({
+  status: z.literal("failed"),
+  category: z.enum(errorCategories),
+  retryable: z.boolean(),
+  message: z.string(),
+  field_errors: z.array(fieldErrorSchema),
+  suggested_fix: z.string(),
+  effect_committed: z.union([z.boolean(), z.literal("unknown")]),
+});
+export type WritErrorBody = z.infer<typeof writErrorSchema>;
+
+/** HTTP status for each category when the error is the whole answer. */
+export const httpStatusOf: Record<ErrorCategory, number> = {
+  invalid_argument: 400,
+  unknown_tool: 404,
+  unauthenticated: 401,
+  policy_denied: 403,
+  approval_required: 202,
+  approval_expired: 410,
+  stale_revision: 409,
+  conflict: 409,
+  rate_limited: 429,
+  backend_unavailable: 503,
+  timeout: 504,
+  internal: 500,
+  forbidden: 403,
+  not_found: 404,
+  payload_too_large: 413,
+};
+
+const retryableByDefault = new Set<ErrorCategory>(["rate_limited", "backend_unavailable", "timeout"]);
+
+export class WritError extends Error {
+  readonly category: ErrorCategory;
+  readonly retryable: boolean;
+  readonly fieldErrors: FieldError[];
+  readonly suggestedFix: string;
+  readonly effectCommitted: boolean | "unknown";
+
+  constructor(
+    category: ErrorCategory,
+    message: string,
+    options: {
+      suggestedFix: string;
+      fieldErrors?: FieldError[];
+      retryable?: boolean;
+      effectCommitted?: boolean | "unknown";
+      cause?: unknown;
+    },
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "WritError";
+    this.category = category;
+    this.retryable = options.retryable ?? retryableByDefault.has(category);
+    this.fieldErrors = options.fieldErrors ?? [];
+    this.suggestedFix = options.suggestedFix;
+    this.effectCommitted = options.effectCommitted ?? false;
+  }
+
+  toJSON(): WritErrorBody {
+    return {
+      status: "failed",
+      category: this.category,
+      retryable: this.retryable,
+      message: this.message,
+      field_errors: this.fieldErrors,
+      suggested_fix: this.suggestedFix,
+      effect_committed: this.effectCommitted,
+    };
+  }
+
+  get httpStatus(): number {
+    return httpStatusOf[this.category];
+  }
+}
+
+/** Field errors from a zod error, with paths as JSON Pointers under `prefix`. */
+export function fieldErrorsFromZod(error: z.ZodError, prefix = ""): FieldError[] {
+  return error.issues.map((issue) => ({
+    path: `${prefix}/${issue.path.map((p) => String(p).replaceAll("~", "~0").replaceAll("/", "~1")).join("/")}`.replace(
+      /\/$/,
+      "",
+    ),
+    message: issue.message,
+  }));
+}

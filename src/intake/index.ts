@@ -1,0 +1,3 @@
+/** Proposal intake (DESIGN section 1, stage 1): provider payloads in, `ProposedCall`s out. */
+export type { ConcreteFormat } from "./lib/adapter.ts";
+export { type ParsedProposal, parseProposal } from "./parse-proposal.ts";

@@ -1,0 +1,191 @@
+/**
+ * Stage 2 of the pipeline: a proposed call becomes a canonical action through its tool contract:
+ * the contract it names, arguments checked against the contract's JSON Schema, the resource it
+ * touches, and the digest of the exact arguments.
+ */
+import {
+  type ContractRegistry,
+  modelFamilyOf,
+  type SchemaViolation,
+  type ToolContract,
+} from "../contracts/index.ts";
+import { canonicalJson, sha256Hex } from "../core/digest.ts";
+import { WritError } from "../core/errors.ts";
+import type { CanonicalAction, ProposedCall, ResourceRef } from "../core/types.ts";
+import { closestNames } from "./closest-names.ts";
+import { resolvePointer } from "./json-pointer.ts";
+
+export interface NormalizedCall {
+  contract: ToolContract;
+  action: CanonicalAction;
+  /** The resource the call touches; undefined when the contract declares none. */
+  resource: ResourceRef | undefined;
+  /** The resource revision the arguments expect (contract `resource.revision`), for compare-and-swap. */
+  resourceRevision: string | undefined;
+}
+
+/** How many tool names an unknown-tool error suggests. */
+const suggestionCount = 10;
+
+function describeType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+function unknownTool(call: ProposedCall, registry: ContractRegistry): WritError {
+  const versions = registry.versionsOf(call.tool);
+  const where = [{ path: "/tool", message: `no tool is named ${JSON.stringify(call.tool)}` }];
+  if (versions.length > 1) {
+    return new WritError(
+      "unknown_tool",
+      `tool ${JSON.stringify(call.tool)} (call ${call.callId}) has several versions (${versions.join(", ")}) and the call names none`,
+      {
+        fieldErrors: [{ path: "/tool", message: `names ${versions.length} versions` }],
+        suggestedFix: `Name one version, e.g. ${call.tool}@${versions.at(-1)}, or call the tool by its model-facing name.`,
+      },
+    );
+  }
+  const names =
+    call.source === "canonical"
+      ? [...new Set(registry.list().map((contract) => contract.name))]
+      : registry.modelNames(modelFamilyOf(call.source));
+  if (names.length === 0) {
+    return new WritError("unknown_tool", `unknown tool ${JSON.stringify(call.tool)} (call ${call.callId})`, {
+      fieldErrors: where,
+      suggestedFix:
+        "This gateway offers no tools yet: declare tool contracts in the tools section of its config.",
+    });
+  }
+  const ranked = closestNames(call.tool, names);
+  const shown = ranked.slice(0, suggestionCount).join(", ");
+  const more = ranked.length > suggestionCount ? ` (and ${ranked.length - suggestionCount} more)` : "";
+  return new WritError("unknown_tool", `unknown tool ${JSON.stringify(call.tool)} (call ${call.callId})`, {
+    fieldErrors: where,
+    suggestedFix: `Call one of the tools this gateway offers, closest first: ${shown}${more}.`,
+  });
+}
+
+/** `required: a, b; allowed: a, b, c` from an object schema, or "" when it declares neither. */
+function schemaSummary(schema: Record<string, unknown>): string {
+  const { required, properties } = schema;
+  const parts: string[] = [];
+  if (Array.isArray(required) && required.length > 0) {
+    parts.push(`required: ${required.filter((name) => typeof name === "string").join(", ")}`);
+  }
+  if (properties !== null && typeof properties === "object" && !Array.isArray(properties)) {
+    const names = Object.keys(properties);
+    if (names.length > 0) parts.push(`fields: ${names.join(", ")}`);
+  }
+  return parts.length === 0 ? "" : ` (${parts.join("; ")})`;
+}
+
+function invalidArguments(
+  call: ProposedCall,
+  contract: ToolContract,
+  violations: SchemaViolation[],
+): WritError {
+  const fieldErrors = violations.map((violation) => ({
+    path: `/arguments${violation.pointer}`,
+    message: violation.message,
+  }));
+  const [first] = fieldErrors;
+  const more = fieldErrors.length > 1 ? ` (and ${fieldErrors.length - 1} more)` : "";
+  return new WritError(
+    "invalid_argument",
+    `the arguments of ${call.tool} (call ${call.callId}) do not match its input schema: ${first?.path} ${first?.message}${more}`,
+    {
+      fieldErrors,
+      suggestedFix: `Fix the listed arguments and call ${call.tool} again with arguments matching its input schema${schemaSummary(contract.input_schema)}.`,
+    },
+  );
+}
+
+/**
+ * The resource id or revision at `pointer` in the arguments: a non-empty string, or a number as its
+ * JSON text; undefined when nothing is there.
+ */
+function identifierAt(call: ProposedCall, pointer: string, what: string): string | undefined {
+  const lookup = resolvePointer(call.arguments, pointer);
+  if (!lookup.found) return undefined;
+  const { value } = lookup;
+  if ((typeof value === "string" && value !== "") || (typeof value === "number" && Number.isFinite(value))) {
+    return String(value);
+  }
+  const path = `/arguments${pointer}`;
+  throw new WritError(
+    "invalid_argument",
+    `the arguments of ${call.tool} (call ${call.callId}) name ${what} at ${path} with ${describeType(value)}`,
+    {
+      fieldErrors: [
+        {
+          path,
+          message: `must be a non-empty string or a number naming ${what}, got ${describeType(value)}`,
+        },
+      ],
+      suggestedFix: `Call ${call.tool} again with ${what} as a string at ${path}.`,
+    },
+  );
+}
+
+function resourceIdAt(call: ProposedCall, pointer: string, what: string): string {
+  const id = identifierAt(call, pointer, what);
+  if (id !== undefined) return id;
+  const path = `/arguments${pointer}`;
+  throw new WritError(
+    "invalid_argument",
+    `the arguments of ${call.tool} (call ${call.callId}) do not name ${what}: nothing at ${path}`,
+    {
+      fieldErrors: [{ path, message: `is required: it names ${what}` }],
+      suggestedFix: `Call ${call.tool} again with ${what} at ${path}.`,
+    },
+  );
+}
+
+function digestOf(call: ProposedCall, args: Record<string, unknown>): string {
+  try {
+    return sha256Hex(canonicalJson(args));
+  } catch (error) {
+    throw new WritError(
+      "invalid_argument",
+      `the arguments of ${call.tool} (call ${call.callId}) are not plain JSON`,
+      {
+        fieldErrors: [{ path: "/arguments", message: "cannot be written as canonical JSON (RFC 8785)" }],
+        suggestedFix:
+          "Send arguments made only of JSON values: objects, arrays, strings, finite numbers, booleans, null.",
+        cause: error,
+      },
+    );
+  }
+}
+
+/**
+ * The canonical action of `call` under its contract. Throws `WritError`: `unknown_tool` when no
+ * contract has the name, `invalid_argument` (pointers under `/arguments`) when the arguments do not
+ * match the contract's input schema or do not name the contract's resource.
+ */
+export function normalize(call: ProposedCall, registry: ContractRegistry): NormalizedCall {
+  const contract = registry.resolve(call.tool, call.source);
+  if (contract === undefined) throw unknownTool(call, registry);
+  const violations = registry.checkInput(contract, call.arguments);
+  if (violations.length > 0) throw invalidArguments(call, contract, violations);
+  const args = structuredClone(call.arguments);
+  const action: CanonicalAction = {
+    name: contract.name,
+    version: contract.version,
+    side_effect: contract.side_effect,
+    idempotency: contract.idempotency,
+    data_classification: contract.data_classification,
+    args,
+    args_digest: digestOf(call, args),
+  };
+  const declared = contract.resource;
+  if (declared === undefined) return { contract, action, resource: undefined, resourceRevision: undefined };
+  const what = `the ${declared.type} resource`;
+  const id = resourceIdAt(call, declared.id, what);
+  const resourceRevision =
+    declared.revision === undefined
+      ? undefined
+      : identifierAt(call, declared.revision, `the expected revision of ${what}`);
+  return { contract, action, resource: { type: declared.type, id }, resourceRevision };
+}
