@@ -1,0 +1,65 @@
+/**
+ * Why a grant was refused. Every `GrantError` carries a stable `code` a backend can branch on and
+ * a message that says what the caller should do next.
+ */
+
+export const grantErrorCodes = [
+  "missing_grant",
+  "malformed",
+  "bad_signature",
+  "alg_not_allowed",
+  "wrong_type",
+  "wrong_issuer",
+  "wrong_audience",
+  "expired",
+  "not_yet_valid",
+  "action_mismatch",
+  "resource_mismatch",
+  "args_mismatch",
+  "replayed",
+  "unknown_condition",
+  /** The verification could not be completed (key set unreachable, replay store failing). */
+  "unavailable",
+] as const;
+
+export type GrantErrorCode = (typeof grantErrorCodes)[number];
+
+export class GrantError extends Error {
+  readonly code: GrantErrorCode;
+  /** What was wrong, without the advice. */
+  readonly problem: string;
+  /** What the caller should do next. */
+  readonly suggestedFix: string;
+
+  /** The message is `problem; suggestedFix`. */
+  constructor(code: GrantErrorCode, problem: string, suggestedFix: string, options?: { cause?: unknown }) {
+    super(`${problem}; ${suggestedFix}`, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "GrantError";
+    this.code = code;
+    this.problem = problem;
+    this.suggestedFix = suggestedFix;
+  }
+}
+
+/** Codes where the grant itself is not acceptable as a credential (HTTP 401). */
+const credentialCodes: ReadonlySet<GrantErrorCode> = new Set([
+  "missing_grant",
+  "malformed",
+  "bad_signature",
+  "alg_not_allowed",
+  "wrong_type",
+  "wrong_issuer",
+  "wrong_audience",
+  "expired",
+  "not_yet_valid",
+]);
+
+/** How a refusal is answered over HTTP: status and WritError category. */
+export function grantErrorDisposition(code: GrantErrorCode): {
+  status: 401 | 403 | 503;
+  category: "unauthenticated" | "policy_denied" | "backend_unavailable";
+} {
+  if (code === "unavailable") return { status: 503, category: "backend_unavailable" };
+  if (credentialCodes.has(code)) return { status: 401, category: "unauthenticated" };
+  return { status: 403, category: "policy_denied" };
+}

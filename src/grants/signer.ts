@@ -1,0 +1,403 @@
+/**
+ * The grant signer (DESIGN section 5): signs grants with Ed25519 (or P-256) keys named by `kid`,
+ * publishes their public halves, and rotates them.
+ *
+ * Key lifecycle. Every key is `next`, `current` or `retired`. The `next` key is published before
+ * it signs anything, so executors that cached Writ's JWKS already know it when `rotate()` makes it
+ * current (jose refetches a key set at most every 30 s by default, which would otherwise reject
+ * fresh grants right after a rotation). A retired key stays published until every grant it
+ * signed has expired: this instance tracks the latest `exp` it signed per `kid`; with a shared key
+ * file, where other instances may have signed with the key until they noticed the rotation, it
+ * also stays until `retired_at + max_ttl_s + retired_key_grace_s`.
+ *
+ * Key file. With `key_file` the keys live in a JSON file (created 0600, replaced atomically) that
+ * several instances may share: each loads every key in it and publishes all of them, re-reads it
+ * when it changes (checked at most every `reload_interval_s`, from `issue()` and `refresh()`), and
+ * `rotate()` on any instance is seen by all. Without `key_file` the keys live in memory only.
+ */
+import { randomUUID } from "node:crypto";
+import { type CryptoKey, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT } from "jose";
+import { z } from "zod";
+import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
+import { GRANT_TYPE, type GrantClaims } from "../core/types.ts";
+import { grantClaimsSchema } from "../executor/schemas.ts";
+import {
+  createSecretFile,
+  type FileStamp,
+  readSecretFile,
+  replaceSecretFile,
+  stampOf,
+} from "./secret-file.ts";
+
+export const grantAlgorithms = ["EdDSA", "ES256"] as const;
+export type GrantAlgorithm = (typeof grantAlgorithms)[number];
+
+export const grantsConfigSchema = z
+  .object({
+    /** `iss` of every grant; executors are configured with the same value. */
+    issuer: z.string().min(1),
+    /** JSON key file shared by the instances; omit to keep keys in memory (tests, single process). */
+    key_file: z.string().min(1).optional(),
+    algorithm: z.enum(grantAlgorithms).default("EdDSA"),
+    default_ttl_s: z.number().int().positive().default(60),
+    max_ttl_s: z.number().int().positive().max(3600).default(300),
+    reload_interval_s: z.number().positive().default(10),
+    retired_key_grace_s: z.number().min(0).default(60),
+  })
+  .strict()
+  .refine((config) => config.default_ttl_s <= config.max_ttl_s, {
+    message: "default_ttl_s must not exceed max_ttl_s",
+    path: ["default_ttl_s"],
+  })
+  .refine((config) => config.retired_key_grace_s >= config.reload_interval_s, {
+    message:
+      "retired_key_grace_s must be at least reload_interval_s, so that every instance sees a rotation in time",
+    path: ["retired_key_grace_s"],
+  });
+export type GrantsConfig = z.output<typeof grantsConfigSchema>;
+export type GrantsConfigInput = z.input<typeof grantsConfigSchema>;
+
+/** What the caller decides; the signer adds `iss`, `iat`, `nbf`, `exp` and `jti`. */
+export type GrantRequest = Omit<GrantClaims, "iss" | "iat" | "nbf" | "exp" | "jti"> & {
+  /** Lifetime; defaults to `default_ttl_s` and is capped at `max_ttl_s`. */
+  ttlSeconds?: number;
+};
+
+export interface IssuedGrant {
+  token: string;
+  claims: GrantClaims;
+}
+
+/** A published verification key. */
+export interface GrantJwk {
+  kty: string;
+  crv: string;
+  x: string;
+  y?: string;
+  kid: string;
+  alg: GrantAlgorithm;
+  use: "sig";
+}
+
+const b64url = z.string().regex(/^[A-Za-z0-9_-]+$/);
+const privateJwkSchema = z.union([
+  z.object({ kty: z.literal("OKP"), crv: z.literal("Ed25519"), x: b64url, d: b64url }).strict(),
+  z.object({ kty: z.literal("EC"), crv: z.literal("P-256"), x: b64url, y: b64url, d: b64url }).strict(),
+]);
+const keyRecordSchema = z
+  .object({
+    kid: z.string().min(1),
+    alg: z.enum(grantAlgorithms),
+    status: z.enum(["next", "current", "retired"]),
+    /** Seconds since the epoch. */
+    created_at: z.number().int(),
+    retired_at: z.number().int().optional(),
+    private_jwk: privateJwkSchema,
+  })
+  .strict()
+  .refine((key) => (key.alg === "EdDSA") === (key.private_jwk.kty === "OKP"), {
+    message: "alg does not match the key type (EdDSA needs an OKP Ed25519 key, ES256 an EC P-256 key)",
+  })
+  .refine((key) => (key.status === "retired") === (key.retired_at !== undefined), {
+    message: "retired_at is required on retired keys and only on them",
+  });
+type KeyRecord = z.output<typeof keyRecordSchema>;
+
+const keyFileSchema = z
+  .object({ version: z.literal(1), keys: z.array(keyRecordSchema).min(1) })
+  .strict()
+  .superRefine((file, context) => {
+    const count = (status: KeyRecord["status"]) => file.keys.filter((key) => key.status === status).length;
+    if (count("current") !== 1)
+      context.addIssue({ code: "custom", message: "exactly one key must be current" });
+    if (count("next") > 1) context.addIssue({ code: "custom", message: "at most one key may be next" });
+    if (new Set(file.keys.map((key) => key.kid)).size !== file.keys.length) {
+      context.addIssue({ code: "custom", message: "kids must be unique" });
+    }
+  });
+type KeyFile = z.output<typeof keyFileSchema>;
+
+interface LoadedKey {
+  record: KeyRecord;
+  privateKey: CryptoKey;
+  publicJwk: Readonly<GrantJwk>;
+}
+
+export interface GrantSignerOptions {
+  /** Milliseconds since the epoch; defaults to `Date.now`. */
+  clock?: () => number;
+}
+
+export class GrantSigner {
+  readonly issuer: string;
+  readonly #config: GrantsConfig;
+  readonly #clock: () => number;
+  readonly #latestExp = new Map<string, number>();
+  #keys: LoadedKey[];
+  #stamp: FileStamp | undefined;
+  #lastCheck: number;
+  #refreshing: Promise<void> | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    config: GrantsConfig,
+    clock: () => number,
+    keys: LoadedKey[],
+    stamp: FileStamp | undefined,
+  ) {
+    this.issuer = config.issuer;
+    this.#config = config;
+    this.#clock = clock;
+    this.#keys = keys;
+    this.#stamp = stamp;
+    this.#lastCheck = clock();
+  }
+
+  /** Loads the key file (creating it with a current and a next key when absent), or makes keys in memory. */
+  static async create(input: GrantsConfigInput, options: GrantSignerOptions = {}): Promise<GrantSigner> {
+    const parsed = grantsConfigSchema.safeParse(input);
+    if (!parsed.success) {
+      throw new WritError("invalid_argument", "the grants configuration is invalid", {
+        suggestedFix: "fix the fields listed in field_errors under grants in the gateway config",
+        fieldErrors: fieldErrorsFromZod(parsed.error, "/grants"),
+      });
+    }
+    const config = parsed.data;
+    const clock = options.clock ?? Date.now;
+    const now = Math.floor(clock() / 1000);
+    if (config.key_file === undefined) {
+      const records = [
+        await newKey(config.algorithm, "current", now),
+        await newKey(config.algorithm, "next", now),
+      ];
+      return new GrantSigner(config, clock, await loadKeys(records), undefined);
+    }
+    let existing = await readKeyFile(config.key_file);
+    if (existing === undefined) {
+      const records = [
+        await newKey(config.algorithm, "current", now),
+        await newKey(config.algorithm, "next", now),
+      ];
+      await createSecretFile(config.key_file, serialize(records));
+      // Another instance may have created the file first: whatever is on disk wins.
+      existing = await readKeyFile(config.key_file);
+      if (existing === undefined) {
+        throw new WritError(
+          "internal",
+          `grant key file ${config.key_file} vanished right after it was created`,
+          {
+            suggestedFix: "check that nothing else deletes files in that directory, then restart",
+          },
+        );
+      }
+    }
+    return new GrantSigner(config, clock, await loadKeys(existing.file.keys), existing.stamp);
+  }
+
+  /** The `kid` new grants are signed with. */
+  get currentKid(): string {
+    return this.#current().record.kid;
+  }
+
+  /** Signs a grant. The claims are validated first: an invalid grant is a bug in the caller. */
+  async issue(request: GrantRequest): Promise<IssuedGrant> {
+    await this.refresh();
+    const { ttlSeconds, ...rest } = request;
+    if (ttlSeconds !== undefined && (!Number.isInteger(ttlSeconds) || ttlSeconds <= 0)) {
+      throw new WritError("internal", `grant ttlSeconds must be a positive integer, got ${ttlSeconds}`, {
+        suggestedFix: "fix the policy's grant.ttl_seconds (a positive integer number of seconds)",
+      });
+    }
+    const ttl = Math.min(ttlSeconds ?? this.#config.default_ttl_s, this.#config.max_ttl_s);
+    const iat = Math.floor(this.#clock() / 1000);
+    const parsed = grantClaimsSchema.safeParse({
+      ...rest,
+      iss: this.issuer,
+      iat,
+      nbf: iat,
+      exp: iat + ttl,
+      jti: randomUUID(),
+    });
+    if (!parsed.success) {
+      throw new WritError("internal", "refused to sign a grant with invalid claims", {
+        suggestedFix: "this is a bug in the component that requested the grant; see field_errors",
+        fieldErrors: fieldErrorsFromZod(parsed.error),
+      });
+    }
+    const claims = parsed.data;
+    const key = this.#current();
+    const token = await new SignJWT(claims)
+      .setProtectedHeader({ alg: key.record.alg, kid: key.record.kid, typ: GRANT_TYPE })
+      .sign(key.privateKey);
+    const kid = key.record.kid;
+    this.#latestExp.set(kid, Math.max(this.#latestExp.get(kid) ?? 0, claims.exp));
+    return { token, claims };
+  }
+
+  /**
+   * Makes the pre-published next key current, retires the current one and publishes a new next
+   * key. Returns the new current `kid`. With a key file, the rotation is written for every
+   * instance to pick up.
+   */
+  rotate(): Promise<string> {
+    return this.#serially(async () => {
+      const now = Math.floor(this.#clock() / 1000);
+      const file = this.#config.key_file;
+      const records =
+        file === undefined ? this.#keys.map((key) => key.record) : await this.#readRecords(file);
+      const next = records.find((key) => key.status === "next");
+      const rotated: KeyRecord[] = [];
+      for (const key of records) {
+        if (key.status === "current") rotated.push({ ...key, status: "retired", retired_at: now });
+        else if (key.status === "next") rotated.push({ ...key, status: "current" });
+        else if (now < this.#publishUntil(key)) rotated.push(key);
+      }
+      if (next === undefined) rotated.push(await newKey(this.#config.algorithm, "current", now));
+      rotated.push(await newKey(this.#config.algorithm, "next", now));
+      const keys = await loadKeys(rotated);
+      if (file !== undefined) this.#stamp = await replaceSecretFile(file, serialize(rotated));
+      this.#keys = keys;
+      return this.#current().record.kid;
+    });
+  }
+
+  /** The public keys executors verify grants with: current, next, and retired keys still needed. */
+  jwks(): { keys: GrantJwk[] } {
+    const now = this.#clock() / 1000;
+    const order = { current: 0, next: 1, retired: 2 };
+    return {
+      keys: this.#keys
+        .filter((key) => key.record.status !== "retired" || now < this.#publishUntil(key.record))
+        .sort((a, b) => order[a.record.status] - order[b.record.status])
+        .map((key) => ({ ...key.publicJwk })),
+    };
+  }
+
+  /** Re-reads the key file now (no-op without a key file). */
+  reload(): Promise<void> {
+    return this.#serially(async () => {
+      const file = this.#config.key_file;
+      if (file === undefined) return;
+      const loaded = await readKeyFile(file);
+      if (loaded === undefined) {
+        throw new WritError("internal", `grant key file ${file} is gone`, {
+          suggestedFix:
+            "restore it from backup; deleting it makes new keys and the grants signed by the old ones stop verifying",
+        });
+      }
+      this.#keys = await loadKeys(loaded.file.keys);
+      this.#stamp = loaded.stamp;
+    });
+  }
+
+  /** Re-reads the key file if another instance changed it; checks at most every `reload_interval_s`. */
+  async refresh(): Promise<void> {
+    const file = this.#config.key_file;
+    if (file === undefined) return;
+    const now = this.#clock();
+    if (this.#refreshing === undefined && now - this.#lastCheck >= this.#config.reload_interval_s * 1000) {
+      this.#lastCheck = now;
+      this.#refreshing = (async () => {
+        const stamp = await stampOf(file);
+        if (!sameStamp(stamp, this.#stamp)) await this.reload();
+      })().finally(() => {
+        this.#refreshing = undefined;
+      });
+    }
+    await this.#refreshing;
+  }
+
+  #current(): LoadedKey {
+    const current = this.#keys.find((key) => key.record.status === "current");
+    if (current === undefined) throw new Error("grant signer invariant broken: no current key");
+    return current;
+  }
+
+  /** Until when (seconds) a retired key must stay published. */
+  #publishUntil(record: KeyRecord): number {
+    const signedHere = this.#latestExp.get(record.kid) ?? Number.NEGATIVE_INFINITY;
+    if (this.#config.key_file === undefined || record.retired_at === undefined) return signedHere;
+    const signedElsewhere = record.retired_at + this.#config.max_ttl_s + this.#config.retired_key_grace_s;
+    return Math.max(signedHere, signedElsewhere);
+  }
+
+  async #readRecords(file: string): Promise<KeyRecord[]> {
+    const loaded = await readKeyFile(file);
+    if (loaded === undefined) return this.#keys.map((key) => key.record);
+    return loaded.file.keys;
+  }
+
+  #serially<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(task, task);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+}
+
+async function newKey(alg: GrantAlgorithm, status: "current" | "next", now: number): Promise<KeyRecord> {
+  const { privateKey } = await generateKeyPair(alg, { extractable: true });
+  const privateJwk = privateJwkSchema.parse(await exportJWK(privateKey));
+  const kid = await calculateJwkThumbprint(publicPart(privateJwk));
+  return { kid, alg, status, created_at: now, private_jwk: privateJwk };
+}
+
+function publicPart(jwk: z.output<typeof privateJwkSchema>): {
+  kty: string;
+  crv: string;
+  x: string;
+  y?: string;
+} {
+  return jwk.kty === "OKP"
+    ? { kty: jwk.kty, crv: jwk.crv, x: jwk.x }
+    : { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y };
+}
+
+async function loadKeys(records: readonly KeyRecord[]): Promise<LoadedKey[]> {
+  return Promise.all(
+    records.map(async (record) => ({
+      record,
+      privateKey: await importJWK(record.private_jwk, record.alg),
+      publicJwk: Object.freeze({
+        ...publicPart(record.private_jwk),
+        kid: record.kid,
+        alg: record.alg,
+        use: "sig" as const,
+      }),
+    })),
+  );
+}
+
+function serialize(keys: readonly KeyRecord[]): string {
+  const file: KeyFile = { version: 1, keys: [...keys] };
+  return `${JSON.stringify(file, null, 2)}\n`;
+}
+
+async function readKeyFile(file: string): Promise<{ file: KeyFile; stamp: FileStamp } | undefined> {
+  const read = await readSecretFile(file);
+  if (read === undefined) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(read.text);
+  } catch (error) {
+    throw new WritError("internal", `grant key file ${file} is not valid JSON`, {
+      suggestedFix:
+        "restore it from backup (deleting it makes new keys; grants signed by the old ones stop verifying)",
+      cause: error,
+    });
+  }
+  const parsed = keyFileSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new WritError("internal", `grant key file ${file} is not a valid Writ key file`, {
+      suggestedFix:
+        "restore it from backup (deleting it makes new keys; grants signed by the old ones stop verifying)",
+      fieldErrors: fieldErrorsFromZod(parsed.error),
+    });
+  }
+  return { file: parsed.data, stamp: read.stamp };
+}
+
+function sameStamp(a: FileStamp | undefined, b: FileStamp | undefined): boolean {
+  return (
+    a !== undefined && b !== undefined && a.mtimeMs === b.mtimeMs && a.size === b.size && a.ino === b.ino
+  );
+}

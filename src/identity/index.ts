@@ -1,0 +1,23 @@
+/**
+ * Identity (pipeline stage 3): verify the caller's bearer JWT and map it to a `Subject`.
+ * `DevIssuer` mints tokens for local development only; production configs must not trust it.
+ */
+export type { TokenCacheStats } from "./cache.ts";
+export {
+  type IdentityConfig,
+  type IdentityConfigInput,
+  type IssuerConfig,
+  type IssuerConfigInput,
+  identityConfigSchema,
+  issuerConfigSchema,
+  parseIdentityConfig,
+} from "./config.ts";
+export {
+  DEV_AUDIENCE,
+  DEV_ISSUER,
+  DevIssuer,
+  type DevIssuerOptions,
+  type DevJwk,
+  type MintOptions,
+} from "./dev-issuer.ts";
+export { IdentityVerifier, type IdentityVerifierOptions } from "./verifier.ts";
