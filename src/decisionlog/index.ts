@@ -1,0 +1,11 @@
+/** The tamper-evident decision log (DESIGN section 8). */
+export { detectSecrets, isSensitiveKey, MASK } from "./detectors.ts";
+export { hashEntry } from "./hash.ts";
+export {
+  type BreakReason,
+  DecisionLog,
+  type DecisionLogOptions,
+  type DecisionParts,
+  type VerifyResult,
+} from "./log.ts";
+export { type Redacted, type RedactionRules, redact, redactionRulesSchema } from "./redact.ts";

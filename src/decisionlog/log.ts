@@ -1,0 +1,247 @@
+/**
+ * The decision log (DESIGN section 8): one hash-chained entry per decision, written through a
+ * `Store`, redacted before it is stored, verifiable end to end and exportable as NDJSON.
+ */
+import { randomUUID } from "node:crypto";
+import { WritError } from "../core/errors.ts";
+import type { Condition, DecisionKind, Reason } from "../core/types.ts";
+import {
+  GENESIS_HASH,
+  matchesDecisionFilter,
+  normalizeFilter,
+  UnreadableEntryError,
+} from "../store/index.ts";
+import type {
+  DecisionFilter,
+  DecisionLogEntry,
+  DecisionPage,
+  NewDecisionEntry,
+  Store,
+} from "../store/types.ts";
+import { hashEntry } from "./hash.ts";
+import { type RedactionRules, type ResolvedRedactionRules, redact, resolveRedactionRules } from "./redact.ts";
+
+/** What a caller knows about a decision; the log adds the id (unless given), time and redaction. */
+export interface DecisionParts {
+  /** Defaults to a fresh UUID; pass one when it must be known before logging (a grant's `dec`). */
+  decision_id?: string;
+  /** The policy entrypoint, e.g. `writ/decision`; `writ/intake` for refusals before policy. */
+  path: string;
+  /** The policy input, unredacted: the log redacts it. */
+  input: unknown;
+  /** The policy's validated answer; omitted when no policy ran. */
+  result?: unknown;
+  /** The policy bundle revision, stored as `bundles.writ.revision`. */
+  policy_revision: string;
+  metrics?: Record<string, number>;
+  subject: string | null;
+  tenant: string | null;
+  action: string | null;
+  resource: { type: string; id: string } | null;
+  decision: DecisionKind | "error";
+  reasons?: Reason[];
+  error?: string | null;
+  grant_jti?: string | null;
+  approval_id?: string | null;
+  conditions?: Condition[];
+  request_id: string;
+}
+
+export interface DecisionLogOptions {
+  /** How inputs are redacted (default: erase the arguments of `secret` actions, detect secrets). */
+  redaction?: RedactionRules;
+  /** The clock for entry timestamps (default: the system clock). */
+  now?: () => Date;
+}
+
+export type BreakReason = "hash_mismatch" | "broken_link" | "missing_entries" | "unreadable";
+
+export type VerifyResult =
+  | {
+      ok: true;
+      /** How many entries were checked: the whole log. */
+      entries: number;
+      /** The last entry's hash (the genesis hash for an empty log): record it elsewhere to detect truncation later. */
+      head_hash: string;
+    }
+  | {
+      ok: false;
+      /** How many entries were checked and found good before the break. */
+      entries_checked: number;
+      first_broken: {
+        /** The first seq that is wrong (for `missing_entries`: the first missing one). */
+        seq: number;
+        /** The id of the entry at that seq; null when it is missing or its id cannot be read. */
+        decision_id: string | null;
+        reason: BreakReason;
+      };
+    };
+
+const DEFAULT_VERIFY_BATCH = 1000;
+const EXPORT_BATCH = 1000;
+
+export class DecisionLog {
+  readonly #store: Store;
+  readonly #rules: ResolvedRedactionRules;
+  readonly #now: () => Date;
+  /** Appends run one after another through this chain, in call order. */
+  #tail: Promise<unknown> = Promise.resolve();
+  #pending = 0;
+
+  constructor(store: Store, options: DecisionLogOptions = {}) {
+    this.#store = store;
+    this.#rules = resolveRedactionRules(options.redaction);
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  /** Appends waiting for (or in) their write. Callers await their append: back pressure, not loss. */
+  get pending(): number {
+    return this.#pending;
+  }
+
+  /**
+   * Redacts and appends one decision; resolves once the entry is durable. Appends are written in
+   * the order they were called, one at a time.
+   */
+  append(parts: DecisionParts): Promise<DecisionLogEntry> {
+    let entry: NewDecisionEntry;
+    try {
+      entry = this.#build(parts);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const write = this.#tail.then(() => this.#store.appendDecision(entry, hashEntry));
+    this.#tail = write.catch(() => undefined);
+    this.#pending++;
+    const done = () => {
+      this.#pending--;
+    };
+    write.then(done, done);
+    return write;
+  }
+
+  /** Resolves when every append called so far has finished (written or failed). */
+  async drain(): Promise<void> {
+    await this.#tail;
+  }
+
+  get(decisionId: string): Promise<DecisionLogEntry | undefined> {
+    return this.#store.getDecision(decisionId);
+  }
+
+  /** Newest first; pass `next_cursor` back as `cursor` for the next page (limit capped at 500). */
+  query(filter: DecisionFilter = {}, limit = 50, cursor?: string): Promise<DecisionPage> {
+    return this.#store.queryDecisions(filter, limit, cursor);
+  }
+
+  /**
+   * Walks the whole log in seq order and checks that seqs run 1, 2, 3… without gaps, that each
+   * entry links to the previous entry's hash (the first to the genesis hash) and that each hash
+   * matches the entry. Stops at the first break.
+   */
+  async verify(options: { batch?: number } = {}): Promise<VerifyResult> {
+    const batch = options.batch ?? DEFAULT_VERIFY_BATCH;
+    if (!Number.isSafeInteger(batch) || batch < 1) {
+      throw new WritError("invalid_argument", `batch must be a positive integer, got ${String(batch)}`, {
+        fieldErrors: [{ path: "/batch", message: "expected a positive integer" }],
+        suggestedFix: `omit batch (default ${DEFAULT_VERIFY_BATCH}) or pass a positive integer`,
+      });
+    }
+    let expected = 1;
+    let prevHash = GENESIS_HASH;
+    const broken = (seq: number, decisionId: string | null, reason: BreakReason): VerifyResult => ({
+      ok: false,
+      entries_checked: expected - 1,
+      first_broken: { seq, decision_id: decisionId, reason },
+    });
+    for await (const item of this.#walk(batch)) {
+      if (item.seq !== expected) return broken(expected, null, "missing_entries");
+      if (item instanceof UnreadableEntryError) return broken(item.seq, item.decisionId, "unreadable");
+      if (item.prev_hash !== prevHash) return broken(item.seq, item.decision_id, "broken_link");
+      if (hashEntry(item) !== item.hash) return broken(item.seq, item.decision_id, "hash_mismatch");
+      prevHash = item.hash;
+      expected++;
+    }
+    return { ok: true, entries: expected - 1, head_hash: prevHash };
+  }
+
+  /**
+   * The entries that pass `filter`, oldest first, one JSON text per line (each ends with "\n"),
+   * ready to write to a file or pipe through `Readable.from`.
+   */
+  exportNdjson(filter: DecisionFilter = {}): AsyncIterable<string> {
+    const normalized = normalizeFilter(filter);
+    const store = this.#store;
+    return (async function* lines() {
+      let from = 1;
+      for (;;) {
+        const entries = await store.readDecisions(from, EXPORT_BATCH);
+        const last = entries.at(-1);
+        if (last === undefined) return;
+        for (const entry of entries) {
+          if (matchesDecisionFilter(entry, normalized)) yield `${JSON.stringify(entry)}\n`;
+        }
+        from = last.seq + 1;
+      }
+    })();
+  }
+
+  #build(parts: DecisionParts): NewDecisionEntry {
+    const redacted = redact(parts.input, this.#rules);
+    return {
+      decision_id: parts.decision_id ?? randomUUID(),
+      timestamp: this.#now().toISOString(),
+      path: parts.path,
+      input: redacted.input,
+      result: parts.result,
+      bundles: { writ: { revision: parts.policy_revision } },
+      metrics: parts.metrics ?? {},
+      erased: redacted.erased,
+      masked: redacted.masked,
+      subject: parts.subject,
+      tenant: parts.tenant,
+      action: parts.action,
+      resource: parts.resource,
+      decision: parts.decision,
+      reasons: parts.reasons ?? [],
+      error: parts.error ?? null,
+      grant_jti: parts.grant_jti ?? null,
+      approval_id: parts.approval_id ?? null,
+      conditions: parts.conditions ?? [],
+      request_id: parts.request_id,
+    };
+  }
+
+  /**
+   * The log's rows in seq order; an unreadable row is yielded as its error (and ends the walk),
+   * after every readable row before it.
+   */
+  async *#walk(batch: number): AsyncGenerator<DecisionLogEntry | UnreadableEntryError> {
+    let from = 1;
+    for (;;) {
+      let entries: DecisionLogEntry[];
+      try {
+        entries = await this.#store.readDecisions(from, batch);
+      } catch (error) {
+        if (!(error instanceof UnreadableEntryError)) throw error;
+        // Somewhere in this batch a row does not parse: go row by row up to it.
+        for (;;) {
+          try {
+            const [entry] = await this.#store.readDecisions(from, 1);
+            if (entry === undefined) return;
+            yield entry;
+            from = entry.seq + 1;
+          } catch (inner) {
+            if (!(inner instanceof UnreadableEntryError)) throw inner;
+            yield inner;
+            return;
+          }
+        }
+      }
+      const last = entries.at(-1);
+      if (last === undefined) return;
+      yield* entries;
+      from = last.seq + 1;
+    }
+  }
+}

@@ -1,0 +1,15 @@
+/** Storage (DESIGN section 9): the `Store` interface and its embedded SQLite implementation. */
+export { UnreadableEntryError } from "./errors.ts";
+export { MAX_PAGE_SIZE, matchesDecisionFilter, normalizeFilter } from "./paging.ts";
+export { decisionLogEntrySchema, GENESIS_HASH } from "./schema.ts";
+export { SqliteStore, type SqliteStoreOptions } from "./sqlite.ts";
+export type {
+  DecisionFilter,
+  DecisionLogEntry,
+  DecisionPage,
+  GrantConsumption,
+  NewDecisionEntry,
+  ResourceWrite,
+  Store,
+  StoredResource,
+} from "./types.ts";

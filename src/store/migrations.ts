@@ -1,0 +1,70 @@
+/**
+ * The SQLite schema as numbered migrations. A migration is never edited once released: changes
+ * come as a new, higher version. `schema_migrations` records which versions a file has.
+ */
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const sqliteMigrations: readonly Migration[] = [
+  {
+    version: 1,
+    name: "resources, grant uses, decision log",
+    sql: `
+CREATE TABLE resources (
+  type TEXT NOT NULL,
+  id TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  tenant TEXT NOT NULL,
+  revision INTEGER NOT NULL CHECK (revision > 0),
+  attributes TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (type, id)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE grant_uses (
+  jti TEXT PRIMARY KEY,
+  uses INTEGER NOT NULL,
+  max_uses INTEGER NOT NULL CHECK (max_uses > 0),
+  -- milliseconds since the Unix epoch
+  expires_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX grant_uses_expires_at ON grant_uses (expires_at);
+
+-- The hashed entry (without seq, prev_hash and hash) is the JSON in entry; the filter columns
+-- are generated from it, so they can never disagree with what the hash covers.
+CREATE TABLE decisions (
+  seq INTEGER PRIMARY KEY,
+  entry TEXT NOT NULL,
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  decision_id TEXT GENERATED ALWAYS AS (json_extract(entry, '$.decision_id')) VIRTUAL,
+  timestamp TEXT GENERATED ALWAYS AS (json_extract(entry, '$.timestamp')) VIRTUAL,
+  subject TEXT GENERATED ALWAYS AS (json_extract(entry, '$.subject')) VIRTUAL,
+  tenant TEXT GENERATED ALWAYS AS (json_extract(entry, '$.tenant')) VIRTUAL,
+  action TEXT GENERATED ALWAYS AS (json_extract(entry, '$.action')) VIRTUAL,
+  resource_type TEXT GENERATED ALWAYS AS (json_extract(entry, '$.resource.type')) VIRTUAL,
+  resource_id TEXT GENERATED ALWAYS AS (json_extract(entry, '$.resource.id')) VIRTUAL,
+  decision TEXT GENERATED ALWAYS AS (json_extract(entry, '$.decision')) VIRTUAL
+) STRICT;
+CREATE UNIQUE INDEX decisions_decision_id ON decisions (decision_id);
+CREATE INDEX decisions_timestamp ON decisions (timestamp);
+CREATE INDEX decisions_subject ON decisions (subject);
+CREATE INDEX decisions_tenant ON decisions (tenant);
+CREATE INDEX decisions_action ON decisions (action);
+CREATE INDEX decisions_resource ON decisions (resource_type, resource_id);
+CREATE INDEX decisions_decision ON decisions (decision);
+
+-- Every reason code of every entry, for the indexed "any reason" filter. Derived from the entry
+-- at insert; queries confirm each match against the entry itself.
+CREATE TABLE decision_reasons (
+  code TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  PRIMARY KEY (code, seq)
+) STRICT, WITHOUT ROWID;
+`,
+  },
+];

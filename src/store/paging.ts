@@ -1,0 +1,112 @@
+/**
+ * Checks shared by every `Store` implementation: decision filters, page sizes and cursors. Cursors
+ * are opaque to callers: base64url of the last `seq` of the page.
+ */
+import { z } from "zod";
+import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
+import { decisionKinds } from "../core/types.ts";
+import type { DecisionFilter, DecisionLogEntry } from "./types.ts";
+
+export const MAX_PAGE_SIZE = 500;
+
+/** An ISO 8601 date or date-time (with `Z` or an offset), normalized to `toISOString()` form. */
+const instantSchema = z
+  .union([z.iso.datetime({ offset: true }), z.iso.date()])
+  .transform((text) => new Date(text).toISOString());
+
+const filterSchema = z
+  .object({
+    subject: z.string().optional(),
+    tenant: z.string().optional(),
+    action: z.string().optional(),
+    decision: z.enum([...decisionKinds, "error"]).optional(),
+    reason: z.string().optional(),
+    resourceType: z.string().optional(),
+    resourceId: z.string().optional(),
+    since: instantSchema.optional(),
+    until: instantSchema.optional(),
+  })
+  .strict();
+
+/**
+ * Validates a filter and normalizes its time bounds so that they compare as text with stored
+ * timestamps (which are stored in `toISOString()` form).
+ */
+export function normalizeFilter(filter: DecisionFilter): DecisionFilter {
+  const parsed = filterSchema.safeParse(filter);
+  if (!parsed.success) {
+    throw new WritError("invalid_argument", "the decision filter is invalid", {
+      fieldErrors: fieldErrorsFromZod(parsed.error, "/filter"),
+      suggestedFix:
+        "use only subject, tenant, action, decision (allow|deny|require_approval|allow_with_conditions|error), reason, resourceType, resourceId, and ISO 8601 times for since/until (e.g. 2025-01-31T12:00:00Z)",
+    });
+  }
+  return parsed.data;
+}
+
+/** A page size: a positive integer, capped at {@link MAX_PAGE_SIZE}. */
+export function pageSize(limit: number): number {
+  if (!Number.isSafeInteger(limit) || limit < 1) {
+    throw new WritError("invalid_argument", `limit must be a positive integer, got ${String(limit)}`, {
+      fieldErrors: [{ path: "/limit", message: "expected a positive integer" }],
+      suggestedFix: `pass a limit between 1 and ${MAX_PAGE_SIZE} (larger values are capped at ${MAX_PAGE_SIZE})`,
+    });
+  }
+  return Math.min(limit, MAX_PAGE_SIZE);
+}
+
+export function encodeCursor(seq: number): string {
+  return Buffer.from(String(seq), "utf8").toString("base64url");
+}
+
+/** The `seq` a cursor points after; throws `invalid_argument` for anything `encodeCursor` did not make. */
+export function decodeCursor(cursor: string): number {
+  const text = /^[A-Za-z0-9_-]{1,24}$/.test(cursor) ? Buffer.from(cursor, "base64url").toString("utf8") : "";
+  const seq = /^[1-9][0-9]{0,15}$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(seq) || encodeCursor(seq) !== cursor) {
+    throw new WritError("invalid_argument", "the cursor is not one this log handed out", {
+      fieldErrors: [{ path: "/cursor", message: "not a cursor returned as next_cursor" }],
+      suggestedFix:
+        "pass the next_cursor of the previous page unchanged, or omit the cursor to start at the newest entry",
+    });
+  }
+  return seq;
+}
+
+/** Most entries one `readDecisions` call returns. */
+export const MAX_READ_BATCH = 10_000;
+
+/** Checks the arguments of `readDecisions`; returns the batch size, capped at {@link MAX_READ_BATCH}. */
+export function readBatchSize(fromSeq: number, limit: number): number {
+  if (!Number.isSafeInteger(fromSeq) || fromSeq < 1) {
+    throw new WritError("invalid_argument", `fromSeq must be a positive integer, got ${String(fromSeq)}`, {
+      fieldErrors: [{ path: "/fromSeq", message: "expected a positive integer" }],
+      suggestedFix: "start at seq 1 (the first entry) or at the seq after the last entry already read",
+    });
+  }
+  if (!Number.isSafeInteger(limit) || limit < 1) {
+    throw new WritError("invalid_argument", `limit must be a positive integer, got ${String(limit)}`, {
+      fieldErrors: [{ path: "/limit", message: "expected a positive integer" }],
+      suggestedFix: `read in batches of 1 to ${MAX_READ_BATCH} entries`,
+    });
+  }
+  return Math.min(limit, MAX_READ_BATCH);
+}
+
+/**
+ * Whether an entry passes a filter, with the same meaning as `queryDecisions` (for stores or
+ * readers that filter in memory). `filter` must come from {@link normalizeFilter}.
+ */
+export function matchesDecisionFilter(entry: DecisionLogEntry, filter: DecisionFilter): boolean {
+  return (
+    (filter.subject === undefined || entry.subject === filter.subject) &&
+    (filter.tenant === undefined || entry.tenant === filter.tenant) &&
+    (filter.action === undefined || entry.action === filter.action) &&
+    (filter.decision === undefined || entry.decision === filter.decision) &&
+    (filter.reason === undefined || entry.reasons.some((reason) => reason.code === filter.reason)) &&
+    (filter.resourceType === undefined || entry.resource?.type === filter.resourceType) &&
+    (filter.resourceId === undefined || entry.resource?.id === filter.resourceId) &&
+    (filter.since === undefined || entry.timestamp >= filter.since) &&
+    (filter.until === undefined || entry.timestamp < filter.until)
+  );
+}

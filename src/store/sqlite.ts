@@ -1,0 +1,609 @@
+/**
+ * The embedded `Store`: one SQLite file in WAL mode, through better-sqlite3 (synchronous calls
+ * behind the async interface). Every change is one transaction; writes that read before they
+ * write take the write lock up front (`BEGIN IMMEDIATE`), so two processes sharing a file
+ * serialize instead of failing half-way.
+ */
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { z } from "zod";
+import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
+import { UnreadableEntryError } from "./errors.ts";
+import { type Migration, sqliteMigrations } from "./migrations.ts";
+import { decodeCursor, encodeCursor, normalizeFilter, pageSize, readBatchSize } from "./paging.ts";
+import {
+  bodyOfNewEntry,
+  decisionBodySchema,
+  decisionRowSchema,
+  entryFromBody,
+  GENESIS_HASH,
+  hashSchema,
+  resourceAttributesSchema,
+  resourceRowSchema,
+} from "./schema.ts";
+import type {
+  DecisionFilter,
+  DecisionLogEntry,
+  DecisionPage,
+  GrantConsumption,
+  NewDecisionEntry,
+  ResourceWrite,
+  Store,
+  StoredResource,
+} from "./types.ts";
+
+export interface SqliteStoreOptions {
+  /**
+   * When a commit reaches the disk. `"full"` (the default) syncs the WAL on every commit, so an
+   * entry that was acknowledged survives a power cut; `"normal"` syncs only at checkpoints and
+   * can lose the last commits on power loss (never on a process crash).
+   */
+  synchronous?: "full" | "normal";
+  /** How long a write waits for another connection's lock before failing (default 5000 ms). */
+  busyTimeoutMs?: number;
+  /** The clock for `updated_at` and grant expiry (default: the system clock). */
+  now?: () => Date;
+}
+
+const MEMORY = ":memory:";
+
+const resourceWriteSchema = z
+  .object({
+    type: z.string().min(1),
+    id: z.string().min(1),
+    owner: z.string(),
+    tenant: z.string(),
+    attributes: z.record(z.string(), z.unknown()),
+  })
+  .strict();
+
+const lastRowSchema = z.object({ seq: z.number().int().positive(), hash: z.string() });
+const grantRowSchema = z.object({
+  uses: z.number().int(),
+  max_uses: z.number().int(),
+  expires_at: z.number().int(),
+});
+const usesRowSchema = z.object({ uses: z.number().int().positive() });
+const versionRowSchema = z.object({ version: z.number().int() });
+
+type Statement = Database.Statement<unknown[], unknown>;
+
+interface Statements {
+  getResource: Statement;
+  putResource: Statement;
+  updateResource: Statement;
+  consumeGrant: Statement;
+  getGrant: Statement;
+  pruneGrants: Statement;
+  lastDecision: Statement;
+  insertDecision: Statement;
+  insertReason: Statement;
+  getDecision: Statement;
+  readDecisions: Statement;
+}
+
+const RESOURCE_COLUMNS = "type, id, owner, tenant, revision, attributes, updated_at";
+const DECISION_COLUMNS = "seq, entry, prev_hash, hash";
+
+function prepare(db: Database.Database): Statements {
+  return {
+    getResource: db.prepare(`SELECT ${RESOURCE_COLUMNS} FROM resources WHERE type = ? AND id = ?`),
+    putResource: db.prepare(
+      `INSERT INTO resources (${RESOURCE_COLUMNS}) VALUES (@type, @id, @owner, @tenant, 1, @attributes, @updated_at)
+       ON CONFLICT (type, id) DO UPDATE SET owner = excluded.owner, tenant = excluded.tenant,
+         attributes = excluded.attributes, updated_at = excluded.updated_at, revision = resources.revision + 1
+       RETURNING ${RESOURCE_COLUMNS}`,
+    ),
+    updateResource: db.prepare(
+      `UPDATE resources SET attributes = @attributes, updated_at = @updated_at, revision = revision + 1
+       WHERE type = @type AND id = @id AND revision = @expected
+       RETURNING ${RESOURCE_COLUMNS}`,
+    ),
+    consumeGrant: db.prepare(
+      `INSERT INTO grant_uses (jti, uses, max_uses, expires_at) VALUES (@jti, 1, @max_uses, @expires_at)
+       ON CONFLICT (jti) DO UPDATE SET uses = grant_uses.uses + 1
+         WHERE grant_uses.uses < grant_uses.max_uses AND grant_uses.expires_at > @now
+       RETURNING uses`,
+    ),
+    getGrant: db.prepare("SELECT uses, max_uses, expires_at FROM grant_uses WHERE jti = ?"),
+    pruneGrants: db.prepare("DELETE FROM grant_uses WHERE expires_at <= ?"),
+    lastDecision: db.prepare("SELECT seq, hash FROM decisions ORDER BY seq DESC LIMIT 1"),
+    insertDecision: db.prepare("INSERT INTO decisions (seq, entry, prev_hash, hash) VALUES (?, ?, ?, ?)"),
+    insertReason: db.prepare("INSERT OR IGNORE INTO decision_reasons (code, seq) VALUES (?, ?)"),
+    getDecision: db.prepare(`SELECT ${DECISION_COLUMNS} FROM decisions WHERE decision_id = ?`),
+    readDecisions: db.prepare(
+      `SELECT ${DECISION_COLUMNS} FROM decisions WHERE seq >= ? ORDER BY seq LIMIT ?`,
+    ),
+  };
+}
+
+export class SqliteStore implements Store {
+  /** The file path, or `:memory:`. */
+  readonly location: string;
+  /** The journal mode SQLite reports (`wal` for files, `memory` for `:memory:`). */
+  readonly journalMode: string;
+  /** The synchronous level SQLite reports: 2 = FULL, 1 = NORMAL. */
+  readonly synchronous: number;
+  readonly #db: Database.Database;
+  readonly #now: () => Date;
+  readonly #busyTimeoutMs: number;
+  #statements: Statements | undefined;
+  readonly #queries = new Map<string, Statement>();
+
+  /** Opens (or creates) the database; call `migrate()` before use, or use `SqliteStore.open`. */
+  constructor(location: string, options: SqliteStoreOptions = {}) {
+    this.location = location;
+    this.#now = options.now ?? (() => new Date());
+    this.#busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    if (!Number.isSafeInteger(this.#busyTimeoutMs) || this.#busyTimeoutMs < 0) {
+      throw new WritError("invalid_argument", `busyTimeoutMs must be a non-negative integer`, {
+        suggestedFix: "pass a timeout in milliseconds, e.g. 5000",
+      });
+    }
+    let db: Database.Database | undefined;
+    try {
+      if (location !== MEMORY && location !== "")
+        mkdirSync(path.dirname(path.resolve(location)), { recursive: true });
+      db = new Database(location);
+      db.pragma(`busy_timeout = ${this.#busyTimeoutMs}`);
+      db.pragma("journal_mode = WAL");
+      db.pragma(`synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"}`);
+      db.pragma("foreign_keys = ON");
+      this.journalMode = String(db.pragma("journal_mode", { simple: true }));
+      this.synchronous = Number(db.pragma("synchronous", { simple: true }));
+    } catch (error) {
+      db?.close();
+      throw storeError(error, `open the SQLite database at ${location}`, this.#busyTimeoutMs);
+    }
+    this.#db = db;
+  }
+
+  /** Opens the database and applies the migrations. */
+  static async open(location: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+    const store = new SqliteStore(location, options);
+    try {
+      await store.migrate();
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+    return store;
+  }
+
+  async migrate(): Promise<void> {
+    this.#run("apply the schema migrations", () => {
+      this.#db
+        .transaction(() => {
+          this.#db.exec(
+            `CREATE TABLE IF NOT EXISTS schema_migrations (
+               version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT`,
+          );
+          const applied = new Set(
+            this.#db
+              .prepare("SELECT version FROM schema_migrations")
+              .all()
+              .map((row) => parseStored(versionRowSchema, row, "a schema_migrations row").version),
+          );
+          const known = sqliteMigrations.reduce((max, m: Migration) => Math.max(max, m.version), 0);
+          const newest = Math.max(0, ...applied);
+          if (newest > known) {
+            throw new WritError(
+              "internal",
+              `the database at ${this.location} has schema version ${newest}, newer than this Writ knows (${known})`,
+              { suggestedFix: "run a Writ release at least as new as the one that last wrote this file" },
+            );
+          }
+          const record = this.#db.prepare(
+            "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+          );
+          for (const migration of sqliteMigrations) {
+            if (applied.has(migration.version)) continue;
+            this.#db.exec(migration.sql);
+            record.run(migration.version, migration.name, this.#now().toISOString());
+          }
+        })
+        .immediate();
+    });
+    this.#statements = undefined;
+    this.#queries.clear();
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.open) this.#db.close();
+  }
+
+  // ------------------------------------------------------------------------------ resources
+
+  async getResource(type: string, id: string): Promise<StoredResource | undefined> {
+    return this.#run("read a resource", () => {
+      const row = this.#stmts().getResource.get(type, id);
+      return row === undefined ? undefined : resourceOf(row);
+    });
+  }
+
+  async putResource(resource: ResourceWrite): Promise<StoredResource> {
+    const parsed = resourceWriteSchema.safeParse(resource);
+    if (!parsed.success) {
+      throw new WritError("invalid_argument", "the resource is invalid", {
+        fieldErrors: fieldErrorsFromZod(parsed.error, "/resource"),
+        suggestedFix: "give a non-empty type and id, an owner, a tenant and an attributes object",
+      });
+    }
+    const attributes = jsonText(parsed.data.attributes, "/resource/attributes");
+    return this.#run("write a resource", () =>
+      resourceOf(
+        this.#stmts().putResource.get({
+          ...parsed.data,
+          attributes,
+          updated_at: this.#now().toISOString(),
+        }),
+      ),
+    );
+  }
+
+  async updateResourceAttributes(
+    type: string,
+    id: string,
+    expectedRevision: number,
+    attributes: Record<string, unknown>,
+  ): Promise<StoredResource | undefined> {
+    if (!Number.isSafeInteger(expectedRevision)) {
+      throw new WritError(
+        "invalid_argument",
+        `expectedRevision must be an integer, got ${String(expectedRevision)}`,
+        {
+          fieldErrors: [{ path: "/expectedRevision", message: "expected an integer" }],
+          suggestedFix: "pass the revision read with getResource",
+        },
+      );
+    }
+    const text = jsonText(attributes, "/attributes");
+    return this.#run("update a resource", () => {
+      const row = this.#stmts().updateResource.get({
+        type,
+        id,
+        expected: expectedRevision,
+        attributes: text,
+        updated_at: this.#now().toISOString(),
+      });
+      return row === undefined ? undefined : resourceOf(row);
+    });
+  }
+
+  // ------------------------------------------------------------------------------ grants
+
+  async consumeGrant(
+    jti: string,
+    maxUses: number,
+    expiresAt: Date,
+    now: Date = this.#now(),
+  ): Promise<GrantConsumption> {
+    if (
+      jti === "" ||
+      !Number.isSafeInteger(maxUses) ||
+      maxUses < 1 ||
+      !validDate(expiresAt) ||
+      !validDate(now)
+    ) {
+      throw new WritError(
+        "invalid_argument",
+        "consumeGrant needs a jti, a positive integer maxUses and valid dates",
+        {
+          suggestedFix: "pass the grant's jti, its max claim (at least 1) and its exp as a Date",
+        },
+      );
+    }
+    if (now.getTime() >= expiresAt.getTime()) return { ok: false, reason: "expired" };
+    return this.#run("record a grant use", () =>
+      this.#db
+        .transaction((): GrantConsumption => {
+          const stmts = this.#stmts();
+          const row = stmts.consumeGrant.get({
+            jti,
+            max_uses: maxUses,
+            expires_at: expiresAt.getTime(),
+            now: now.getTime(),
+          });
+          if (row !== undefined)
+            return { ok: true, uses: parseStored(usesRowSchema, row, "a grant use").uses };
+          const stored = parseStored(grantRowSchema, stmts.getGrant.get(jti), "a grant use");
+          return { ok: false, reason: stored.expires_at <= now.getTime() ? "expired" : "exhausted" };
+        })
+        .immediate(),
+    );
+  }
+
+  /** Deletes the use records of grants that expired at or before `now`; returns how many. */
+  async pruneExpiredGrants(now: Date = this.#now()): Promise<number> {
+    return this.#run("prune expired grant uses", () => this.#stmts().pruneGrants.run(now.getTime()).changes);
+  }
+
+  // ------------------------------------------------------------------------------ decision log
+
+  async appendDecision(
+    entry: NewDecisionEntry,
+    computeHash: (entry: Omit<DecisionLogEntry, "hash">) => string,
+  ): Promise<DecisionLogEntry> {
+    // Store exactly what will be read back: round-trip through JSON and the schema first, so the
+    // hash covers the stored form (no undefined, no Dates, defaults filled in).
+    const parsed = decisionBodySchema.safeParse(JSON.parse(jsonText(bodyOfNewEntry(entry), "/entry")));
+    if (!parsed.success) {
+      throw new WritError("invalid_argument", "the decision log entry is invalid", {
+        fieldErrors: fieldErrorsFromZod(parsed.error, "/entry"),
+        suggestedFix: "build entries with the decision log (DecisionLog.append), which fills every field",
+      });
+    }
+    const body = { ...parsed.data, timestamp: new Date(parsed.data.timestamp).toISOString() };
+    const text = JSON.stringify(body);
+    const codes = new Set(body.reasons.map((reason) => reason.code));
+    return this.#run("append to the decision log", () =>
+      this.#db
+        .transaction((): DecisionLogEntry => {
+          const stmts = this.#stmts();
+          const lastRow = stmts.lastDecision.get();
+          const last =
+            lastRow === undefined ? undefined : parseStored(lastRowSchema, lastRow, "the last decision");
+          const seq = (last?.seq ?? 0) + 1;
+          const unhashed = entryFromBody(seq, body, last?.hash ?? GENESIS_HASH);
+          const hash = computeHash(unhashed);
+          if (!hashSchema.safeParse(hash).success) {
+            throw new WritError("internal", "the entry hash is not 64 lowercase hex digits", {
+              suggestedFix: "compute entry hashes with hashEntry from src/decisionlog",
+            });
+          }
+          try {
+            stmts.insertDecision.run(seq, text, unhashed.prev_hash, hash);
+          } catch (error) {
+            if (error instanceof Database.SqliteError && error.code === "SQLITE_CONSTRAINT_UNIQUE") {
+              throw new WritError("conflict", `decision ${body.decision_id} is already in the log`, {
+                suggestedFix: "log each decision once, with a fresh decision_id (crypto.randomUUID())",
+                cause: error,
+              });
+            }
+            throw error;
+          }
+          for (const code of codes) stmts.insertReason.run(code, seq);
+          return { ...unhashed, hash };
+        })
+        .immediate(),
+    );
+  }
+
+  async getDecision(decisionId: string): Promise<DecisionLogEntry | undefined> {
+    return this.#run("read a decision", () => {
+      const row = this.#stmts().getDecision.get(decisionId);
+      return row === undefined ? undefined : entryOf(row);
+    });
+  }
+
+  async queryDecisions(filter: DecisionFilter, limit: number, cursor?: string): Promise<DecisionPage> {
+    const f = normalizeFilter(filter);
+    const size = pageSize(limit);
+    const before = cursor === undefined ? undefined : decodeCursor(cursor);
+    const where: string[] = [];
+    const params: Record<string, string | number> = { limit: size + 1 };
+    const equal = (column: string, name: string, value: string | undefined) => {
+      if (value === undefined) return;
+      where.push(`${column} = @${name}`);
+      params[name] = value;
+    };
+    equal("subject", "subject", f.subject);
+    equal("tenant", "tenant", f.tenant);
+    equal("action", "action", f.action);
+    equal("decision", "decision", f.decision);
+    equal("resource_type", "resource_type", f.resourceType);
+    equal("resource_id", "resource_id", f.resourceId);
+    if (f.reason !== undefined) {
+      // The side table narrows by index; the entry itself confirms.
+      where.push(
+        `seq IN (SELECT seq FROM decision_reasons WHERE code = @reason)
+         AND EXISTS (SELECT 1 FROM json_each(decisions.entry, '$.reasons') AS r WHERE json_extract(r.value, '$.code') = @reason)`,
+      );
+      params.reason = f.reason;
+    }
+    if (f.since !== undefined) {
+      where.push("timestamp >= @since");
+      params.since = f.since;
+    }
+    if (f.until !== undefined) {
+      where.push("timestamp < @until");
+      params.until = f.until;
+    }
+    if (before !== undefined) {
+      where.push("seq < @before");
+      params.before = before;
+    }
+    const sql = `SELECT ${DECISION_COLUMNS} FROM decisions ${where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`}
+      ORDER BY seq DESC LIMIT @limit`;
+    return this.#run("query the decision log", () => {
+      const rows = this.#query(sql).all(params);
+      const entries = rows.slice(0, size).map(entryOf);
+      const last = entries.at(-1);
+      return rows.length > size && last !== undefined
+        ? { entries, next_cursor: encodeCursor(last.seq) }
+        : { entries };
+    });
+  }
+
+  async readDecisions(fromSeq: number, limit: number): Promise<DecisionLogEntry[]> {
+    const size = readBatchSize(fromSeq, limit);
+    return this.#run("read the decision log", () =>
+      this.#stmts().readDecisions.all(fromSeq, size).map(entryOf),
+    );
+  }
+
+  // ------------------------------------------------------------------------------ helpers
+
+  #stmts(): Statements {
+    this.#statements ??= prepare(this.#db);
+    return this.#statements;
+  }
+
+  #query(sql: string): Statement {
+    let statement = this.#queries.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare(sql);
+      this.#queries.set(sql, statement);
+    }
+    return statement;
+  }
+
+  #run<T>(what: string, work: () => T): T {
+    if (!this.#db.open) {
+      throw new WritError("internal", `cannot ${what}: the store at ${this.location} is closed`, {
+        suggestedFix: "open a new store (SqliteStore.open) instead of reusing a closed one",
+      });
+    }
+    try {
+      return work();
+    } catch (error) {
+      throw storeError(error, what, this.#busyTimeoutMs, this.location);
+    }
+  }
+}
+
+function validDate(date: Date): boolean {
+  return date instanceof Date && !Number.isNaN(date.getTime());
+}
+
+/** JSON text of a value, or `invalid_argument` naming where it is not JSON. */
+function jsonText(value: unknown, pointer: string): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    throw new WritError("invalid_argument", `${pointer} is not JSON: ${String(error)}`, {
+      fieldErrors: [{ path: pointer, message: "not serializable as JSON" }],
+      suggestedFix: "pass plain JSON data (no cycles, no BigInt)",
+      cause: error,
+    });
+  }
+  if (text === undefined) {
+    throw new WritError("invalid_argument", `${pointer} is not JSON`, {
+      fieldErrors: [{ path: pointer, message: "not serializable as JSON" }],
+      suggestedFix: "pass plain JSON data",
+    });
+  }
+  return text;
+}
+
+function parseStored<T>(schema: z.ZodType<T>, row: unknown, what: string): T {
+  const parsed = schema.safeParse(row);
+  if (!parsed.success) {
+    throw new WritError(
+      "internal",
+      `${what} in the database is malformed: ${z.prettifyError(parsed.error)}`,
+      {
+        suggestedFix: "the database was changed outside Writ or by a newer release: restore it from a backup",
+      },
+    );
+  }
+  return parsed.data;
+}
+
+function resourceOf(row: unknown): StoredResource {
+  const r = parseStored(resourceRowSchema, row, "a resource row");
+  let attributes: unknown;
+  try {
+    attributes = JSON.parse(r.attributes);
+  } catch {
+    attributes = undefined;
+  }
+  return {
+    type: r.type,
+    id: r.id,
+    owner: r.owner,
+    tenant: r.tenant,
+    revision: r.revision,
+    attributes: parseStored(
+      resourceAttributesSchema,
+      attributes,
+      `the attributes of resource ${r.type}/${r.id}`,
+    ),
+    updated_at: r.updated_at,
+  };
+}
+
+function entryOf(row: unknown): DecisionLogEntry {
+  const r = parseStored(decisionRowSchema, row, "a decision row");
+  let json: unknown;
+  try {
+    json = JSON.parse(r.entry);
+  } catch (error) {
+    throw new UnreadableEntryError(r.seq, null, "its JSON does not parse", error);
+  }
+  const body = decisionBodySchema.safeParse(json);
+  if (!body.success) {
+    const id = z.object({ decision_id: z.string() }).safeParse(json);
+    throw new UnreadableEntryError(
+      r.seq,
+      id.success ? id.data.decision_id : null,
+      z.prettifyError(body.error),
+    );
+  }
+  return { ...entryFromBody(r.seq, body.data, r.prev_hash), hash: r.hash };
+}
+
+/** Maps what SQLite (or anything else) threw to a `WritError` that says what to do. */
+function storeError(error: unknown, what: string, busyTimeoutMs: number, location?: string): WritError {
+  if (error instanceof WritError) return error;
+  const where = location === undefined ? "" : ` (${location})`;
+  if (error instanceof Database.SqliteError) {
+    const code = error.code;
+    if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) {
+      return new WritError(
+        "backend_unavailable",
+        `cannot ${what}: the database${where} stayed locked for ${busyTimeoutMs} ms`,
+        {
+          retryable: true,
+          suggestedFix:
+            "retry; if it keeps happening, look for another process holding a long write transaction on the file",
+          cause: error,
+        },
+      );
+    }
+    if (code.startsWith("SQLITE_FULL") || code.startsWith("SQLITE_IOERR")) {
+      return new WritError(
+        "backend_unavailable",
+        `cannot ${what}: the disk failed or is full${where}: ${error.message}`,
+        {
+          retryable: true,
+          suggestedFix: "free disk space or fix the disk, then retry",
+          cause: error,
+        },
+      );
+    }
+    if (
+      code.startsWith("SQLITE_READONLY") ||
+      code.startsWith("SQLITE_CANTOPEN") ||
+      code.startsWith("SQLITE_PERM")
+    ) {
+      return new WritError(
+        "internal",
+        `cannot ${what}: the database file cannot be written${where}: ${error.message}`,
+        {
+          suggestedFix: "make the database file and its folder writable by the Writ process",
+          cause: error,
+        },
+      );
+    }
+    if (code.startsWith("SQLITE_CORRUPT") || code.startsWith("SQLITE_NOTADB")) {
+      return new WritError("internal", `cannot ${what}: the file is not a valid SQLite database${where}`, {
+        suggestedFix: "point Writ at its own database file, or restore the file from a backup",
+        cause: error,
+      });
+    }
+    if (/no such table|no such column/.test(error.message)) {
+      return new WritError("internal", `cannot ${what}: the database has no Writ schema${where}`, {
+        suggestedFix: "call migrate() (or open the store with SqliteStore.open) before using it",
+        cause: error,
+      });
+    }
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new WritError("internal", `cannot ${what}${where}: ${message}`, {
+    suggestedFix: "check the server log for the cause, fix it and retry",
+    cause: error,
+  });
+}

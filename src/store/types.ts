@@ -1,0 +1,123 @@
+/**
+ * The `Store` (DESIGN section 9): everything Writ keeps — resources, grant use, the decision log
+ * (and, as they arrive, approvals and idempotency records). SQLite is the embedded default;
+ * PostgreSQL implements the same interface for several instances. Methods are async so that
+ * both fit; every method that changes state is atomic.
+ */
+import type { Condition, DecisionKind, Reason } from "../core/types.ts";
+
+export interface StoredResource {
+  type: string;
+  id: string;
+  owner: string;
+  tenant: string;
+  /** Increases by one on every change; compared-and-swapped by actions that carry a base. */
+  revision: number;
+  attributes: Record<string, unknown>;
+  updated_at: string;
+}
+
+export interface ResourceWrite {
+  type: string;
+  id: string;
+  owner: string;
+  tenant: string;
+  attributes: Record<string, unknown>;
+}
+
+export type GrantConsumption = { ok: true; uses: number } | { ok: false; reason: "exhausted" | "expired" };
+
+/** A decision log entry as stored (DESIGN section 8; OPA's field names where they exist). */
+export interface DecisionLogEntry {
+  seq: number;
+  decision_id: string;
+  /** ISO 8601 time the decision was made. */
+  timestamp: string;
+  /** The policy entrypoint, e.g. `writ/decision`; `writ/intake` for refusals before policy. */
+  path: string;
+  /** The policy input as stored: redacted. */
+  input: unknown;
+  /** The policy's answer (validated), or undefined when no policy ran. */
+  result: unknown;
+  bundles: { writ: { revision: string } };
+  metrics: Record<string, number>;
+  /** JSON Pointers of input parts removed entirely. */
+  erased: string[];
+  /** JSON Pointers of input parts replaced by a marker. */
+  masked: string[];
+  subject: string | null;
+  tenant: string | null;
+  action: string | null;
+  resource: { type: string; id: string } | null;
+  decision: DecisionKind | "error";
+  reasons: Reason[];
+  /** The error category when the call failed before or instead of a decision. */
+  error: string | null;
+  grant_jti: string | null;
+  approval_id: string | null;
+  conditions: Condition[];
+  request_id: string;
+  prev_hash: string;
+  hash: string;
+}
+
+/** What a caller appends; the store assigns `seq`, `prev_hash` and `hash` atomically. */
+export type NewDecisionEntry = Omit<DecisionLogEntry, "seq" | "prev_hash" | "hash">;
+
+export interface DecisionFilter {
+  subject?: string;
+  tenant?: string;
+  action?: string;
+  decision?: DecisionKind | "error";
+  reason?: string;
+  resourceType?: string;
+  resourceId?: string;
+  /** Inclusive lower bound, ISO 8601. */
+  since?: string;
+  /** Exclusive upper bound, ISO 8601. */
+  until?: string;
+}
+
+export interface DecisionPage {
+  entries: DecisionLogEntry[];
+  /** Opaque; pass back to get the next page. Absent on the last page. */
+  next_cursor?: string;
+}
+
+export interface Store {
+  /** Creates the schema (idempotent, versioned migrations). */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+
+  getResource(type: string, id: string): Promise<StoredResource | undefined>;
+  /** Creates or replaces a resource; the revision becomes the previous one plus one. */
+  putResource(resource: ResourceWrite): Promise<StoredResource>;
+  /**
+   * Replaces the attributes when the stored revision still equals `expectedRevision`;
+   * undefined (nothing written) when it moved.
+   */
+  updateResourceAttributes(
+    type: string,
+    id: string,
+    expectedRevision: number,
+    attributes: Record<string, unknown>,
+  ): Promise<StoredResource | undefined>;
+
+  /** Records one use of a grant; refuses once `maxUses` uses were recorded or after `expiresAt`. */
+  consumeGrant(jti: string, maxUses: number, expiresAt: Date, now?: Date): Promise<GrantConsumption>;
+
+  /**
+   * Appends a decision-log entry: assigns the next `seq`, links it to the previous entry's
+   * hash, and stores it with `hash = computeHash(entry)`, in one transaction. Durable when it
+   * resolves.
+   */
+  appendDecision(
+    entry: NewDecisionEntry,
+    computeHash: (entry: Omit<DecisionLogEntry, "hash">) => string,
+  ): Promise<DecisionLogEntry>;
+  getDecision(decisionId: string): Promise<DecisionLogEntry | undefined>;
+  /** Newest first. */
+  queryDecisions(filter: DecisionFilter, limit: number, cursor?: string): Promise<DecisionPage>;
+  /** Entries in `seq` order from `fromSeq` (inclusive), at most `limit`. */
+  readDecisions(fromSeq: number, limit: number): Promise<DecisionLogEntry[]>;
+}
