@@ -19,19 +19,35 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const seconds = Number(process.argv[2] ?? "2");
 
 const sources: RegoSource[] = [
-  { file: "policies/writ/decision.rego", source: readFileSync(path.join(root, "policies/writ/decision.rego"), "utf8") },
+  {
+    file: "policies/writ/decision.rego",
+    source: readFileSync(path.join(root, "policies/writ/decision.rego"), "utf8"),
+  },
 ];
 
 const sumHash = "5d41402abc4b2a76b9719d911017c592";
 const input = {
-  subject: { id: "alice", tenant: "demo", roles: ["developer"], scopes: ["repo"], issuer: "https://id.example", claims: {} },
+  subject: {
+    id: "alice",
+    tenant: "demo",
+    roles: ["developer"],
+    scopes: ["repo"],
+    issuer: "https://id.example",
+    claims: {},
+  },
   action: {
     name: "repo.propose_edit",
     version: "1",
     side_effect: "reversible",
     idempotency: "natural",
     data_classification: "internal",
-    args: { workspace: "ws-demo", path: "src/sum.ts", base_hash: sumHash, before: "return a - b", after: "return a + b" },
+    args: {
+      workspace: "ws-demo",
+      path: "src/sum.ts",
+      base_hash: sumHash,
+      before: "return a - b",
+      after: "return a + b",
+    },
     args_digest: "8f4e2c5d4b2f0c3f3c6b4a8e2d1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f",
   },
   resource: {
@@ -49,7 +65,13 @@ const input = {
       proposals: [],
     },
   },
-  context: { time_ns: 1764496800000000000, request_id: "req-1", source: "openai", session: "s-1", phase: "call" },
+  context: {
+    time_ns: 1764496800000000000,
+    request_id: "req-1",
+    source: "openai",
+    session: "s-1",
+    phase: "call",
+  },
 };
 
 function build(src: RegoSource[], entrypoints: string[]) {

@@ -4,9 +4,18 @@
  */
 import { policyCommand } from "./policy.ts";
 
+const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>>> = {
+  serve: async () => (await import("./serve.ts")).serveCommand,
+  token: async () => (await import("./token.ts")).tokenCommand,
+  demo: async () => (await import("../demo/replay.ts")).demoCommand,
+};
+
 const usage = `usage: writ <command> [options]
 
 commands:
+  serve [--config f] [--port n]  run the gateway (default config: SQLite, policies/, the demo tools)
+  token --sub <id> [--roles a,b] print a subject JWT from the development issuer
+  demo                     replay the demo repair and its refusals against a running gateway
   policy check <path>...   parse Rego files (or every .rego file under a folder) and report errors
   policy build <path>...   compile a policy to an OPA bundle for the Wasm target
   policy eval <query>      evaluate a query against policy sources or a bundle
@@ -18,6 +27,8 @@ Run \`writ policy <command> --help\` for a command's options.`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  const load = command === undefined ? undefined : commands[command];
+  if (load) return (await load())(rest);
   switch (command) {
     case "policy":
       return policyCommand(rest);

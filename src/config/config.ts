@@ -1,0 +1,160 @@
+/**
+ * The gateway configuration: one YAML file (see `writ.default.yaml` beside this file, which
+ * `writ serve` uses when no `--config` is given). Relative paths are resolved against the
+ * folder of the configuration file.
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { toolContractsSchema } from "../contracts/index.ts";
+import { redactionRulesSchema } from "../decisionlog/index.ts";
+import { grantsConfigSchema } from "../grants/index.ts";
+import { issuerConfigSchema } from "../identity/index.ts";
+
+const resourceSeedSchema = z
+  .object({
+    type: z.string().min(1),
+    id: z.string().min(1),
+    owner: z.string().min(1),
+    tenant: z.string().min(1).default("default"),
+    attributes: z.record(z.string(), z.unknown()).default({}),
+  })
+  .strict();
+
+export const gatewayConfigSchema = z
+  .object({
+    server: z
+      .object({
+        host: z.string().default("127.0.0.1"),
+        port: z.number().int().min(0).max(65535).default(8080),
+        /** Largest request body accepted, in bytes. */
+        body_limit_bytes: z
+          .number()
+          .int()
+          .positive()
+          .default(1024 * 1024),
+        /** The audience of grants for tools Writ executes itself (in-process backends). */
+        executor_id: z.string().min(1).default("writ"),
+      })
+      .strict()
+      .prefault({}),
+    store: z
+      .object({
+        /** SQLite database file (the embedded default). */
+        sqlite: z.string().min(1).default(".writ/writ.db"),
+      })
+      .strict()
+      .prefault({}),
+    policy: z
+      .object({
+        /** Folder of .rego files compiled at start (tests excluded). */
+        dir: z.string().min(1).default("policies"),
+        entrypoint: z.string().min(1).default("writ/decision"),
+        /** Recompile when files in `dir` change; a broken change keeps the last good policy. */
+        watch: z.boolean().default(true),
+        time_budget_ms: z.number().positive().default(250),
+      })
+      .strict()
+      .prefault({}),
+    identity: z
+      .object({
+        issuers: z.array(issuerConfigSchema).default([]),
+        /**
+         * The local development issuer `writ token` mints with. For trying Writ out only: a
+         * production configuration leaves it disabled.
+         */
+        dev_issuer: z
+          .object({
+            enabled: z.boolean().default(false),
+            key_file: z.string().min(1).default(".writ/dev-issuer.json"),
+            issuer: z.string().min(1).default("writ-dev"),
+            audience: z.string().min(1).default("writ"),
+          })
+          .strict()
+          .prefault({}),
+      })
+      .strict()
+      .prefault({}),
+    grants: grantsConfigSchema.prefault({ issuer: "writ", key_file: ".writ/grant-keys.json" }),
+    /** Role names that unlock the administrative and review APIs. */
+    roles: z
+      .object({
+        reviewer: z.array(z.string().min(1)).default(["reviewer"]),
+        admin: z.array(z.string().min(1)).default(["admin"]),
+      })
+      .strict()
+      .prefault({}),
+    decision_log: z.object({ redaction: redactionRulesSchema.optional() }).strict().prefault({}),
+    tools: toolContractsSchema.default([]),
+    seeds: z
+      .object({ resources: z.array(resourceSeedSchema).default([]) })
+      .strict()
+      .prefault({}),
+    /** The in-process demo backend (the virtual repository of the seed chapter). */
+    demo: z
+      .object({ repository: z.boolean().default(false) })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** The configuration `writ serve` uses without `--config`. */
+export const defaultConfigFile = path.join(path.dirname(fileURLToPath(import.meta.url)), "writ.default.yaml");
+
+function resolvePaths(config: GatewayConfig, base: string): GatewayConfig {
+  const at = (p: string) => (p === ":memory:" || path.isAbsolute(p) ? p : path.resolve(base, p));
+  return {
+    ...config,
+    store: { ...config.store, sqlite: at(config.store.sqlite) },
+    policy: { ...config.policy, dir: at(config.policy.dir) },
+    identity: {
+      ...config.identity,
+      dev_issuer: { ...config.identity.dev_issuer, key_file: at(config.identity.dev_issuer.key_file) },
+    },
+    grants: { ...config.grants, ...(config.grants.key_file ? { key_file: at(config.grants.key_file) } : {}) },
+  };
+}
+
+/** Parses a configuration document (already read from YAML); `base` resolves relative paths. */
+export function parseConfig(document: unknown, base: string, source = "configuration"): GatewayConfig {
+  const parsed = gatewayConfigSchema.safeParse(document ?? {});
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `  /${i.path.join("/")}: ${i.message}`).join("\n");
+    throw new ConfigError(`${source} is not a valid Writ configuration:\n${problems}`);
+  }
+  return resolvePaths(parsed.data, base);
+}
+
+/**
+ * Reads a configuration file. Paths in the default configuration are relative to the current
+ * folder (where `npm start` runs); paths in any other file are relative to that file.
+ */
+export async function loadConfig(file: string = defaultConfigFile): Promise<GatewayConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch {
+    throw new ConfigError(`cannot read the configuration file ${file}: check the path given to --config`);
+  }
+  let document: unknown;
+  try {
+    document = parseYaml(text);
+  } catch (error) {
+    throw new ConfigError(
+      `${file} is not valid YAML: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  const base = file === defaultConfigFile ? process.cwd() : path.dirname(path.resolve(file));
+  return parseConfig(document, base, file);
+}

@@ -1,0 +1,8 @@
+export {
+  ConfigError,
+  defaultConfigFile,
+  type GatewayConfig,
+  gatewayConfigSchema,
+  loadConfig,
+  parseConfig,
+} from "./config.ts";

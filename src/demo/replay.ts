@@ -1,0 +1,222 @@
+/**
+ * `writ demo [--url http://127.0.0.1:8080] [--config file]` (`npm run demo`): replays the seed
+ * chapter's repair against a running gateway, and each refusal the sample policy makes, printing
+ * every decision. Tokens come from the development issuer of the configuration, as with
+ * `writ token`.
+ */
+import { parseArgs } from "node:util";
+import { z } from "zod";
+import { loadConfig } from "../config/index.ts";
+import { DevIssuer } from "../identity/index.ts";
+import { contentHash, DEMO_FILES } from "./repository.ts";
+
+const outcomeSchema = z.object({
+  call_id: z.string(),
+  tool: z.string(),
+  decision: z.string(),
+  reasons: z.array(z.object({ code: z.string(), message: z.string() })),
+  decision_id: z.string(),
+  grant: z.object({ jti: z.string(), expires_at: z.string() }).optional(),
+  error: z.object({ category: z.string(), message: z.string() }).optional(),
+  result: z.object({ summary: z.string(), structured_content: z.record(z.string(), z.unknown()) }).optional(),
+});
+const answerSchema = z.object({ results: z.array(outcomeSchema) });
+const resourceSchema = z.object({
+  owner: z.string(),
+  tenant: z.string(),
+  attributes: z.record(z.string(), z.unknown()),
+});
+type Outcome = z.infer<typeof outcomeSchema>;
+
+interface Step {
+  title: string;
+  as: string;
+  format: string;
+  payload: unknown;
+}
+
+function openaiCall(id: string, name: string, args: Record<string, unknown>) {
+  return { id, type: "function", function: { name, arguments: JSON.stringify(args) } };
+}
+
+function anthropicCall(id: string, name: string, input: Record<string, unknown>) {
+  return { role: "assistant", content: [{ type: "tool_use", id, name, input }] };
+}
+
+export async function demoCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { url: { type: "string" }, config: { type: "string" } },
+  });
+  const config = await loadConfig(values.config);
+  const url = values.url ?? `http://127.0.0.1:${process.env.PORT ?? config.server.port}`;
+  const dev = config.identity.dev_issuer;
+  if (!dev.enabled) {
+    console.error("writ demo: the configuration does not enable the development issuer");
+    return 1;
+  }
+  const issuer = await DevIssuer.create({
+    keyFile: dev.key_file,
+    issuer: dev.issuer,
+    audience: dev.audience,
+  });
+  const tokens: Record<string, string> = {
+    alice: await issuer.mint({ sub: "alice", tenant: "demo", roles: ["developer"] }),
+    bob: await issuer.mint({ sub: "bob", tenant: "demo", roles: ["developer"] }),
+    ops: await issuer.mint({ sub: "ops", tenant: "demo", roles: ["admin"] }),
+  };
+
+  try {
+    const health = await fetch(`${url}/healthz`);
+    if (!health.ok) throw new Error(`healthz answered ${health.status}`);
+  } catch (error) {
+    console.error(
+      `writ demo: no gateway at ${url} (${error instanceof Error ? error.message : String(error)}); start one with npm start`,
+    );
+    return 1;
+  }
+
+  const propose = async (step: Step): Promise<Outcome[]> => {
+    const response = await fetch(`${url}/v1/proposals`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${tokens[step.as]}` },
+      body: JSON.stringify({ format: step.format, payload: step.payload, execute: true, session: "demo" }),
+    });
+    const body: unknown = await response.json();
+    const parsed = answerSchema.safeParse(body);
+    console.log(`\n== ${step.title}  (${step.as}, ${step.format})`);
+    if (!parsed.success) {
+      console.log(`   HTTP ${response.status}: ${JSON.stringify(body)}`);
+      return [];
+    }
+    for (const r of parsed.data.results) {
+      const reasons = r.reasons.map((x) => `${x.code}: ${x.message}`).join("; ");
+      console.log(
+        `   ${r.tool} -> ${r.decision}${reasons ? ` (${reasons})` : ""}  [decision ${r.decision_id}]`,
+      );
+      if (r.grant) console.log(`   grant ${r.grant.jti}, expires ${r.grant.expires_at}`);
+      if (r.error && r.decision !== "deny") console.log(`   error ${r.error.category}: ${r.error.message}`);
+      if (r.result) console.log(`   result: ${r.result.summary}`);
+    }
+    return parsed.data.results;
+  };
+
+  const tools = await fetch(`${url}/v1/tools?family=openai`, {
+    headers: { authorization: `Bearer ${tokens.alice}` },
+  });
+  console.log(`== tools alice may use: ${JSON.stringify(await tools.json())}`);
+
+  const ws = "ws-demo";
+  await propose({
+    title: "1. search for sum",
+    as: "alice",
+    format: "openai-chat",
+    payload: openaiCall("call_1", "repo_search", { workspace: ws, query: "sum" }),
+  });
+  await propose({
+    title: "2. read the README",
+    as: "alice",
+    format: "anthropic",
+    payload: anthropicCall("toolu_2", "repo_read", { workspace: ws, path: "README.md" }),
+  });
+  const read = await propose({
+    title: "3. read src/sum.ts",
+    as: "alice",
+    format: "openai-chat",
+    payload: openaiCall("call_3", "repo_read", { workspace: ws, path: "src/sum.ts" }),
+  });
+  const hash = read[0]?.result?.structured_content.hash;
+  const baseHash = typeof hash === "string" ? hash : contentHash(DEMO_FILES["src/sum.ts"] ?? "");
+  const edit = { workspace: ws, path: "src/sum.ts", base_hash: baseHash, before: "a - b", after: "a + b" };
+
+  await propose({
+    title: "refusal: read .env (outside the readable paths)",
+    as: "alice",
+    format: "openai-chat",
+    payload: openaiCall("call_4", "repo_read", { workspace: ws, path: ".env" }),
+  });
+  await propose({
+    title: "refusal: edit README.md (outside the editable paths)",
+    as: "alice",
+    format: "openai-chat",
+    payload: openaiCall("call_5", "repo_propose_edit", {
+      ...edit,
+      path: "README.md",
+      before: "sum",
+      after: "difference",
+    }),
+  });
+  await propose({
+    title: "refusal: edit with a base hash this workspace never read",
+    as: "alice",
+    format: "openai-chat",
+    payload: openaiCall("call_6", "repo_propose_edit", { ...edit, base_hash: "0".repeat(64) }),
+  });
+  // Someone changes src/sum.ts outside the model's session: the repository reports the new hash
+  // through the admin API (as a trusted operator would), so the hash alice read is stale.
+  const resourceUrl = `${url}/v1/resources/workspace/${ws}`;
+  const admin = { "content-type": "application/json", authorization: `Bearer ${tokens.ops}` };
+  const current = resourceSchema.parse(await (await fetch(resourceUrl, { headers: admin })).json());
+  const files = z.record(z.string(), z.string()).parse(current.attributes.files ?? {});
+  const changed = {
+    ...current.attributes,
+    files: { ...files, "src/sum.ts": contentHash("export const sum = (a, b) => b - a;\n") },
+  };
+  await fetch(resourceUrl, {
+    method: "PUT",
+    headers: admin,
+    body: JSON.stringify({ owner: current.owner, tenant: current.tenant, attributes: changed }),
+  });
+  await propose({
+    title: "refusal: edit a file that changed since it was read",
+    as: "alice",
+    format: "openai-chat",
+    payload: openaiCall("call_6b", "repo_propose_edit", edit),
+  });
+  const after = resourceSchema.parse(await (await fetch(resourceUrl, { headers: admin })).json());
+  await fetch(resourceUrl, {
+    method: "PUT",
+    headers: admin,
+    body: JSON.stringify({
+      owner: after.owner,
+      tenant: after.tenant,
+      attributes: { ...after.attributes, files },
+    }),
+  });
+  console.log("\n   (the operator restores the file)");
+
+  await propose({
+    title: "4. propose the fix",
+    as: "alice",
+    format: "openai-chat",
+    payload: openaiCall("call_7", "repo_propose_edit", edit),
+  });
+  await propose({
+    title: "refusal: a second proposal for the same file",
+    as: "alice",
+    format: "openai-chat",
+    payload: openaiCall("call_8", "repo_propose_edit", edit),
+  });
+  await propose({
+    title: "refusal: bob reads alice's workspace by its id",
+    as: "bob",
+    format: "openai-chat",
+    payload: openaiCall("call_9", "repo_read", { workspace: ws, path: "README.md" }),
+  });
+  await propose({
+    title: "refusal: a tool that is not governed (shell)",
+    as: "alice",
+    format: "openai-chat",
+    payload: openaiCall("call_10", "shell", { cmd: "cat .env" }),
+  });
+  await propose({
+    title: "5. finish",
+    as: "alice",
+    format: "canonical",
+    payload: {
+      tool: "repo.finish",
+      arguments: { workspace: ws, summary: "sum now adds: proposed `a + b` for src/sum.ts" },
+    },
+  });
+  return 0;
+}

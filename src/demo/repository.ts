@@ -1,0 +1,238 @@
+/**
+ * The demo backend: the virtual repository of the seed chapter. `README.md` says `sum` adds two
+ * numbers, `src/sum.ts` computes `a - b`, and a `.env` that no task may read sits beside them.
+ *
+ * Tools (in-process handlers, reached only with a verified grant):
+ * - `repo.search`  — case-sensitive substring search over the workspace's readable files; the
+ *                    first 8 matching lines in path order;
+ * - `repo.read`    — a file's content and its hash (SHA-256 of the content's JSON encoding);
+ * - `repo.propose_edit` — a preview of replacing `before` (which must occur exactly once) by
+ *                    `after` in a file whose hash is still `base_hash`; nothing is written;
+ * - `repo.finish`  — ends the task with a summary.
+ *
+ * The handlers check the workspace's paths again (the executor never trusts that the gateway
+ * did), and record what the workspace has read and proposed in the resource's attributes, which
+ * is what the policy reads.
+ */
+import { jsonDigest } from "../core/digest.ts";
+import { WritError } from "../core/errors.ts";
+import { isRecord } from "../core/json.ts";
+import type { ResourceWrite, Store, StoredResource } from "../store/types.ts";
+
+export const DEMO_FILES: Readonly<Record<string, string>> = {
+  "README.md": "# calc\n\n`sum(a, b)` returns the sum of two numbers.\n",
+  "src/sum.ts": "export const sum = (a: number, b: number) => a - b;\n",
+  ".env": "CALC_ENDPOINT=http://127.0.0.1:9/unused\n",
+};
+
+/** Hash of a file's content as the demo tools report it. */
+export function contentHash(content: string): string {
+  return jsonDigest(content);
+}
+
+/** The `ws-demo` workspace the default config seeds: alice may read two files and edit one. */
+export function demoWorkspace(files: Readonly<Record<string, string>> = DEMO_FILES): ResourceWrite {
+  return {
+    type: "workspace",
+    id: "ws-demo",
+    owner: "alice",
+    tenant: "demo",
+    attributes: {
+      read_paths: ["README.md", "src/sum.ts"],
+      edit_paths: ["src/sum.ts"],
+      files: Object.fromEntries(Object.entries(files).map(([p, c]) => [p, contentHash(c)])),
+      reads: {},
+      proposals: [],
+    },
+  };
+}
+
+export interface ToolInvocation {
+  args: Record<string, unknown>;
+  resource: StoredResource | undefined;
+}
+
+export interface ToolOutput {
+  summary: string;
+  structured_content: Record<string, unknown>;
+  /** What the tool touched, for the result's provenance. */
+  target?: string;
+  /** The resource revision after the tool ran, when it changed it. */
+  resource_revision?: number;
+}
+
+export type InProcessHandler = (invocation: ToolInvocation) => Promise<ToolOutput>;
+
+function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
+
+function stringArg(args: Record<string, unknown>, name: string): string {
+  const value = args[name];
+  if (typeof value !== "string") {
+    throw new WritError("invalid_argument", `${name} must be a string`, {
+      fieldErrors: [{ path: `/arguments/${name}`, message: "must be a string" }],
+      suggestedFix: `pass ${name} as a string`,
+    });
+  }
+  return value;
+}
+
+function forbidden(message: string): WritError {
+  return new WritError("policy_denied", message, {
+    suggestedFix:
+      "stay inside the workspace's paths; the executor refuses anything else whatever the gateway said",
+  });
+}
+
+export class VirtualRepository {
+  private readonly files: Map<string, string>;
+
+  constructor(
+    private readonly store: Store,
+    files: Readonly<Record<string, string>> = DEMO_FILES,
+  ) {
+    this.files = new Map(Object.entries(files));
+  }
+
+  read(path: string): string | undefined {
+    return this.files.get(path);
+  }
+
+  /** Writes a file (used by `repo.apply_edit`) and returns its new hash. */
+  write(path: string, content: string): string {
+    this.files.set(path, content);
+    return contentHash(content);
+  }
+
+  private workspaceOf(resource: StoredResource | undefined): {
+    resource: StoredResource;
+    attrs: Record<string, unknown>;
+  } {
+    if (resource?.type !== "workspace") {
+      throw new WritError("not_found", "the workspace does not exist", {
+        suggestedFix: "use a workspace you were given",
+      });
+    }
+    return { resource, attrs: resource.attributes };
+  }
+
+  /**
+   * Updates the workspace's attributes with compare-and-swap on its revision, retrying when a
+   * concurrent call moved it.
+   */
+  private async record(
+    resource: StoredResource,
+    change: (attrs: Record<string, unknown>) => Record<string, unknown>,
+  ): Promise<StoredResource> {
+    let current: StoredResource | undefined = resource;
+    for (let attempt = 0; attempt < 8 && current; attempt++) {
+      const updated = await this.store.updateResourceAttributes(
+        current.type,
+        current.id,
+        current.revision,
+        change(current.attributes),
+      );
+      if (updated) return updated;
+      current = await this.store.getResource(resource.type, resource.id);
+    }
+    throw new WritError("conflict", "the workspace kept changing while the call was recorded", {
+      retryable: true,
+      suggestedFix: "retry the call",
+    });
+  }
+
+  handlers(): Record<string, InProcessHandler> {
+    return {
+      "repo.search": async ({ args, resource }) => {
+        const { attrs } = this.workspaceOf(resource);
+        const query = stringArg(args, "query");
+        const matches: Array<{ path: string; line: number; text: string }> = [];
+        for (const path of stringList(attrs.read_paths)) {
+          const lines = (this.files.get(path) ?? "").split("\n");
+          lines.forEach((text, i) => {
+            if (matches.length < 8 && text.includes(query)) matches.push({ path, line: i + 1, text });
+          });
+        }
+        return {
+          summary:
+            matches.length === 0
+              ? `no line contains ${JSON.stringify(query)} in the readable files`
+              : `${matches.length} matching line(s)`,
+          structured_content: { query, matches, provenance: "untrusted_search_result" },
+          target: "readable files",
+        };
+      },
+      "repo.read": async ({ args, resource }) => {
+        const { resource: ws, attrs } = this.workspaceOf(resource);
+        const path = stringArg(args, "path");
+        if (!stringList(attrs.read_paths).includes(path))
+          throw forbidden(`${path} is not readable in this workspace`);
+        const content = this.files.get(path);
+        if (content === undefined)
+          throw new WritError("not_found", `${path} does not exist`, { suggestedFix: "search first" });
+        const hash = contentHash(content);
+        const updated = await this.record(ws, (a) => {
+          const reads = isRecord(a.reads) ? a.reads : {};
+          const seen = stringList(reads[path]);
+          return { ...a, reads: { ...reads, [path]: seen.includes(hash) ? seen : [...seen, hash] } };
+        });
+        return {
+          summary: `read ${path} (${content.length} characters)`,
+          structured_content: { path, content, hash, provenance: "untrusted_file" },
+          target: path,
+          resource_revision: updated.revision,
+        };
+      },
+      "repo.propose_edit": async ({ args, resource }) => {
+        const { resource: ws, attrs } = this.workspaceOf(resource);
+        const path = stringArg(args, "path");
+        const baseHash = stringArg(args, "base_hash");
+        const before = stringArg(args, "before");
+        const after = stringArg(args, "after");
+        if (!stringList(attrs.edit_paths).includes(path))
+          throw forbidden(`${path} is not editable in this workspace`);
+        const content = this.files.get(path) ?? "";
+        if (contentHash(content) !== baseHash) {
+          throw new WritError("stale_revision", `${path} changed since it was read`, {
+            suggestedFix: "read the file again and redo the edit",
+          });
+        }
+        const occurrences = countOccurrences(content, before);
+        if (occurrences !== 1) {
+          throw new WritError(
+            "invalid_argument",
+            `\`before\` occurs ${occurrences} times in ${path}; it must occur exactly once`,
+            {
+              fieldErrors: [{ path: "/arguments/before", message: `occurs ${occurrences} times` }],
+              suggestedFix: "quote enough surrounding text in `before` to pick one place",
+            },
+          );
+        }
+        const preview = content.replace(before, after);
+        const updated = await this.record(ws, (a) => ({
+          ...a,
+          proposals: [...new Set([...stringList(a.proposals), path])],
+        }));
+        return {
+          summary: `proposed an edit of ${path} (preview only, nothing written)`,
+          structured_content: { path, base_hash: baseHash, preview, preview_hash: contentHash(preview) },
+          target: path,
+          resource_revision: updated.revision,
+        };
+      },
+      "repo.finish": async ({ args, resource }) => {
+        this.workspaceOf(resource);
+        const summary = stringArg(args, "summary");
+        return { summary: "task finished", structured_content: { summary }, target: "task" };
+      },
+    };
+  }
+}
+
+function countOccurrences(text: string, part: string): number {
+  if (part === "") return 0;
+  let count = 0;
+  for (let at = text.indexOf(part); at !== -1; at = text.indexOf(part, at + part.length)) count++;
+  return count;
+}

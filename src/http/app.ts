@@ -1,0 +1,246 @@
+/**
+ * The HTTP API (hono). Routes:
+ *
+ *   POST /v1/proposals            decide (and with `execute: true`, run) a model's proposed calls
+ *   GET  /v1/tools                the tools the caller may use, as its model family sees them
+ *   GET  /v1/decisions            the decision log, filtered and paged (reviewer role)
+ *   GET  /v1/decisions/:id        one entry (reviewer role)
+ *   PUT  /v1/resources/:type/:id  create or replace a resource and its owner (admin role)
+ *   GET  /v1/resources/:type/:id  read a resource (admin role)
+ *   GET  /.well-known/jwks.json   the public keys that verify grants
+ *   GET  /healthz                 liveness and the policy's state
+ *   GET  /metrics                 Prometheus metrics
+ *
+ * Every error is a structured WritError body (DESIGN section 7).
+ */
+import { randomUUID } from "node:crypto";
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { z } from "zod";
+import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
+import { proposalFormats, type Subject } from "../core/types.ts";
+import type { TokenCacheStats } from "../identity/index.ts";
+import { type Gateway, handleProposal, ToolDiscovery } from "../pipeline.ts";
+import type { DecisionFilter } from "../store/types.ts";
+
+export interface AppOptions {
+  bodyLimitBytes: number;
+  roles: { reviewer: readonly string[]; admin: readonly string[] };
+}
+
+const proposalBodySchema = z
+  .object({
+    format: z.enum(proposalFormats).default("auto"),
+    payload: z.unknown(),
+    session: z.string().min(1).max(200).optional(),
+    execute: z.boolean().default(false),
+  })
+  .strict();
+
+const decisionQuerySchema = z
+  .object({
+    subject: z.string().optional(),
+    tenant: z.string().optional(),
+    action: z.string().optional(),
+    decision: z.enum(["allow", "deny", "require_approval", "allow_with_conditions", "error"]).optional(),
+    reason: z.string().optional(),
+    resource_type: z.string().optional(),
+    resource_id: z.string().optional(),
+    since: z.string().optional(),
+    until: z.string().optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+    cursor: z.string().optional(),
+  })
+  .strict();
+
+const resourceBodySchema = z
+  .object({
+    owner: z.string().min(1),
+    tenant: z.string().min(1).default("default"),
+    attributes: z.record(z.string(), z.unknown()).default({}),
+  })
+  .strict();
+
+const familySchema = z.enum(["default", "openai", "anthropic", "mcp"]).default("default");
+
+function requireRole(subject: Subject, allowed: readonly string[], what: string): void {
+  if (!subject.roles.some((r) => allowed.includes(r))) {
+    throw new WritError("forbidden", `${what} needs one of the roles ${allowed.join(", ")}`, {
+      suggestedFix: "use a token that carries one of those roles",
+    });
+  }
+}
+
+async function jsonBody(req: Request): Promise<unknown> {
+  const text = await req.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new WritError("invalid_argument", "the request body is not JSON", {
+      suggestedFix: "send a JSON body with Content-Type: application/json",
+    });
+  }
+}
+
+function parseWith<T extends z.ZodType>(
+  schema: T,
+  value: unknown,
+  prefix: string,
+  what: string,
+): z.output<T> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw new WritError("invalid_argument", `${what} is malformed`, {
+      fieldErrors: fieldErrorsFromZod(parsed.error, prefix),
+      suggestedFix: "fix the fields listed in field_errors",
+    });
+  }
+  return parsed.data;
+}
+
+export function createApp(gw: Gateway, options: AppOptions): Hono {
+  const app = new Hono();
+  const discovery = new ToolDiscovery(gw);
+
+  app.onError((error, c) => {
+    const e =
+      error instanceof WritError
+        ? error
+        : new WritError("internal", "Writ failed while handling the request", {
+            suggestedFix: "retry later; if it persists, tell the operator the time of the request",
+            cause: error,
+          });
+    if (e.category === "internal") console.error("internal error:", error);
+    return c.json(e.toJSON(), e.httpStatus as ContentfulStatusCode);
+  });
+
+  app.notFound((c) =>
+    c.json(
+      new WritError("not_found", `no route ${c.req.method} ${c.req.path}`, {
+        suggestedFix: "see the README for the API routes",
+      }).toJSON(),
+      404,
+    ),
+  );
+
+  app.use(
+    "/v1/*",
+    bodyLimit({
+      maxSize: options.bodyLimitBytes,
+      onError: (c) =>
+        c.json(
+          new WritError(
+            "payload_too_large",
+            `the request body is larger than ${options.bodyLimitBytes} bytes`,
+            {
+              suggestedFix: "send fewer calls per request or smaller arguments",
+            },
+          ).toJSON(),
+          413,
+        ),
+    }),
+  );
+
+  app.post("/v1/proposals", async (c) => {
+    const body = parseWith(proposalBodySchema, await jsonBody(c.req.raw), "", "the proposal request");
+    const results = await handleProposal(gw, {
+      authorization: c.req.header("authorization"),
+      format: body.format,
+      payload: body.payload,
+      ...(body.session === undefined ? {} : { session: body.session }),
+      execute: body.execute,
+      requestId: c.req.header("x-request-id") ?? randomUUID(),
+    });
+    return c.json({ results });
+  });
+
+  app.get("/v1/tools", async (c) => {
+    const subject = await gw.identity.verify(c.req.header("authorization"));
+    const family = parseWith(familySchema, c.req.query("family"), "/family", "the family parameter");
+    return c.json({ tools: discovery.list(subject, family) });
+  });
+
+  app.get("/v1/decisions", async (c) => {
+    const subject = await gw.identity.verify(c.req.header("authorization"));
+    requireRole(subject, options.roles.reviewer, "reading the decision log");
+    const q = parseWith(decisionQuerySchema, c.req.query(), "", "the decision query");
+    const filter: DecisionFilter = {
+      ...(q.subject ? { subject: q.subject } : {}),
+      ...(q.tenant ? { tenant: q.tenant } : {}),
+      ...(q.action ? { action: q.action } : {}),
+      ...(q.decision ? { decision: q.decision } : {}),
+      ...(q.reason ? { reason: q.reason } : {}),
+      ...(q.resource_type ? { resourceType: q.resource_type } : {}),
+      ...(q.resource_id ? { resourceId: q.resource_id } : {}),
+      ...(q.since ? { since: q.since } : {}),
+      ...(q.until ? { until: q.until } : {}),
+    };
+    const page = await gw.log.query(filter, q.limit, q.cursor);
+    return c.json(page);
+  });
+
+  app.get("/v1/decisions/:id", async (c) => {
+    const subject = await gw.identity.verify(c.req.header("authorization"));
+    requireRole(subject, options.roles.reviewer, "reading the decision log");
+    const entry = await gw.log.get(c.req.param("id"));
+    if (!entry) {
+      throw new WritError("not_found", `no decision ${c.req.param("id")}`, {
+        suggestedFix: "check the decision id",
+      });
+    }
+    return c.json(entry);
+  });
+
+  app.put("/v1/resources/:type/:id", async (c) => {
+    const subject = await gw.identity.verify(c.req.header("authorization"));
+    requireRole(subject, options.roles.admin, "writing resources");
+    const body = parseWith(resourceBodySchema, await jsonBody(c.req.raw), "", "the resource");
+    const stored = await gw.store.putResource({ type: c.req.param("type"), id: c.req.param("id"), ...body });
+    return c.json(stored);
+  });
+
+  app.get("/v1/resources/:type/:id", async (c) => {
+    const subject = await gw.identity.verify(c.req.header("authorization"));
+    requireRole(subject, options.roles.admin, "reading resources");
+    const stored = await gw.store.getResource(c.req.param("type"), c.req.param("id"));
+    if (!stored)
+      throw new WritError("not_found", "no such resource", { suggestedFix: "create it with PUT first" });
+    return c.json(stored);
+  });
+
+  app.get("/.well-known/jwks.json", async (c) => {
+    // Another instance may have rotated the shared key file.
+    await gw.grants.refresh();
+    c.header("cache-control", "public, max-age=60");
+    return c.json(gw.grants.jwks());
+  });
+
+  app.get("/healthz", (c) => {
+    const policyError = gw.policy.lastLoadError;
+    const body = {
+      status: gw.policy.revision === undefined ? "unavailable" : policyError ? "degraded" : "ok",
+      policy_revision: gw.policy.revision ?? null,
+      ...(policyError ? { policy_error: policyError } : {}),
+    };
+    return c.json(body, gw.policy.revision === undefined ? 503 : 200);
+  });
+
+  app.get("/metrics", (c) => {
+    const stats = gw.identity.cacheStats();
+    const text = gw.metrics.render() + tokenCacheLines(stats);
+    return c.text(text, 200, { "content-type": "text/plain; version=0.0.4" });
+  });
+
+  return app;
+}
+
+function tokenCacheLines(stats: TokenCacheStats): string {
+  return [
+    "# HELP writ_token_cache_total Bearer token verifications, by cache result.",
+    "# TYPE writ_token_cache_total counter",
+    `writ_token_cache_total{result="hit"} ${stats.hits}`,
+    `writ_token_cache_total{result="miss"} ${stats.misses}`,
+    "",
+  ].join("\n");
+}

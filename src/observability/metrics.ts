@@ -1,0 +1,98 @@
+/**
+ * Prometheus metrics in the text exposition format (version 0.0.4): counters and histograms with
+ * labels, enough for `/metrics` without a client library.
+ */
+
+type Labels = Record<string, string>;
+
+function labelKey(labels: Labels): string {
+  return Object.keys(labels)
+    .sort()
+    .map(
+      (k) => `${k}="${labels[k]!.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("\n", "\\n")}"`,
+    )
+    .join(",");
+}
+
+class Counter {
+  private readonly values = new Map<string, number>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+
+  inc(labels: Labels = {}, by = 1): void {
+    const key = labelKey(labels);
+    this.values.set(key, (this.values.get(key) ?? 0) + by);
+  }
+
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    for (const [key, value] of [...this.values].sort(([a], [b]) => a.localeCompare(b))) {
+      lines.push(`${this.name}${key ? `{${key}}` : ""} ${value}`);
+    }
+    return lines;
+  }
+}
+
+class Histogram {
+  private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: readonly number[],
+  ) {}
+
+  observe(value: number, labels: Labels = {}): void {
+    const key = labelKey(labels);
+    let s = this.series.get(key);
+    if (!s) {
+      s = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.series.set(key, s);
+    }
+    this.buckets.forEach((b, i) => {
+      if (value <= b) s.counts[i]!++;
+    });
+    s.sum += value;
+    s.count++;
+  }
+
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    for (const [key, s] of [...this.series].sort(([a], [b]) => a.localeCompare(b))) {
+      const prefix = key ? `${key},` : "";
+      for (const [i, b] of this.buckets.entries()) lines.push(`${this.name}_bucket{${prefix}le="${b}"} ${s.counts[i]}`);
+      lines.push(`${this.name}_bucket{${prefix}le="+Inf"} ${s.count}`);
+      lines.push(`${this.name}_sum${key ? `{${key}}` : ""} ${s.sum}`);
+      lines.push(`${this.name}_count${key ? `{${key}}` : ""} ${s.count}`);
+    }
+    return lines;
+  }
+}
+
+/** The gateway's metrics. */
+export class GatewayMetrics {
+  readonly decisions = new Counter(
+    "writ_decisions_total",
+    "Decisions made, by outcome (allow, deny, require_approval, allow_with_conditions, error).",
+  );
+  readonly decisionSeconds = new Histogram(
+    "writ_decision_duration_seconds",
+    "Time from receiving a proposal to answering it, per call.",
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+  );
+  readonly policyFailures = new Counter(
+    "writ_policy_failures_total",
+    "Policy evaluations that gave no usable decision, by reason.",
+  );
+  readonly policyReloads = new Counter(
+    "writ_policy_reloads_total",
+    "Policy reloads, by result (ok, failed).",
+  );
+
+  render(): string {
+    return `${[this.decisions, this.decisionSeconds, this.policyFailures, this.policyReloads]
+      .flatMap((m) => m.render())
+      .join("\n")}\n`;
+  }
+}

@@ -1,0 +1,573 @@
+/**
+ * The pipeline (DESIGN section 1): every tool call walks these stages, in this order.
+ *
+ *   1. intake         — parseProposal: the provider's payload to ProposedCalls
+ *   2. normalization  — normalize: contract, validated arguments, resource, args digest
+ *   3. identity       — identity.verify: the caller's bearer JWT to a Subject
+ *   4. resource       — resourceContext: ownership and revision from the store
+ *   5. policy         — policy.evaluate: the compiled Rego decision, validated, fail closed
+ *   6. approval       — require_approval answers approval_required (requests: see approvals)
+ *   7. grant          — grants.issue: a signed, single-use grant bound to this exact call
+ *  10. decision log   — log.append: durable before the answer leaves
+ *   8. dispatch       — (with execute) the grant is verified and consumed, the backend runs
+ *   9. result         — the layered result of DESIGN section 7
+ *
+ * The log entry is written before dispatch so that no grant exists without its entry.
+ */
+import { randomUUID } from "node:crypto";
+import type { ContractRegistry, ToolContract } from "./contracts/index.ts";
+import { jsonDigest } from "./core/digest.ts";
+import { WritError, type WritErrorBody } from "./core/errors.ts";
+import type {
+  CanonicalAction,
+  DecisionKind,
+  PolicyDecision,
+  PolicyInput,
+  ProposalFormat,
+  ProposedCall,
+  Reason,
+  ResourceContext,
+  ResourceRef,
+  Subject,
+} from "./core/types.ts";
+import type { DecisionLog } from "./decisionlog/index.ts";
+import type { InProcessHandler } from "./demo/repository.ts";
+import { GrantError, type ReplayGuard, verifyGrant } from "./executor/index.ts";
+import type { GrantSigner } from "./grants/index.ts";
+import type { IdentityVerifier } from "./identity/index.ts";
+import { parseProposal } from "./intake/index.ts";
+import { type NormalizedCall, normalize } from "./normalize/index.ts";
+import type { GatewayMetrics } from "./observability/metrics.ts";
+import { type PolicyEngine, PolicyFailure } from "./policy/index.ts";
+import type { Store, StoredResource } from "./store/types.ts";
+
+export interface Gateway {
+  contracts: ContractRegistry;
+  identity: IdentityVerifier;
+  store: Store;
+  policy: PolicyEngine;
+  grants: GrantSigner;
+  log: DecisionLog;
+  handlers: ReadonlyMap<string, InProcessHandler>;
+  metrics: GatewayMetrics;
+  /** The audience of grants for in-process tools. */
+  executorId: string;
+}
+
+export interface ProposalRequest {
+  authorization: string | undefined;
+  format: ProposalFormat;
+  payload: unknown;
+  session?: string;
+  execute: boolean;
+  requestId: string;
+}
+
+export interface IssuedGrantView {
+  token: string;
+  jti: string;
+  audience: string;
+  expires_at: string;
+  max_uses: number;
+}
+
+export interface LayeredResult {
+  summary: string;
+  structured_content: Record<string, unknown>;
+  artifact_refs: string[];
+  provenance: {
+    tool: string;
+    version: string;
+    target: string;
+    time: string;
+    resource_revision: string | null;
+  };
+  execution_meta: { latency_ms: number; attempt: number; request_id: string; effect: string };
+}
+
+export interface CallOutcome {
+  call_id: string;
+  tool: string;
+  decision: DecisionKind | "error";
+  /** Reasons the model may see (`visible_to_model`). */
+  reasons: Reason[];
+  decision_id: string;
+  grant?: IssuedGrantView;
+  error?: WritErrorBody;
+  result?: LayeredResult;
+}
+
+const INTAKE_PATH = "writ/intake";
+
+/** The audience of grants for a contract's backend. */
+export function executorOf(contract: ToolContract, gateway: Pick<Gateway, "executorId">): string {
+  switch (contract.backend.kind) {
+    case "inprocess":
+      return gateway.executorId;
+    case "http":
+      return new URL(contract.backend.url).origin;
+    case "mcp":
+      return `mcp:${contract.backend.server}`;
+  }
+}
+
+function visible(reasons: readonly Reason[]): Reason[] {
+  return reasons.filter((r) => r.visible_to_model);
+}
+
+async function resourceContext(
+  store: Store,
+  ref: ResourceRef | undefined,
+): Promise<{ context: ResourceContext; stored: StoredResource | undefined }> {
+  if (!ref) return { context: { type: "none", id: "", known: false, attributes: {} }, stored: undefined };
+  const stored = await store.getResource(ref.type, ref.id);
+  if (!stored) return { context: { type: ref.type, id: ref.id, known: false, attributes: {} }, stored };
+  return {
+    context: {
+      type: stored.type,
+      id: stored.id,
+      known: true,
+      owner: stored.owner,
+      tenant: stored.tenant,
+      revision: String(stored.revision),
+      attributes: stored.attributes,
+    },
+    stored,
+  };
+}
+
+/** A refusal decided without (or instead of) the policy: logged like any decision. */
+function errorOutcome(call: ProposedCall, decisionId: string, error: WritError): CallOutcome {
+  return {
+    call_id: call.callId,
+    tool: call.tool,
+    decision: "error",
+    reasons: [],
+    decision_id: decisionId,
+    error: error.toJSON(),
+  };
+}
+
+function asWritError(error: unknown): WritError {
+  if (error instanceof WritError) return error;
+  return new WritError("internal", "Writ failed while handling the call", {
+    suggestedFix: "retry later; if it persists, report the decision id to the operator",
+    cause: error,
+  });
+}
+
+/**
+ * Decides every call of a proposal. Throws WritError only when the whole request is refused
+ * (malformed payload, unauthenticated); each such refusal is logged first.
+ */
+export async function handleProposal(gw: Gateway, req: ProposalRequest): Promise<CallOutcome[]> {
+  const revision = gw.policy.revision ?? "none";
+
+  // 1. Proposal intake.
+  let calls: ProposedCall[];
+  try {
+    calls = parseProposal(req.format, req.payload).calls;
+  } catch (error) {
+    const e = asWritError(error);
+    await gw.log.append({
+      path: INTAKE_PATH,
+      input: { format: req.format, session: req.session ?? null },
+      policy_revision: revision,
+      subject: null,
+      tenant: null,
+      action: null,
+      resource: null,
+      decision: "error",
+      error: e.category,
+      reasons: [{ code: e.category, message: e.message, visible_to_model: true }],
+      request_id: req.requestId,
+    });
+    gw.metrics.decisions.inc({ decision: "error" });
+    throw e;
+  }
+
+  // 2. Normalization, per call.
+  const normalized: Array<NormalizedCall | WritError> = calls.map((call) => {
+    try {
+      return normalize(call, gw.contracts);
+    } catch (error) {
+      return asWritError(error);
+    }
+  });
+
+  // 3. Identity, once per request; a refused token refuses every call, and each attempt is logged.
+  let subject: Subject;
+  try {
+    subject = await gw.identity.verify(req.authorization);
+  } catch (error) {
+    const e = asWritError(error);
+    for (const [i, call] of calls.entries()) {
+      const n = normalized[i];
+      await gw.log.append({
+        path: INTAKE_PATH,
+        input: { tool: call.tool, source: call.source, session: req.session ?? null },
+        policy_revision: revision,
+        subject: null,
+        tenant: null,
+        action: n instanceof WritError || !n ? null : n.action.name,
+        resource: n instanceof WritError || !n || !n.resource ? null : n.resource,
+        decision: "error",
+        error: e.category,
+        reasons: [{ code: e.category, message: e.message, visible_to_model: true }],
+        request_id: req.requestId,
+      });
+      gw.metrics.decisions.inc({ decision: "error" });
+    }
+    throw e;
+  }
+
+  const outcomes: CallOutcome[] = [];
+  for (const [i, call] of calls.entries()) {
+    const n = normalized[i]!;
+    const callStarted = performance.now();
+    const outcome =
+      n instanceof WritError
+        ? await refuseBeforePolicy(gw, req, call, subject, n, revision)
+        : await decideCall(gw, req, call, subject, n);
+    gw.metrics.decisions.inc({ decision: outcome.decision });
+    gw.metrics.decisionSeconds.observe((performance.now() - callStarted) / 1000);
+    outcomes.push(outcome);
+  }
+  return outcomes;
+}
+
+async function refuseBeforePolicy(
+  gw: Gateway,
+  req: ProposalRequest,
+  call: ProposedCall,
+  subject: Subject,
+  error: WritError,
+  revision: string,
+): Promise<CallOutcome> {
+  const entry = await gw.log.append({
+    path: INTAKE_PATH,
+    input: { tool: call.tool, source: call.source, arguments: call.arguments, session: req.session ?? null },
+    policy_revision: revision,
+    subject: subject.id,
+    tenant: subject.tenant,
+    action: null,
+    resource: null,
+    decision: "error",
+    error: error.category,
+    reasons: [{ code: error.category, message: error.message, visible_to_model: true }],
+    request_id: req.requestId,
+  });
+  return errorOutcome(call, entry.decision_id, error);
+}
+
+function policyInput(
+  subject: Subject,
+  action: CanonicalAction,
+  resource: ResourceContext,
+  req: ProposalRequest,
+  source: ProposedCall["source"],
+): PolicyInput {
+  return {
+    subject,
+    action,
+    resource,
+    context: {
+      time_ns: Date.now() * 1_000_000,
+      request_id: req.requestId,
+      source,
+      ...(req.session === undefined ? {} : { session: req.session }),
+      phase: "call",
+    },
+  };
+}
+
+/** Stages 4–10 for one well-formed call of an authenticated caller. */
+async function decideCall(
+  gw: Gateway,
+  req: ProposalRequest,
+  call: ProposedCall,
+  subject: Subject,
+  n: NormalizedCall,
+): Promise<CallOutcome> {
+  const decisionId = randomUUID();
+
+  // 4. Resource context.
+  const { context: resource, stored } = await resourceContext(gw.store, n.resource);
+  const input = policyInput(subject, n.action, resource, req, call.source);
+
+  // 5. Policy evaluation, failing closed.
+  let decision: PolicyDecision;
+  let revision = gw.policy.revision ?? "none";
+  let failure: PolicyFailure | undefined;
+  const evalStarted = process.hrtime.bigint();
+  try {
+    const evaluated = gw.policy.evaluate(input);
+    decision = evaluated.decision;
+    revision = evaluated.revision;
+  } catch (error) {
+    if (!(error instanceof PolicyFailure)) throw error;
+    failure = error;
+    gw.metrics.policyFailures.inc({ reason: error.code });
+    decision = {
+      decision: "deny",
+      reasons: [
+        { code: error.code, message: error.message, visible_to_model: false },
+        {
+          code: "policy_unavailable",
+          message: "the policy could not decide this call, so it is denied",
+          visible_to_model: true,
+        },
+      ],
+      conditions: [],
+    };
+  }
+  const evalNs = Number(process.hrtime.bigint() - evalStarted);
+
+  // 6. Approval: the request itself arrives with the approvals API; until then the caller learns
+  //    that an approval is needed and by whom.
+  // 7. Grant.
+  let grant: IssuedGrantView | undefined;
+  let grantError: WritError | undefined;
+  if (decision.decision === "allow" || decision.decision === "allow_with_conditions") {
+    const audience = executorOf(n.contract, gw);
+    const maxUses =
+      decision.conditions.find((c) => c.type === "max_uses")?.uses ?? decision.grant?.max_uses ?? 1;
+    const issued = await gw.grants.issue({
+      aud: audience,
+      sub: subject.id,
+      tnt: subject.tenant,
+      act: { name: n.action.name, version: n.action.version },
+      res: n.resource
+        ? {
+            type: n.resource.type,
+            id: n.resource.id,
+            ...(resource.revision === undefined ? {} : { rev: resource.revision }),
+          }
+        : { type: "none", id: "" },
+      args: n.action.args_digest,
+      cnd: decision.conditions,
+      dec: decisionId,
+      pol: revision,
+      max: maxUses,
+      ...(decision.grant?.ttl_seconds === undefined ? {} : { ttlSeconds: decision.grant.ttl_seconds }),
+    });
+    grant = {
+      token: issued.token,
+      jti: issued.claims.jti,
+      audience,
+      expires_at: new Date(issued.claims.exp * 1000).toISOString(),
+      max_uses: maxUses,
+    };
+  } else if (decision.decision === "require_approval") {
+    grantError = new WritError("approval_required", "this call needs an approval before it can run", {
+      suggestedFix: `ask someone with one of the roles ${(decision.approval?.approver_roles ?? []).join(", ")} to approve it`,
+    });
+  } else {
+    const shown = visible(decision.reasons);
+    grantError = new WritError(
+      "policy_denied",
+      shown.map((r) => r.message).join("; ") || "the policy denied this call",
+      {
+        suggestedFix:
+          "change the call so the policy allows it, or ask for access; the reasons say what was refused",
+      },
+    );
+  }
+
+  // 10. Decision log: durable before the answer (and the grant) leaves Writ.
+  await gw.log.append({
+    decision_id: decisionId,
+    path: gw.policy.entrypoint,
+    input,
+    ...(failure ? {} : { result: decision }),
+    policy_revision: revision,
+    metrics: { timer_rego_query_eval_ns: evalNs },
+    subject: subject.id,
+    tenant: subject.tenant,
+    action: n.action.name,
+    resource: n.resource ?? null,
+    decision: decision.decision,
+    reasons: decision.reasons,
+    error: failure ? failure.code : null,
+    grant_jti: grant?.jti ?? null,
+    conditions: decision.conditions,
+    request_id: req.requestId,
+  });
+
+  const outcome: CallOutcome = {
+    call_id: call.callId,
+    tool: call.tool,
+    decision: decision.decision,
+    reasons: visible(decision.reasons),
+    decision_id: decisionId,
+    ...(grant ? { grant } : {}),
+    ...(grantError ? { error: grantError.toJSON() } : {}),
+  };
+
+  // 8–9. Dispatch and result, when the caller asked Writ to execute.
+  if (req.execute && grant) {
+    try {
+      outcome.result = await dispatchInProcess(gw, n, grant.token, stored, req.requestId);
+    } catch (error) {
+      outcome.error = asWritError(error).toJSON();
+    }
+  }
+  return outcome;
+}
+
+/** A replay guard backed by the store, so a grant is consumed once across Writ instances. */
+function storeReplayGuard(store: Store): ReplayGuard {
+  return {
+    async consume(jti: string, maxUses: number, expiresAtSeconds: number): Promise<boolean> {
+      return (await store.consumeGrant(jti, maxUses, new Date(expiresAtSeconds * 1000))).ok;
+    },
+  };
+}
+
+/**
+ * Runs an in-process backend like any executor would: the grant is verified (signature,
+ * audience, action, resource, argument digest) and consumed before the handler runs.
+ */
+async function dispatchInProcess(
+  gw: Gateway,
+  n: NormalizedCall,
+  token: string,
+  stored: StoredResource | undefined,
+  requestId: string,
+): Promise<LayeredResult> {
+  if (n.contract.backend.kind !== "inprocess") {
+    throw new WritError(
+      "backend_unavailable",
+      `${n.contract.name} runs on a ${n.contract.backend.kind} backend, which this gateway does not execute yet`,
+      {
+        suggestedFix: "execute the call yourself with the grant, or use an in-process tool",
+        retryable: false,
+      },
+    );
+  }
+  const handler = gw.handlers.get(n.contract.backend.handler);
+  if (!handler) {
+    throw new WritError(
+      "backend_unavailable",
+      `no in-process handler named ${n.contract.backend.handler} is registered`,
+      {
+        suggestedFix: "check the tool's backend.handler in the configuration",
+        retryable: false,
+      },
+    );
+  }
+  const started = performance.now();
+  try {
+    await verifyGrant(token, {
+      issuer: gw.grants.issuer,
+      audience: gw.executorId,
+      keys: gw.grants.jwks(),
+      action: { name: n.action.name, version: n.action.version },
+      args: n.action.args,
+      ...(n.resource ? { resource: n.resource } : {}),
+      replay: storeReplayGuard(gw.store),
+    });
+  } catch (error) {
+    if (error instanceof GrantError) {
+      throw new WritError("policy_denied", `the grant was refused: ${error.message}`, {
+        suggestedFix: "propose the call again to get a new grant",
+      });
+    }
+    throw error;
+  }
+  const output = await handler({ args: n.action.args, resource: stored });
+  const revision = output.resource_revision ?? stored?.revision;
+  return {
+    summary: output.summary,
+    structured_content: output.structured_content,
+    artifact_refs: [],
+    provenance: {
+      tool: n.contract.name,
+      version: n.contract.version,
+      target: output.target ?? (n.resource ? `${n.resource.type}/${n.resource.id}` : n.contract.name),
+      time: new Date().toISOString(),
+      resource_revision: revision === undefined ? null : String(revision),
+    },
+    execution_meta: {
+      latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
+      attempt: 1,
+      request_id: requestId,
+      effect: n.contract.side_effect,
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------- discovery
+
+export interface DiscoveredTool {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+  contract: { name: string; version: string; side_effect: string };
+}
+
+/**
+ * Tool discovery: the decision policy runs with `context.phase = "discover"` for each contract,
+ * and only tools it does not deny are listed, in the registry's stable order. Results are cached
+ * per authorization context (subject, tenant, roles, scopes, policy revision, family), never
+ * shared across subjects.
+ */
+export class ToolDiscovery {
+  private readonly cache = new Map<string, DiscoveredTool[]>();
+
+  constructor(private readonly gw: Gateway) {}
+
+  list(subject: Subject, family: "default" | "openai" | "anthropic" | "mcp"): DiscoveredTool[] {
+    const revision = this.gw.policy.revision ?? "none";
+    const key = JSON.stringify([
+      subject.id,
+      subject.tenant,
+      [...subject.roles].sort(),
+      [...subject.scopes].sort(),
+      revision,
+      family,
+    ]);
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const tools: DiscoveredTool[] = [];
+    for (const contract of this.gw.contracts.list()) {
+      const action: CanonicalAction = {
+        name: contract.name,
+        version: contract.version,
+        side_effect: contract.side_effect,
+        idempotency: contract.idempotency,
+        data_classification: contract.data_classification,
+        args: {},
+        args_digest: jsonDigest({}),
+      };
+      const input: PolicyInput = {
+        subject,
+        action,
+        resource: { type: contract.resource?.type ?? "none", id: "", known: false, attributes: {} },
+        context: {
+          time_ns: Date.now() * 1_000_000,
+          request_id: "discovery",
+          source: family === "default" ? "canonical" : family,
+          phase: "discover",
+        },
+      };
+      let allowed = false;
+      try {
+        allowed = this.gw.policy.evaluate(input).decision.decision !== "deny";
+      } catch (error) {
+        if (!(error instanceof PolicyFailure)) throw error;
+      }
+      if (!allowed) continue;
+      const view = this.gw.contracts.modelView(contract, family);
+      tools.push({
+        name: view.name,
+        description: view.description,
+        input_schema: view.input_schema,
+        contract: { name: contract.name, version: contract.version, side_effect: contract.side_effect },
+      });
+    }
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(key, tools);
+    return tools;
+  }
+}

@@ -1,0 +1,295 @@
+/**
+ * Policy evaluation (pipeline stage 5): Rego policies compiled to WebAssembly by Writ's own
+ * compiler and evaluated with `@open-policy-agent/opa-wasm`.
+ *
+ * A `PolicyEngine` holds one loaded policy at a time. Loading compiles every `.rego` file of a
+ * folder (tests excluded) with the decision entrypoint, or reads a bundle; reloading swaps the
+ * new policy in atomically, and a policy that fails to load never replaces a working one.
+ * Evaluation fails closed: an undefined or malformed answer, an abort inside the module, or an
+ * evaluation over its time budget is a `PolicyFailure`, which the pipeline turns into a denial.
+ */
+import { createHash } from "node:crypto";
+import { type FSWatcher, watch } from "node:fs";
+import { readdir, readFile, stat } from "node:fs/promises";
+import path from "node:path";
+import { loadPolicy } from "@open-policy-agent/opa-wasm";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { isRecord } from "../core/json.ts";
+import {
+  conditionSchema,
+  type PolicyDecision,
+  type PolicyInput,
+  policyDecisionSchema,
+} from "../core/types.ts";
+import { buildPolicy } from "../rego/build.ts";
+import { hostBuiltinsFor } from "../rego/host/index.ts";
+import { type BuiltinContext, systemContext } from "../rego/plan/builtins.ts";
+
+export const DEFAULT_ENTRYPOINT = "writ/decision";
+
+/** Why a policy gave no usable decision; the pipeline denies with this reason. */
+export class PolicyFailure extends Error {
+  constructor(
+    readonly code:
+      | "policy_undefined"
+      | "policy_malformed"
+      | "policy_error"
+      | "policy_too_slow"
+      | "policy_unavailable",
+    message: string,
+  ) {
+    super(message);
+    this.name = "PolicyFailure";
+  }
+}
+
+/** Compile-time problems of a policy folder, with OPA-style messages. */
+export class PolicyLoadError extends Error {
+  constructor(
+    message: string,
+    readonly details: string[],
+  ) {
+    super(details.length > 0 ? `${message}:\n${details.join("\n")}` : message);
+    this.name = "PolicyLoadError";
+  }
+}
+
+export interface EvaluatedDecision {
+  decision: PolicyDecision;
+  revision: string;
+  evalNs: number;
+}
+
+interface SdkPolicy {
+  setData(data: unknown): void;
+  evaluate(input: unknown, entrypoint?: string | number): unknown;
+}
+
+interface LoadedPolicy {
+  revision: string;
+  entrypoints: readonly string[];
+  sdk: SdkPolicy;
+}
+
+const sdkResultSchema = z.array(z.object({ result: z.unknown() }));
+
+/** Every `.rego` (not `_test.rego`) and `data.json`/`data.yaml` file below `dir`, sorted. */
+async function policyFiles(dir: string): Promise<{ rego: string[]; data: string[] }> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const files = entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return {
+    rego: files.filter((f) => f.endsWith(".rego") && !f.endsWith("_test.rego")).sort(),
+    data: files.filter((f) => /(^|\/)data\.(json|ya?ml)$/.test(f)).sort(),
+  };
+}
+
+/** Merges `value` into `target` at `at` (a data file's folder), like OPA's bundle loader. */
+function mergeAt(target: Record<string, unknown>, at: string[], value: unknown): void {
+  let node = target;
+  for (const key of at) {
+    let child = node[key];
+    if (!isRecord(child)) {
+      child = {};
+      node[key] = child;
+    }
+    if (!isRecord(child)) return;
+    node = child;
+  }
+  if (isRecord(value)) Object.assign(node, value);
+}
+
+export interface PolicyEngineOptions {
+  entrypoint?: string;
+  /** Evaluations slower than this are treated as failures (default 250 ms). */
+  timeBudgetMs?: number;
+}
+
+export class PolicyEngine {
+  readonly entrypoint: string;
+  private readonly timeBudgetMs: number;
+  private current: LoadedPolicy | undefined;
+  private clock: BuiltinContext = systemContext();
+  private watcher: FSWatcher | undefined;
+  private reloadTimer: NodeJS.Timeout | undefined;
+  /** The last reload failure, until a reload succeeds. */
+  lastLoadError: string | undefined;
+
+  constructor(options: PolicyEngineOptions = {}) {
+    this.entrypoint = options.entrypoint ?? DEFAULT_ENTRYPOINT;
+    this.timeBudgetMs = options.timeBudgetMs ?? 250;
+  }
+
+  get revision(): string | undefined {
+    return this.current?.revision;
+  }
+
+  /** Compiles the policies of a folder and swaps them in. Throws PolicyLoadError. */
+  async loadDirectory(dir: string): Promise<string> {
+    const info = await stat(dir).catch(() => undefined);
+    if (!info?.isDirectory()) throw new PolicyLoadError(`policy folder ${dir} does not exist`, []);
+    const files = await policyFiles(dir);
+    if (files.rego.length === 0) throw new PolicyLoadError(`no .rego files in ${dir}`, []);
+    const sources = await Promise.all(
+      files.rego.map(async (f) => ({
+        file: path.relative(process.cwd(), f) || f,
+        source: await readFile(f, "utf8"),
+      })),
+    );
+    const data: Record<string, unknown> = {};
+    for (const f of files.data) {
+      const text = await readFile(f, "utf8");
+      let value: unknown;
+      try {
+        value = f.endsWith(".json") ? JSON.parse(text) : parseYaml(text);
+      } catch (error) {
+        throw new PolicyLoadError(`cannot read data file ${f}`, [
+          error instanceof Error ? error.message : String(error),
+        ]);
+      }
+      const rel = path.relative(dir, path.dirname(f));
+      mergeAt(data, rel === "" ? [] : rel.split(path.sep), value);
+    }
+    const hash = createHash("sha256");
+    for (const s of sources) hash.update(s.file).update("\0").update(s.source).update("\0");
+    hash.update(JSON.stringify(data));
+    const revision = hash.digest("hex").slice(0, 16);
+
+    const built = buildPolicy(sources, { entrypoints: [this.entrypoint] });
+    if (!built.wasm)
+      throw new PolicyLoadError(
+        `the policies in ${dir} do not compile`,
+        built.errors.map((e) => e.message),
+      );
+    await this.install(built.wasm, built.hostBuiltins, data, revision, built.entrypoints);
+    return revision;
+  }
+
+  private async install(
+    wasm: Uint8Array,
+    hostBuiltins: readonly string[],
+    data: unknown,
+    revision: string,
+    entrypoints: readonly string[],
+  ): Promise<void> {
+    const sdk: SdkPolicy = await loadPolicy(
+      wasm,
+      undefined,
+      hostBuiltinsFor(hostBuiltins, () => this.clock),
+    );
+    sdk.setData(data);
+    // The swap is a single assignment: an evaluation sees the old policy or the new one.
+    this.current = { revision, entrypoints, sdk };
+    this.lastLoadError = undefined;
+  }
+
+  /**
+   * Reloads the folder when its files change (debounced). A policy that fails to load leaves
+   * the working one in place and is reported through `lastLoadError` and `onError`.
+   */
+  watchDirectory(
+    dir: string,
+    events: { onReload?: (revision: string) => void; onError?: (error: Error) => void } = {},
+  ): void {
+    this.unwatch();
+    this.watcher = watch(dir, { recursive: true }, () => {
+      clearTimeout(this.reloadTimer);
+      this.reloadTimer = setTimeout(() => {
+        this.loadDirectory(dir).then(
+          (revision) => events.onReload?.(revision),
+          (error: unknown) => {
+            const e = error instanceof Error ? error : new Error(String(error));
+            this.lastLoadError = e.message;
+            events.onError?.(e);
+          },
+        );
+      }, 100);
+    });
+  }
+
+  unwatch(): void {
+    clearTimeout(this.reloadTimer);
+    this.watcher?.close();
+    this.watcher = undefined;
+  }
+
+  /** Evaluates the decision entrypoint. Throws PolicyFailure when the answer cannot be used. */
+  evaluate(input: PolicyInput): EvaluatedDecision {
+    const policy = this.current;
+    if (!policy) throw new PolicyFailure("policy_unavailable", "no policy is loaded");
+    this.clock = systemContext();
+    const started = process.hrtime.bigint();
+    let raw: unknown;
+    try {
+      raw = policy.sdk.evaluate(input, this.entrypoint);
+    } catch (error) {
+      const message =
+        typeof error === "string" ? error : error instanceof Error ? error.message : String(error);
+      throw new PolicyFailure("policy_error", `the policy failed while evaluating: ${message}`);
+    }
+    const evalNs = Number(process.hrtime.bigint() - started);
+    if (evalNs > this.timeBudgetMs * 1e6) {
+      throw new PolicyFailure(
+        "policy_too_slow",
+        `the policy took ${(evalNs / 1e6).toFixed(1)} ms, over its ${this.timeBudgetMs} ms budget`,
+      );
+    }
+    const results = sdkResultSchema.safeParse(raw);
+    if (!results.success || results.data.length === 0) {
+      throw new PolicyFailure("policy_undefined", `${this.entrypoint} is undefined for this input`);
+    }
+    if (results.data.length > 1) {
+      throw new PolicyFailure(
+        "policy_malformed",
+        `${this.entrypoint} produced ${results.data.length} results`,
+      );
+    }
+    return {
+      decision: validateDecision(results.data[0]!.result, this.entrypoint),
+      revision: policy.revision,
+      evalNs,
+    };
+  }
+}
+
+/** The policy's answer as a PolicyDecision, or a PolicyFailure saying what is wrong with it. */
+export function validateDecision(value: unknown, entrypoint: string): PolicyDecision {
+  const parsed = policyDecisionSchema.safeParse(value);
+  if (!parsed.success) {
+    const problems = parsed.error.issues
+      .map((i) => `${i.path.join(".") || "(decision)"}: ${i.message}`)
+      .join("; ");
+    throw new PolicyFailure("policy_malformed", `${entrypoint} returned a malformed decision: ${problems}`);
+  }
+  const conditions = [];
+  for (const [i, c] of parsed.data.conditions.entries()) {
+    const condition = conditionSchema.safeParse(c);
+    if (!condition.success) {
+      throw new PolicyFailure(
+        "policy_malformed",
+        `${entrypoint} returned condition ${i} that Writ cannot enforce: ${JSON.stringify(c)}`,
+      );
+    }
+    conditions.push(condition.data);
+  }
+  const d = parsed.data;
+  if (d.decision === "allow_with_conditions" && conditions.length === 0) {
+    throw new PolicyFailure(
+      "policy_malformed",
+      `${entrypoint} returned allow_with_conditions without conditions`,
+    );
+  }
+  if (d.decision === "allow" && conditions.length > 0) {
+    throw new PolicyFailure(
+      "policy_malformed",
+      `${entrypoint} returned allow with conditions: use allow_with_conditions`,
+    );
+  }
+  if (d.decision === "require_approval" && !d.approval) {
+    throw new PolicyFailure(
+      "policy_malformed",
+      `${entrypoint} returned require_approval without approval.approver_roles`,
+    );
+  }
+  return { ...d, conditions };
+}

@@ -1,0 +1,17 @@
+/**
+ * Writ's Rego toolchain: compile Rego v1 to OPA-ABI WebAssembly, write and read bundles, and
+ * load compiled policies into the `@open-policy-agent/opa-wasm` SDK.
+ */
+export { type BuildOptions, type BuildResult, buildPolicy, type RegoSource } from "./build.ts";
+export { type BuiltinSpec, builtins as builtinCatalog } from "./builtins/catalog.ts";
+export * from "./bundle/index.ts";
+export { RegoError, RegoErrors } from "./errors.ts";
+export {
+  type BundlePolicy,
+  type CompiledPolicyInput,
+  loadCompiledPolicy,
+  loadPolicyFromBundle,
+  type Policy,
+  PolicyEvaluationError,
+  PolicyLoadError,
+} from "./policy.ts";

@@ -1,0 +1,145 @@
+/**
+ * Assembles a gateway from its configuration and serves it over HTTP.
+ */
+import { type ServerType, serve } from "@hono/node-server";
+import type { GatewayConfig } from "./config/index.ts";
+import { ContractRegistry } from "./contracts/index.ts";
+import { DecisionLog } from "./decisionlog/index.ts";
+import { demoWorkspace, type InProcessHandler, VirtualRepository } from "./demo/repository.ts";
+import { GrantSigner } from "./grants/index.ts";
+import { createApp } from "./http/app.ts";
+import { DevIssuer, IdentityVerifier, type IssuerConfigInput } from "./identity/index.ts";
+import { GatewayMetrics } from "./observability/metrics.ts";
+import type { Gateway } from "./pipeline.ts";
+import { PolicyEngine } from "./policy/index.ts";
+import { SqliteStore } from "./store/index.ts";
+import type { Store } from "./store/types.ts";
+
+export interface RunningGateway {
+  gateway: Gateway;
+  /** The URL the gateway listens on, e.g. http://127.0.0.1:8080. */
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface GatewayParts {
+  gateway: Gateway;
+  config: GatewayConfig;
+  /** The in-process demo repository, when the configuration enables it. */
+  repository: VirtualRepository | undefined;
+  close(): Promise<void>;
+}
+
+/** Builds every part of the gateway (store, policy, identity, grants, log) from a configuration. */
+export async function createGateway(
+  config: GatewayConfig,
+  options: { store?: Store } = {},
+): Promise<GatewayParts> {
+  const store = options.store ?? (await SqliteStore.open(config.store.sqlite));
+  const closers: Array<() => Promise<void> | void> = options.store ? [] : [() => store.close()];
+  try {
+    const metrics = new GatewayMetrics();
+    const contracts = new ContractRegistry(config.tools, { pointer: "/tools" });
+
+    const policy = new PolicyEngine({
+      entrypoint: config.policy.entrypoint,
+      timeBudgetMs: config.policy.time_budget_ms,
+    });
+    await policy.loadDirectory(config.policy.dir);
+    metrics.policyReloads.inc({ result: "ok" });
+    if (config.policy.watch) {
+      policy.watchDirectory(config.policy.dir, {
+        onReload: (revision) => {
+          metrics.policyReloads.inc({ result: "ok" });
+          console.log(`policy reloaded: revision ${revision}`);
+        },
+        onError: (error) => {
+          metrics.policyReloads.inc({ result: "failed" });
+          console.error(`policy reload failed, keeping revision ${policy.revision}:\n${error.message}`);
+        },
+      });
+      closers.push(() => policy.unwatch());
+    }
+
+    const issuers: IssuerConfigInput[] = [...config.identity.issuers];
+    if (config.identity.dev_issuer.enabled) {
+      const dev = await DevIssuer.create({
+        keyFile: config.identity.dev_issuer.key_file,
+        issuer: config.identity.dev_issuer.issuer,
+        audience: config.identity.dev_issuer.audience,
+      });
+      issuers.push(dev.issuerConfig());
+    }
+    const identity = new IdentityVerifier({ issuers });
+    const grants = await GrantSigner.create(config.grants);
+    const log = new DecisionLog(
+      store,
+      config.decision_log.redaction ? { redaction: config.decision_log.redaction } : {},
+    );
+
+    const handlers = new Map<string, InProcessHandler>();
+    let repository: VirtualRepository | undefined;
+    if (config.demo.repository) {
+      repository = new VirtualRepository(store);
+      for (const [name, handler] of Object.entries(repository.handlers())) handlers.set(name, handler);
+      const existing = await store.getResource("workspace", "ws-demo");
+      if (!existing) await store.putResource(demoWorkspace());
+    }
+    for (const seed of config.seeds.resources) {
+      if (!(await store.getResource(seed.type, seed.id))) await store.putResource(seed);
+    }
+
+    const gateway: Gateway = {
+      contracts,
+      identity,
+      store,
+      policy,
+      grants,
+      log,
+      handlers,
+      metrics,
+      executorId: config.server.executor_id,
+    };
+    return {
+      gateway,
+      config,
+      repository,
+      async close() {
+        await log.drain();
+        for (const close of closers.reverse()) await close();
+      },
+    };
+  } catch (error) {
+    for (const close of closers.reverse()) await close();
+    throw error;
+  }
+}
+
+/** Starts the gateway's HTTP server on the configured host and port (0: a free port). */
+export async function startGateway(
+  config: GatewayConfig,
+  options: { store?: Store } = {},
+): Promise<RunningGateway & { parts: GatewayParts }> {
+  const parts = await createGateway(config, options);
+  const app = createApp(parts.gateway, {
+    bodyLimitBytes: config.server.body_limit_bytes,
+    roles: config.roles,
+  });
+  let server: ServerType | undefined;
+  const port = await new Promise<number>((resolve, reject) => {
+    server = serve({ fetch: app.fetch, hostname: config.server.host, port: config.server.port }, (info) =>
+      resolve(info.port),
+    );
+    server.on("error", reject);
+  });
+  const host = config.server.host.includes(":") ? `[${config.server.host}]` : config.server.host;
+  return {
+    gateway: parts.gateway,
+    parts,
+    url: `http://${host}:${port}`,
+    async close() {
+      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+      await parts.close();
+    },
+  };
+}
