@@ -2,6 +2,7 @@
  * Assembles a gateway from its configuration and serves it over HTTP.
  */
 import { type ServerType, serve } from "@hono/node-server";
+import type { Hono } from "hono";
 import type { GatewayConfig } from "./config/index.ts";
 import { ContractRegistry } from "./contracts/index.ts";
 import { DecisionLog } from "./decisionlog/index.ts";
@@ -116,15 +117,22 @@ export async function createGateway(
 }
 
 /** Starts the gateway's HTTP server on the configured host and port (0: a free port). */
+export interface StartOptions {
+  store?: Store;
+  /** Adds routes to the app before it serves (benchmarks add their baselines this way). */
+  configureApp?: (app: Hono, gateway: Gateway) => void;
+}
+
 export async function startGateway(
   config: GatewayConfig,
-  options: { store?: Store } = {},
+  options: StartOptions = {},
 ): Promise<RunningGateway & { parts: GatewayParts }> {
-  const parts = await createGateway(config, options);
+  const parts = await createGateway(config, options.store ? { store: options.store } : {});
   const app = createApp(parts.gateway, {
     bodyLimitBytes: config.server.body_limit_bytes,
     roles: config.roles,
   });
+  options.configureApp?.(app, parts.gateway);
   let server: ServerType | undefined;
   const port = await new Promise<number>((resolve, reject) => {
     server = serve({ fetch: app.fetch, hostname: config.server.host, port: config.server.port }, (info) =>

@@ -22,6 +22,9 @@ import { hashEntry } from "./hash.ts";
 import { type RedactionRules, type ResolvedRedactionRules, redact, resolveRedactionRules } from "./redact.ts";
 
 /** What a caller knows about a decision; the log adds the id (unless given), time and redaction. */
+/** Most entries written in one transaction. */
+const MAX_BATCH = 256;
+
 export interface DecisionParts {
   /** Defaults to a fresh UUID; pass one when it must be known before logging (a grant's `dec`). */
   decision_id?: string;
@@ -84,9 +87,15 @@ export class DecisionLog {
   readonly #store: Store;
   readonly #rules: ResolvedRedactionRules;
   readonly #now: () => Date;
-  /** Appends run one after another through this chain, in call order. */
+  /** The flush in progress (or the last one). */
   #tail: Promise<unknown> = Promise.resolve();
   #pending = 0;
+  #flushing = false;
+  readonly #queue: Array<{
+    entry: NewDecisionEntry;
+    resolve: (entry: DecisionLogEntry) => void;
+    reject: (error: unknown) => void;
+  }> = [];
 
   constructor(store: Store, options: DecisionLogOptions = {}) {
     this.#store = store;
@@ -110,9 +119,14 @@ export class DecisionLog {
     } catch (error) {
       return Promise.reject(error);
     }
-    const write = this.#tail.then(() => this.#store.appendDecision(entry, hashEntry));
-    this.#tail = write.catch(() => undefined);
     this.#pending++;
+    const write = new Promise<DecisionLogEntry>((resolve, reject) => {
+      this.#queue.push({ entry, resolve, reject });
+    });
+    if (!this.#flushing) {
+      this.#flushing = true;
+      this.#tail = this.#flush();
+    }
     const done = () => {
       this.#pending--;
     };
@@ -120,9 +134,41 @@ export class DecisionLog {
     return write;
   }
 
+  /**
+   * Group commit: the appends that queued up while a write was in flight are written together,
+   * in call order, in one transaction (one sync to disk). A batch that fails is retried entry by
+   * entry, so one bad entry fails alone.
+   */
+  async #flush(): Promise<void> {
+    // Let the appends of the current tick join the first batch.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    try {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue.splice(0, MAX_BATCH);
+        try {
+          const stored = await this.#store.appendDecisions(
+            batch.map((b) => b.entry),
+            hashEntry,
+          );
+          batch.forEach((b, i) => b.resolve(stored[i]!));
+        } catch {
+          for (const b of batch) {
+            try {
+              b.resolve(await this.#store.appendDecision(b.entry, hashEntry));
+            } catch (error) {
+              b.reject(error);
+            }
+          }
+        }
+      }
+    } finally {
+      this.#flushing = false;
+    }
+  }
+
   /** Resolves when every append called so far has finished (written or failed). */
   async drain(): Promise<void> {
-    await this.#tail;
+    while (this.#flushing || this.#queue.length > 0) await this.#tail;
   }
 
   get(decisionId: string): Promise<DecisionLogEntry | undefined> {

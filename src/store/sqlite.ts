@@ -325,46 +325,66 @@ export class SqliteStore implements Store {
     entry: NewDecisionEntry,
     computeHash: (entry: Omit<DecisionLogEntry, "hash">) => string,
   ): Promise<DecisionLogEntry> {
+    const [stored] = await this.appendDecisions([entry], computeHash);
+    return stored!;
+  }
+
+  /**
+   * Appends several entries in one transaction (one sync to disk for all of them): the decision
+   * log batches the appends that queue up while a write is in flight.
+   */
+  async appendDecisions(
+    entries: readonly NewDecisionEntry[],
+    computeHash: (entry: Omit<DecisionLogEntry, "hash">) => string,
+  ): Promise<DecisionLogEntry[]> {
     // Store exactly what will be read back: round-trip through JSON and the schema first, so the
     // hash covers the stored form (no undefined, no Dates, defaults filled in).
-    const parsed = decisionBodySchema.safeParse(JSON.parse(jsonText(bodyOfNewEntry(entry), "/entry")));
-    if (!parsed.success) {
-      throw new WritError("invalid_argument", "the decision log entry is invalid", {
-        fieldErrors: fieldErrorsFromZod(parsed.error, "/entry"),
-        suggestedFix: "build entries with the decision log (DecisionLog.append), which fills every field",
-      });
-    }
-    const body = { ...parsed.data, timestamp: new Date(parsed.data.timestamp).toISOString() };
-    const text = JSON.stringify(body);
-    const codes = new Set(body.reasons.map((reason) => reason.code));
+    const bodies = entries.map((entry) => {
+      const parsed = decisionBodySchema.safeParse(JSON.parse(jsonText(bodyOfNewEntry(entry), "/entry")));
+      if (!parsed.success) {
+        throw new WritError("invalid_argument", "the decision log entry is invalid", {
+          fieldErrors: fieldErrorsFromZod(parsed.error, "/entry"),
+          suggestedFix: "build entries with the decision log (DecisionLog.append), which fills every field",
+        });
+      }
+      const body = { ...parsed.data, timestamp: new Date(parsed.data.timestamp).toISOString() };
+      return { body, text: JSON.stringify(body), codes: new Set(body.reasons.map((reason) => reason.code)) };
+    });
     return this.#run("append to the decision log", () =>
       this.#db
-        .transaction((): DecisionLogEntry => {
+        .transaction((): DecisionLogEntry[] => {
           const stmts = this.#stmts();
           const lastRow = stmts.lastDecision.get();
           const last =
             lastRow === undefined ? undefined : parseStored(lastRowSchema, lastRow, "the last decision");
-          const seq = (last?.seq ?? 0) + 1;
-          const unhashed = entryFromBody(seq, body, last?.hash ?? GENESIS_HASH);
-          const hash = computeHash(unhashed);
-          if (!hashSchema.safeParse(hash).success) {
-            throw new WritError("internal", "the entry hash is not 64 lowercase hex digits", {
-              suggestedFix: "compute entry hashes with hashEntry from src/decisionlog",
-            });
-          }
-          try {
-            stmts.insertDecision.run(seq, text, unhashed.prev_hash, hash);
-          } catch (error) {
-            if (error instanceof Database.SqliteError && error.code === "SQLITE_CONSTRAINT_UNIQUE") {
-              throw new WritError("conflict", `decision ${body.decision_id} is already in the log`, {
-                suggestedFix: "log each decision once, with a fresh decision_id (crypto.randomUUID())",
-                cause: error,
+          let seq = last?.seq ?? 0;
+          let prevHash = last?.hash ?? GENESIS_HASH;
+          const stored: DecisionLogEntry[] = [];
+          for (const { body, text, codes } of bodies) {
+            seq += 1;
+            const unhashed = entryFromBody(seq, body, prevHash);
+            const hash = computeHash(unhashed);
+            if (!hashSchema.safeParse(hash).success) {
+              throw new WritError("internal", "the entry hash is not 64 lowercase hex digits", {
+                suggestedFix: "compute entry hashes with hashEntry from src/decisionlog",
               });
             }
-            throw error;
+            try {
+              stmts.insertDecision.run(seq, text, unhashed.prev_hash, hash);
+            } catch (error) {
+              if (error instanceof Database.SqliteError && error.code === "SQLITE_CONSTRAINT_UNIQUE") {
+                throw new WritError("conflict", `decision ${body.decision_id} is already in the log`, {
+                  suggestedFix: "log each decision once, with a fresh decision_id (crypto.randomUUID())",
+                  cause: error,
+                });
+              }
+              throw error;
+            }
+            for (const code of codes) stmts.insertReason.run(code, seq);
+            stored.push({ ...unhashed, hash });
+            prevHash = hash;
           }
-          for (const code of codes) stmts.insertReason.run(code, seq);
-          return { ...unhashed, hash };
+          return stored;
         })
         .immediate(),
     );

@@ -115,6 +115,11 @@ export interface Store {
     entry: NewDecisionEntry,
     computeHash: (entry: Omit<DecisionLogEntry, "hash">) => string,
   ): Promise<DecisionLogEntry>;
+  /** Like appendDecision for several entries, in order, in one transaction: all or none. */
+  appendDecisions(
+    entries: readonly NewDecisionEntry[],
+    computeHash: (entry: Omit<DecisionLogEntry, "hash">) => string,
+  ): Promise<DecisionLogEntry[]>;
   getDecision(decisionId: string): Promise<DecisionLogEntry | undefined>;
   /** Newest first. */
   queryDecisions(filter: DecisionFilter, limit: number, cursor?: string): Promise<DecisionPage>;
