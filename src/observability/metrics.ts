@@ -61,7 +61,8 @@ class Histogram {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
     for (const [key, s] of [...this.series].sort(([a], [b]) => a.localeCompare(b))) {
       const prefix = key ? `${key},` : "";
-      for (const [i, b] of this.buckets.entries()) lines.push(`${this.name}_bucket{${prefix}le="${b}"} ${s.counts[i]}`);
+      for (const [i, b] of this.buckets.entries())
+        lines.push(`${this.name}_bucket{${prefix}le="${b}"} ${s.counts[i]}`);
       lines.push(`${this.name}_bucket{${prefix}le="+Inf"} ${s.count}`);
       lines.push(`${this.name}_sum${key ? `{${key}}` : ""} ${s.sum}`);
       lines.push(`${this.name}_count${key ? `{${key}}` : ""} ${s.count}`);
