@@ -128,8 +128,11 @@ export function createApp(gw: Gateway, options: AppOptions): Hono {
     "/v1/*",
     bodyLimit({
       maxSize: options.bodyLimitBytes,
-      onError: (c) =>
-        c.json(
+      onError: (c) => {
+        // The rest of the body is never read, so the connection cannot be reused: say so, or a
+        // keep-alive client sends its next request on a socket the server is about to close.
+        c.header("connection", "close");
+        return c.json(
           new WritError(
             "payload_too_large",
             `the request body is larger than ${options.bodyLimitBytes} bytes`,
@@ -138,7 +141,8 @@ export function createApp(gw: Gateway, options: AppOptions): Hono {
             },
           ).toJSON(),
           413,
-        ),
+        );
+      },
     }),
   );
 

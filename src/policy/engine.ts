@@ -150,8 +150,12 @@ export class PolicyEngine {
       const rel = path.relative(dir, path.dirname(f));
       mergeAt(data, rel === "" ? [] : rel.split(path.sep), value);
     }
+    // The revision depends on the files' paths inside the folder and their contents only, so
+    // instances started from different working directories agree on it.
     const hash = createHash("sha256");
-    for (const s of sources) hash.update(s.file).update("\0").update(s.source).update("\0");
+    files.rego.forEach((f, i) => {
+      hash.update(path.relative(dir, f)).update("\0").update(sources[i]!.source).update("\0");
+    });
     hash.update(JSON.stringify(data));
     const revision = hash.digest("hex").slice(0, 16);
 
@@ -192,19 +196,40 @@ export class PolicyEngine {
     events: { onReload?: (revision: string) => void; onError?: (error: Error) => void } = {},
   ): void {
     this.unwatch();
-    this.watcher = watch(dir, { recursive: true }, () => {
+    const failed = (error: unknown) => {
+      const e = error instanceof Error ? error : new Error(String(error));
+      this.lastLoadError = e.message;
+      events.onError?.(e);
+    };
+    let arming = false;
+    const arm = () => {
+      this.watcher?.close();
+      arming = true;
+      try {
+        this.watcher = watch(dir, { recursive: true }, onChange);
+      } finally {
+        arming = false;
+      }
+      // Without a listener, a watcher error (a folder removed while being read) would crash Writ.
+      this.watcher.on("error", failed);
+    };
+    const onChange = () => {
+      // The initial scan of a (re)armed watcher is not a change.
+      if (arming) return;
       clearTimeout(this.reloadTimer);
       this.reloadTimer = setTimeout(() => {
-        this.loadDirectory(dir).then(
-          (revision) => events.onReload?.(revision),
-          (error: unknown) => {
-            const e = error instanceof Error ? error : new Error(String(error));
-            this.lastLoadError = e.message;
-            events.onError?.(e);
-          },
-        );
+        // Node 20's recursive watcher on Linux keeps watching the old inode of a file replaced
+        // by a rename (atomic writes, most editors, config sync tools) and then misses every
+        // later change of it: watch the folder's files afresh before reading them.
+        try {
+          arm();
+        } catch {
+          // The folder is gone; loading it reports that.
+        }
+        this.loadDirectory(dir).then((revision) => events.onReload?.(revision), failed);
       }, 100);
-    });
+    };
+    arm();
   }
 
   unwatch(): void {
