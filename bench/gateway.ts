@@ -19,6 +19,7 @@ import { defaultConfigFile, parseConfig } from "../src/config/index.ts";
 import { jsonDigest } from "../src/core/digest.ts";
 import { DevIssuer } from "../src/identity/index.ts";
 import { startGateway } from "../src/server.ts";
+import { SqliteStore } from "../src/store/index.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const seconds = Number(process.argv[2] ?? "10");
@@ -49,7 +50,10 @@ const body = JSON.stringify({
 });
 
 let sampleAnswer = "";
+const durability = process.env.WRIT_BENCH_SYNC === "normal" ? "normal" : "full";
+const store = await SqliteStore.open(benchConfig.store.sqlite, { synchronous: durability });
 const running = await startGateway(benchConfig, {
+  store,
   configureApp: (app, gateway) => {
     app.post("/bench/bare", (c) => c.body(sampleAnswer, 200, { "content-type": "application/json" }));
     app.post("/bench/floor", async (c) => {
@@ -107,13 +111,14 @@ const proposals = await load("/v1/proposals");
 const verified = await running.gateway.log.verify();
 const stats = running.gateway.identity.cacheStats();
 await running.close();
+await store.close();
 await rm(dir, { recursive: true, force: true });
 
 const row = (name: string, r: typeof bare) =>
   console.log(
     `${name.padEnd(34)}${r.rps.toFixed(0).padStart(9)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   errors ${r.errors}`,
   );
-console.log(`autocannon: ${connections} connections, ${seconds} s per run`);
+console.log(`autocannon: ${connections} connections, ${seconds} s per run; SQLite synchronous=${durability}`);
 row("bare hono route (same JSON)", bare);
 row("floor: parse body + sign a grant", floor);
 row("POST /v1/proposals", proposals);
