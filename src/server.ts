@@ -46,19 +46,25 @@ export async function createGateway(
       entrypoint: config.policy.entrypoint,
       timeBudgetMs: config.policy.time_budget_ms,
     });
-    await policy.loadDirectory(config.policy.dir);
+    const source = config.policy.bundle ?? config.policy.dir;
+    if (config.policy.bundle) await policy.loadBundle(config.policy.bundle);
+    else await policy.loadDirectory(config.policy.dir);
     metrics.policyReloads.inc({ result: "ok" });
     if (config.policy.watch) {
-      policy.watchDirectory(config.policy.dir, {
-        onReload: (revision) => {
+      const events = {
+        onReload: (revision: string) => {
           metrics.policyReloads.inc({ result: "ok" });
-          console.log(`policy reloaded: revision ${revision}`);
+          console.log(`policy reloaded from ${source}: revision ${revision}`);
         },
-        onError: (error) => {
+        onError: (error: Error) => {
           metrics.policyReloads.inc({ result: "failed" });
-          console.error(`policy reload failed, keeping revision ${policy.revision}:\n${error.message}`);
+          console.error(
+            `policy reload from ${source} failed, keeping revision ${policy.revision}:\n${error.message}`,
+          );
         },
-      });
+      };
+      if (config.policy.bundle) policy.watchBundle(config.policy.bundle, events);
+      else policy.watchDirectory(config.policy.dir, events);
       closers.push(() => policy.unwatch());
     }
 

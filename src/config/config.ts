@@ -51,6 +51,11 @@ export const gatewayConfigSchema = z
       .object({
         /** Folder of .rego files compiled at start (tests excluded). */
         dir: z.string().min(1).default("policies"),
+        /**
+         * A bundle (.tar.gz in the layout of `opa build -t wasm`, from `writ policy build` or
+         * `opa`) to load instead of compiling `dir`.
+         */
+        bundle: z.string().min(1).optional(),
         entrypoint: z.string().min(1).default("writ/decision"),
         /** Recompile when files in `dir` change; a broken change keeps the last good policy. */
         watch: z.boolean().default(true),
@@ -117,7 +122,11 @@ function resolvePaths(config: GatewayConfig, base: string): GatewayConfig {
   return {
     ...config,
     store: { ...config.store, sqlite: at(config.store.sqlite) },
-    policy: { ...config.policy, dir: at(config.policy.dir) },
+    policy: {
+      ...config.policy,
+      dir: at(config.policy.dir),
+      ...(config.policy.bundle ? { bundle: at(config.policy.bundle) } : {}),
+    },
     identity: {
       ...config.identity,
       dev_issuer: { ...config.identity.dev_issuer, key_file: at(config.identity.dev_issuer.key_file) },

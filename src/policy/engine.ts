@@ -9,10 +9,9 @@
  * evaluation over its time budget is a `PolicyFailure`, which the pipeline turns into a denial.
  */
 import { createHash } from "node:crypto";
-import { type FSWatcher, watch } from "node:fs";
+import { type FSWatcher, type Stats, unwatchFile, watch, watchFile } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { loadPolicy } from "@open-policy-agent/opa-wasm";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { isRecord } from "../core/json.ts";
@@ -23,8 +22,7 @@ import {
   policyDecisionSchema,
 } from "../core/types.ts";
 import { buildPolicy } from "../rego/build.ts";
-import { hostBuiltinsFor } from "../rego/host/index.ts";
-import { type BuiltinContext, systemContext } from "../rego/plan/builtins.ts";
+import { loadCompiledPolicy, loadPolicyFromBundle, type Policy } from "../rego/policy.ts";
 
 export const DEFAULT_ENTRYPOINT = "writ/decision";
 
@@ -61,15 +59,9 @@ export interface EvaluatedDecision {
   evalNs: number;
 }
 
-interface SdkPolicy {
-  setData(data: unknown): void;
-  evaluate(input: unknown, entrypoint?: string | number): unknown;
-}
-
 interface LoadedPolicy {
   revision: string;
-  entrypoints: readonly string[];
-  sdk: SdkPolicy;
+  policy: Policy;
 }
 
 const sdkResultSchema = z.array(z.object({ result: z.unknown() }));
@@ -109,8 +101,8 @@ export class PolicyEngine {
   readonly entrypoint: string;
   private readonly timeBudgetMs: number;
   private current: LoadedPolicy | undefined;
-  private clock: BuiltinContext = systemContext();
   private watcher: FSWatcher | undefined;
+  private stopPolling: (() => void) | undefined;
   private reloadTimer: NodeJS.Timeout | undefined;
   /** The last reload failure, until a reload succeeds. */
   lastLoadError: string | undefined;
@@ -160,31 +152,55 @@ export class PolicyEngine {
     const revision = hash.digest("hex").slice(0, 16);
 
     const built = buildPolicy(sources, { entrypoints: [this.entrypoint] });
-    if (!built.wasm)
+    if (!built.wasm) {
       throw new PolicyLoadError(
         `the policies in ${dir} do not compile`,
         built.errors.map((e) => e.message),
       );
-    await this.install(built.wasm, built.hostBuiltins, data, revision, built.entrypoints);
+    }
+    this.install(
+      await loadCompiledPolicy({ wasm: built.wasm, hostBuiltins: built.hostBuiltins, data }),
+      revision,
+    );
     return revision;
   }
 
-  private async install(
-    wasm: Uint8Array,
-    hostBuiltins: readonly string[],
-    data: unknown,
-    revision: string,
-    entrypoints: readonly string[],
-  ): Promise<void> {
-    const sdk: SdkPolicy = await loadPolicy(
-      wasm,
-      undefined,
-      hostBuiltinsFor(hostBuiltins, () => this.clock),
-    );
-    sdk.setData(data);
+  private install(policy: Policy, revision: string): void {
+    if (!policy.entrypoints.includes(this.entrypoint)) {
+      throw new PolicyLoadError(`the policy has no entrypoint ${this.entrypoint}`, [
+        `its entrypoints: ${policy.entrypoints.join(", ") || "none"}`,
+      ]);
+    }
     // The swap is a single assignment: an evaluation sees the old policy or the new one.
-    this.current = { revision, entrypoints, sdk };
+    this.current = { revision, policy };
     this.lastLoadError = undefined;
+  }
+
+  /**
+   * Loads a bundle in the layout of `opa build -t wasm` (built by `writ policy build` or by
+   * `opa`), with its data, and swaps it in. Its revision is the manifest's, or a hash of it.
+   */
+  async loadBundle(file: string): Promise<string> {
+    let bytes: Uint8Array;
+    try {
+      bytes = await readFile(file);
+    } catch {
+      throw new PolicyLoadError(`cannot read the bundle ${file}`, [
+        "check policy.bundle in the configuration",
+      ]);
+    }
+    let policy: Awaited<ReturnType<typeof loadPolicyFromBundle>>;
+    try {
+      policy = await loadPolicyFromBundle(bytes);
+    } catch (error) {
+      throw new PolicyLoadError(`the bundle ${file} cannot be loaded`, [
+        error instanceof Error ? error.message : String(error),
+      ]);
+    }
+    const revision =
+      policy.manifest.revision || createHash("sha256").update(bytes).digest("hex").slice(0, 16);
+    this.install(policy, revision);
+    return revision;
   }
 
   /**
@@ -232,7 +248,30 @@ export class PolicyEngine {
     arm();
   }
 
+  /** Reloads a bundle file when it changes (polled each second; atomic replaces are fine). */
+  watchBundle(
+    file: string,
+    events: { onReload?: (revision: string) => void; onError?: (error: Error) => void } = {},
+  ): void {
+    this.unwatch();
+    const listener = (current: Stats, previous: Stats) => {
+      if (current.mtimeMs === previous.mtimeMs && current.size === previous.size) return;
+      this.loadBundle(file).then(
+        (revision) => events.onReload?.(revision),
+        (error: unknown) => {
+          const e = error instanceof Error ? error : new Error(String(error));
+          this.lastLoadError = e.message;
+          events.onError?.(e);
+        },
+      );
+    };
+    watchFile(file, { interval: 1000 }, listener);
+    this.stopPolling = () => unwatchFile(file, listener);
+  }
+
   unwatch(): void {
+    this.stopPolling?.();
+    this.stopPolling = undefined;
     clearTimeout(this.reloadTimer);
     this.watcher?.close();
     this.watcher = undefined;
@@ -242,11 +281,10 @@ export class PolicyEngine {
   evaluate(input: PolicyInput): EvaluatedDecision {
     const policy = this.current;
     if (!policy) throw new PolicyFailure("policy_unavailable", "no policy is loaded");
-    this.clock = systemContext();
     const started = process.hrtime.bigint();
     let raw: unknown;
     try {
-      raw = policy.sdk.evaluate(input, this.entrypoint);
+      raw = policy.policy.evaluate(input, this.entrypoint);
     } catch (error) {
       const message =
         typeof error === "string" ? error : error instanceof Error ? error.message : String(error);

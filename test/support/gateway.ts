@@ -110,6 +110,8 @@ export type Health = z.infer<typeof healthSchema>;
 export interface StartOptions {
   /** Replaces `server.body_limit_bytes`. */
   bodyLimitBytes?: number;
+  /** Loads the policy from this bundle file instead of compiling the policy folder. */
+  bundle?: string;
 }
 
 const recordSchema = z.record(z.string(), z.unknown());
@@ -141,7 +143,12 @@ export async function startTestGateway(options: StartOptions = {}): Promise<Test
           ...(options.bodyLimitBytes === undefined ? {} : { body_limit_bytes: options.bodyLimitBytes }),
         },
         store: { ...section(document, "store"), sqlite: path.join(tmp, "writ.db") },
-        policy: { ...section(document, "policy"), dir: policyDir, watch: true },
+        policy: {
+          ...section(document, "policy"),
+          dir: policyDir,
+          watch: true,
+          ...(options.bundle === undefined ? {} : { bundle: options.bundle }),
+        },
         identity: {
           issuers: [
             {
