@@ -6,9 +6,10 @@
  * the case says `sort_bindings`); `want_error_code` by code, and for `eval_conflict_error` also
  * by message.
  */
-import { loadPolicy } from "@open-policy-agent/opa-wasm";
+
+import { isRecord } from "../../core/json.ts";
 import { buildPolicy } from "../build.ts";
-import { hostBuiltinsFor } from "../host/index.ts";
+import { loadCompiledPolicy, PolicyEvaluationError } from "../policy.ts";
 import type { Term } from "../syntax/ast.ts";
 import { parseTerm } from "../syntax/index.ts";
 import type { LoadedCase } from "./cases.ts";
@@ -73,14 +74,6 @@ function sameResultSets(got: readonly unknown[], want: readonly unknown[], sort:
   return true;
 }
 
-function errorText(error: unknown): string {
-  if (typeof error === "string") return error;
-  if (error instanceof Error) return error.message;
-  if (error !== null && typeof error === "object" && "message" in error && typeof error.message === "string")
-    return error.message;
-  return String(error);
-}
-
 /** The OPA error code in an abort message (`file:1:2: eval_conflict_error: …`). */
 function errorCodeOf(message: string): string {
   return /\b((?:eval|rego)_[a-z_]+_error): /.exec(message)?.[1] ?? "eval_internal_error";
@@ -110,11 +103,17 @@ export async function evalStage(loaded: LoadedCase): Promise<CaseOutcome> {
 
   let result: unknown;
   try {
-    const policy = await loadPolicy(built.wasm, undefined, hostBuiltinsFor(built.hostBuiltins));
-    policy.setData(c.data ?? {});
+    const data = c.data === undefined || c.data === null ? {} : c.data;
+    if (!isRecord(data)) return { status: "failed", reason: "the case's data is not an object" };
+    const policy = await loadCompiledPolicy({ wasm: built.wasm, hostBuiltins: built.hostBuiltins, data });
     result = policy.evaluate(input, "query");
   } catch (error) {
-    const message = errorText(error);
+    const message =
+      error instanceof PolicyEvaluationError
+        ? error.detail
+        : error instanceof Error
+          ? error.message
+          : String(error);
     if (wantCode) {
       const code = errorCodeOf(message);
       if (code !== wantCode) return { status: "failed", reason: `expected ${wantCode}, got: ${message}` };
