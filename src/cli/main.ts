@@ -8,6 +8,7 @@ const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>
   serve: async () => (await import("./serve.ts")).serveCommand,
   token: async () => (await import("./token.ts")).tokenCommand,
   demo: async () => (await import("../demo/replay.ts")).demoCommand,
+  config: async () => (await import("./config.ts")).configCommand,
 };
 
 const usage = `usage: writ <command> [options]
@@ -16,6 +17,7 @@ commands:
   serve [--config f] [--port n]  run the gateway (default config: SQLite, policies/, the demo tools)
   token --sub <id> [--roles a,b] print a subject JWT from the development issuer
   demo                     replay the demo repair and its refusals against a running gateway
+  config schema|check      the configuration's JSON Schema (editor completion), or validate a file
   policy check <path>...   parse Rego files (or every .rego file under a folder) and report errors
   policy build <path>...   compile a policy to an OPA bundle for the Wasm target
   policy eval <query>      evaluate a query against policy sources or a bundle
