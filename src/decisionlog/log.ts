@@ -150,7 +150,7 @@ export class DecisionLog {
             batch.map((b) => b.entry),
             hashEntry,
           );
-          batch.forEach((b, i) => b.resolve(stored[i]!));
+          for (const [i, b] of batch.entries()) b.resolve(stored[i]!);
         } catch {
           for (const b of batch) {
             try {

@@ -22,15 +22,21 @@ import {
   resourceAttributesSchema,
   resourceRowSchema,
 } from "./schema.ts";
-import type {
-  DecisionFilter,
-  DecisionLogEntry,
-  DecisionPage,
-  GrantConsumption,
-  NewDecisionEntry,
-  ResourceWrite,
-  Store,
-  StoredResource,
+import {
+  type ApprovalFilter,
+  type ApprovalPage,
+  type ApprovalRecord,
+  type ApprovalUpdate,
+  approvalStatuses,
+  type DecisionFilter,
+  type DecisionLogEntry,
+  type DecisionPage,
+  type GrantConsumption,
+  type NewApproval,
+  type NewDecisionEntry,
+  type ResourceWrite,
+  type Store,
+  type StoredResource,
 } from "./types.ts";
 
 export interface SqliteStoreOptions {
@@ -66,6 +72,23 @@ const grantRowSchema = z.object({
 });
 const usesRowSchema = z.object({ uses: z.number().int().positive() });
 const versionRowSchema = z.object({ version: z.number().int() });
+const approvalRowSchema = z.object({ seq: z.number().int().positive(), record: z.string() });
+/** The fields a stored approval record must have; the rest is what Writ wrote. */
+const approvalRecordSchema = z.looseObject({
+  id: z.string().min(1),
+  status: z.enum(approvalStatuses),
+  requester: z.looseObject({ id: z.string(), tenant: z.string() }),
+  approver_roles: z.array(z.string()),
+  expires_at: z.string(),
+});
+const approvalFilterSchema = z
+  .object({
+    status: z.enum(approvalStatuses).optional(),
+    tenant: z.string().optional(),
+    requester: z.string().optional(),
+    approverRoles: z.array(z.string()).optional(),
+  })
+  .strict();
 
 type Statement = Database.Statement<unknown[], unknown>;
 
@@ -81,6 +104,9 @@ interface Statements {
   insertReason: Statement;
   getDecision: Statement;
   readDecisions: Statement;
+  insertApproval: Statement;
+  getApproval: Statement;
+  decideApproval: Statement;
 }
 
 const RESOURCE_COLUMNS = "type, id, owner, tenant, revision, attributes, updated_at";
@@ -115,6 +141,17 @@ function prepare(db: Database.Database): Statements {
     readDecisions: db.prepare(
       `SELECT ${DECISION_COLUMNS} FROM decisions WHERE seq >= ? ORDER BY seq LIMIT ?`,
     ),
+    insertApproval: db.prepare(
+      `INSERT INTO approvals (id, tenant, requester, status, approver_roles, expires_at, record)
+       VALUES (@id, @tenant, @requester, 'pending', @approver_roles, @expires_at, @record)
+       RETURNING seq, record`,
+    ),
+    getApproval: db.prepare("SELECT seq, record FROM approvals WHERE id = ?"),
+    decideApproval: db.prepare(
+      `UPDATE approvals SET status = @status, record = @record
+       WHERE id = @id AND status = @expected AND (@status = 'expired' OR expires_at > @now)
+       RETURNING seq, record`,
+    ),
   };
 }
 
@@ -147,7 +184,7 @@ export class SqliteStore implements Store {
         mkdirSync(path.dirname(path.resolve(location)), { recursive: true });
       db = new Database(location);
       db.pragma(`busy_timeout = ${this.#busyTimeoutMs}`);
-      db.pragma("journal_mode = WAL");
+      switchToWal(db, this.#busyTimeoutMs);
       db.pragma(`synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"}`);
       db.pragma("foreign_keys = ON");
       this.journalMode = String(db.pragma("journal_mode", { simple: true }));
@@ -453,6 +490,146 @@ export class SqliteStore implements Store {
     );
   }
 
+  // ------------------------------------------------------------------------------ approvals
+
+  async createApproval(request: NewApproval): Promise<ApprovalRecord> {
+    const expiresAt = new Date(request.expires_at).getTime();
+    if (request.id === "" || Number.isNaN(expiresAt) || request.approver_roles.some((r) => r === "")) {
+      throw new WritError("invalid_argument", "the approval request is invalid", {
+        suggestedFix: "give an id, an ISO 8601 expires_at and non-empty approver roles",
+      });
+    }
+    const record: ApprovalRecord = {
+      ...request,
+      status: "pending",
+      resolution: null,
+      decided_by: null,
+      decided_at: null,
+      reason: null,
+      reasons: [],
+      grant_jti: null,
+      grant: null,
+    };
+    const text = jsonText(record, "/approval");
+    return this.#run("store an approval request", () => {
+      try {
+        return approvalOf(
+          this.#stmts().insertApproval.get({
+            id: request.id,
+            tenant: request.requester.tenant,
+            requester: request.requester.id,
+            approver_roles: JSON.stringify(request.approver_roles),
+            expires_at: expiresAt,
+            record: text,
+          }),
+        );
+      } catch (error) {
+        if (error instanceof Database.SqliteError && error.code === "SQLITE_CONSTRAINT_UNIQUE") {
+          throw new WritError("conflict", `approval ${request.id} already exists`, {
+            suggestedFix: "use a fresh approval id (crypto.randomUUID())",
+            cause: error,
+          });
+        }
+        throw error;
+      }
+    });
+  }
+
+  async getApproval(id: string): Promise<ApprovalRecord | undefined> {
+    return this.#run("read an approval", () => {
+      const row = this.#stmts().getApproval.get(id);
+      return row === undefined ? undefined : approvalOf(row);
+    });
+  }
+
+  async listApprovals(filter: ApprovalFilter, limit: number, cursor?: string): Promise<ApprovalPage> {
+    const parsed = approvalFilterSchema.safeParse(filter);
+    if (!parsed.success) {
+      throw new WritError("invalid_argument", "the approval filter is invalid", {
+        fieldErrors: fieldErrorsFromZod(parsed.error, "/filter"),
+        suggestedFix:
+          "use only status (pending|approved|rejected|expired), tenant, requester and approverRoles",
+      });
+    }
+    const f = parsed.data;
+    const size = pageSize(limit);
+    const before = cursor === undefined ? undefined : decodeCursor(cursor);
+    const where: string[] = [];
+    const params: Record<string, string | number> = { limit: size + 1 };
+    if (f.status !== undefined) {
+      where.push("status = @status");
+      params.status = f.status;
+    }
+    if (f.tenant !== undefined) {
+      where.push("tenant = @tenant");
+      params.tenant = f.tenant;
+    }
+    const who: string[] = [];
+    if (f.requester !== undefined) {
+      who.push("requester = @requester");
+      params.requester = f.requester;
+    }
+    if (f.approverRoles !== undefined) {
+      who.push(
+        "EXISTS (SELECT 1 FROM json_each(approvals.approver_roles) AS r WHERE r.value IN (SELECT value FROM json_each(@roles)))",
+      );
+      params.roles = JSON.stringify(f.approverRoles);
+    }
+    if (who.length > 0) where.push(`(${who.join(" OR ")})`);
+    if (before !== undefined) {
+      where.push("seq < @before");
+      params.before = before;
+    }
+    const sql = `SELECT seq, record FROM approvals ${where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`}
+      ORDER BY seq DESC LIMIT @limit`;
+    return this.#run("list approvals", () => {
+      const rows = this.#query(sql).all(params);
+      const page = rows.slice(0, size);
+      const approvals = page.map(approvalOf);
+      const lastRow = page.at(-1);
+      return rows.length > size && lastRow !== undefined
+        ? {
+            approvals,
+            next_cursor: encodeCursor(parseStored(approvalRowSchema, lastRow, "an approval row").seq),
+          }
+        : { approvals };
+    });
+  }
+
+  async decideApproval(
+    id: string,
+    expectedStatus: "pending",
+    update: ApprovalUpdate,
+    now: Date = this.#now(),
+  ): Promise<ApprovalRecord | undefined> {
+    return this.#run("decide an approval", () =>
+      this.#db
+        .transaction((): ApprovalRecord | undefined => {
+          const stmts = this.#stmts();
+          const row = stmts.getApproval.get(id);
+          if (row === undefined) return undefined;
+          const current = approvalOf(row);
+          if (current.status !== expectedStatus) return undefined;
+          const { grant, ...rest } = update;
+          const next: ApprovalRecord = {
+            ...current,
+            ...rest,
+            grant: grant ?? null,
+            grant_jti: grant?.jti ?? null,
+          };
+          const updated = stmts.decideApproval.get({
+            id,
+            status: update.status,
+            expected: expectedStatus,
+            now: now.getTime(),
+            record: jsonText(next, "/approval"),
+          });
+          return updated === undefined ? undefined : approvalOf(updated);
+        })
+        .immediate(),
+    );
+  }
+
   // ------------------------------------------------------------------------------ helpers
 
   #stmts(): Statements {
@@ -545,6 +722,18 @@ function resourceOf(row: unknown): StoredResource {
   };
 }
 
+function approvalOf(row: unknown): ApprovalRecord {
+  const r = parseStored(approvalRowSchema, row, "an approval row");
+  let json: unknown;
+  try {
+    json = JSON.parse(r.record);
+  } catch {
+    json = undefined;
+  }
+  // The record is what createApproval/decideApproval wrote; its key fields are checked here.
+  return parseStored(approvalRecordSchema, json, `approval row ${r.seq}`) as unknown as ApprovalRecord;
+}
+
 function entryOf(row: unknown): DecisionLogEntry {
   const r = parseStored(decisionRowSchema, row, "a decision row");
   let json: unknown;
@@ -563,6 +752,25 @@ function entryOf(row: unknown): DecisionLogEntry {
     );
   }
   return { ...entryFromBody(r.seq, body.data, r.prev_hash), hash: r.hash };
+}
+
+/**
+ * `PRAGMA journal_mode = WAL` on a file another process is creating at the same moment can fail
+ * with SQLITE_BUSY without consulting the busy handler; retry it until the busy timeout.
+ */
+function switchToWal(db: Database.Database, busyTimeoutMs: number): void {
+  const deadline = Date.now() + busyTimeoutMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      db.pragma("journal_mode = WAL");
+      return;
+    } catch (error) {
+      const busy = error instanceof Database.SqliteError && error.code.startsWith("SQLITE_BUSY");
+      if (!busy || Date.now() >= deadline) throw error;
+      Atomics.wait(pause, 0, 0, Math.min(50, 5 * (attempt + 1)));
+    }
+  }
 }
 
 /** Maps what SQLite (or anything else) threw to a `WritError` that says what to do. */
