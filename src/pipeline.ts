@@ -6,7 +6,8 @@
  *   3. identity       — identity.verify: the caller's bearer JWT to a Subject
  *   4. resource       — resourceContext: ownership and revision from the store
  *   5. policy         — policy.evaluate: the compiled Rego decision, validated, fail closed
- *   6. approval       — require_approval answers approval_required (requests: see approvals)
+ *   6. approval       — require_approval stores an approval request (src/approvals) and answers
+ *                       approval_required with its id, status pending
  *   7. grant          — grants.issue: a signed, single-use grant bound to this exact call
  *  10. decision log   — log.append: durable before the answer leaves
  *   8. dispatch       — (with execute) the grant is verified and consumed, the backend runs
@@ -15,6 +16,7 @@
  * The log entry is written before dispatch so that no grant exists without its entry.
  */
 import { randomUUID } from "node:crypto";
+import { requestApproval } from "./approvals/service.ts";
 import type { ContractRegistry, ToolContract } from "./contracts/index.ts";
 import { jsonDigest } from "./core/digest.ts";
 import { WritError, type WritErrorBody } from "./core/errors.ts";
@@ -52,6 +54,16 @@ export interface Gateway {
   metrics: GatewayMetrics;
   /** The audience of grants for in-process tools. */
   executorId: string;
+  /** The clock for approval requests and their expiry (default: the system clock). */
+  now?: () => Date;
+}
+
+/** What a `require_approval` outcome carries (DESIGN section 2). */
+export interface ApprovalView {
+  id: string;
+  status: "pending";
+  approver_roles: string[];
+  expires_at: string;
 }
 
 export interface ProposalRequest {
@@ -93,6 +105,7 @@ export interface CallOutcome {
   reasons: Reason[];
   decision_id: string;
   grant?: IssuedGrantView;
+  approval?: ApprovalView;
   error?: WritErrorBody;
   result?: LayeredResult;
 }
@@ -111,11 +124,11 @@ export function executorOf(contract: ToolContract, gateway: Pick<Gateway, "execu
   }
 }
 
-function visible(reasons: readonly Reason[]): Reason[] {
+export function visible(reasons: readonly Reason[]): Reason[] {
   return reasons.filter((r) => r.visible_to_model);
 }
 
-async function resourceContext(
+export async function resourceContext(
   store: Store,
   ref: ResourceRef | undefined,
 ): Promise<{ context: ResourceContext; stored: StoredResource | undefined }> {
@@ -323,45 +336,40 @@ async function decideCall(
   }
   const evalNs = Number(process.hrtime.bigint() - evalStarted);
 
-  // 6. Approval: the request itself arrives with the approvals API; until then the caller learns
-  //    that an approval is needed and by whom.
+  // 6. Approval: the request is stored, bound to this exact call; approvers decide later.
   // 7. Grant.
   let grant: IssuedGrantView | undefined;
   let grantError: WritError | undefined;
+  let approval: ApprovalView | undefined;
   if (decision.decision === "allow" || decision.decision === "allow_with_conditions") {
-    const audience = executorOf(n.contract, gw);
-    const maxUses =
-      decision.conditions.find((c) => c.type === "max_uses")?.uses ?? decision.grant?.max_uses ?? 1;
-    const issued = await gw.grants.issue({
-      aud: audience,
-      sub: subject.id,
-      tnt: subject.tenant,
-      act: { name: n.action.name, version: n.action.version },
-      res: n.resource
-        ? {
-            type: n.resource.type,
-            id: n.resource.id,
-            ...(resource.revision === undefined ? {} : { rev: resource.revision }),
-          }
-        : { type: "none", id: "" },
-      args: n.action.args_digest,
-      cnd: decision.conditions,
-      dec: decisionId,
-      pol: revision,
-      max: maxUses,
-      ...(decision.grant?.ttl_seconds === undefined ? {} : { ttlSeconds: decision.grant.ttl_seconds }),
+    grant = await issueGrant(gw, {
+      subject,
+      contract: n.contract,
+      action: n.action,
+      resource: n.resource,
+      resourceRevision: resource.revision,
+      decision,
+      decisionId,
+      policyRevision: revision,
     });
-    grant = {
-      token: issued.token,
-      jti: issued.claims.jti,
-      audience,
-      expires_at: new Date(issued.claims.exp * 1000).toISOString(),
-      max_uses: maxUses,
-    };
   } else if (decision.decision === "require_approval") {
-    grantError = new WritError("approval_required", "this call needs an approval before it can run", {
-      suggestedFix: `ask someone with one of the roles ${(decision.approval?.approver_roles ?? []).join(", ")} to approve it`,
+    approval = await requestApproval(gw, {
+      subject,
+      call,
+      normalized: n,
+      resourceRevision: stored?.revision ?? null,
+      decision,
+      decisionId,
+      policyRevision: revision,
+      session: req.session ?? null,
     });
+    grantError = new WritError(
+      "approval_required",
+      `this call needs an approval before it can run: approval ${approval.id} is pending`,
+      {
+        suggestedFix: `ask someone with one of the roles ${approval.approver_roles.join(", ")} to approve ${approval.id}, then fetch the grant with GET /v1/approvals/${approval.id}`,
+      },
+    );
   } else {
     const shown = visible(decision.reasons);
     grantError = new WritError(
@@ -390,6 +398,7 @@ async function decideCall(
     reasons: decision.reasons,
     error: failure ? failure.code : null,
     grant_jti: grant?.jti ?? null,
+    approval_id: approval?.id ?? null,
     conditions: decision.conditions,
     request_id: req.requestId,
   });
@@ -401,6 +410,7 @@ async function decideCall(
     reasons: visible(decision.reasons),
     decision_id: decisionId,
     ...(grant ? { grant } : {}),
+    ...(approval ? { approval } : {}),
     ...(grantError ? { error: grantError.toJSON() } : {}),
   };
 
@@ -413,6 +423,52 @@ async function decideCall(
     }
   }
   return outcome;
+}
+
+export interface GrantIssue {
+  /** The grant's `sub` and `tnt`: the caller, or the requester of an approved call. */
+  subject: Pick<Subject, "id" | "tenant">;
+  contract: ToolContract;
+  action: CanonicalAction;
+  resource: ResourceRef | undefined;
+  /** The resource revision the decision saw (bound as `res.rev`). */
+  resourceRevision: string | undefined;
+  decision: PolicyDecision;
+  decisionId: string;
+  policyRevision: string;
+}
+
+/** Stage 7: a signed, single-use grant bound to exactly this call and decision. */
+export async function issueGrant(gw: Gateway, g: GrantIssue): Promise<IssuedGrantView> {
+  const audience = executorOf(g.contract, gw);
+  const maxUses =
+    g.decision.conditions.find((c) => c.type === "max_uses")?.uses ?? g.decision.grant?.max_uses ?? 1;
+  const issued = await gw.grants.issue({
+    aud: audience,
+    sub: g.subject.id,
+    tnt: g.subject.tenant,
+    act: { name: g.action.name, version: g.action.version },
+    res: g.resource
+      ? {
+          type: g.resource.type,
+          id: g.resource.id,
+          ...(g.resourceRevision === undefined ? {} : { rev: g.resourceRevision }),
+        }
+      : { type: "none", id: "" },
+    args: g.action.args_digest,
+    cnd: g.decision.conditions,
+    dec: g.decisionId,
+    pol: g.policyRevision,
+    max: maxUses,
+    ...(g.decision.grant?.ttl_seconds === undefined ? {} : { ttlSeconds: g.decision.grant.ttl_seconds }),
+  });
+  return {
+    token: issued.token,
+    jti: issued.claims.jti,
+    audience,
+    expires_at: new Date(issued.claims.exp * 1000).toISOString(),
+    max_uses: maxUses,
+  };
 }
 
 /** A replay guard backed by the store, so a grant is consumed once across Writ instances. */

@@ -8,6 +8,9 @@
  * - `repo.read`    — a file's content and its hash (SHA-256 of the content's JSON encoding);
  * - `repo.propose_edit` — a preview of replacing `before` (which must occur exactly once) by
  *                    `after` in a file whose hash is still `base_hash`; nothing is written;
+ * - `repo.apply_edit` — writes that replacement (committing): compare-and-swap on `base_hash`, so
+ *                    a file that changed since it was read is refused as `stale_revision`; the
+ *                    workspace's `files` hash is updated;
  * - `repo.finish`  — ends the task with a summary.
  *
  * The handlers check the workspace's paths again (the executor never trusts that the gateway
@@ -217,6 +220,44 @@ export class VirtualRepository {
         return {
           summary: `proposed an edit of ${path} (preview only, nothing written)`,
           structured_content: { path, base_hash: baseHash, preview, preview_hash: contentHash(preview) },
+          target: path,
+          resource_revision: updated.revision,
+        };
+      },
+      "repo.apply_edit": async ({ args, resource }) => {
+        const { resource: ws, attrs } = this.workspaceOf(resource);
+        const path = stringArg(args, "path");
+        const baseHash = stringArg(args, "base_hash");
+        const before = stringArg(args, "before");
+        const after = stringArg(args, "after");
+        if (!stringList(attrs.edit_paths).includes(path))
+          throw forbidden(`${path} is not editable in this workspace`);
+        // Check and write with no await in between: the compare-and-swap on the base hash.
+        const content = this.files.get(path) ?? "";
+        if (contentHash(content) !== baseHash) {
+          throw new WritError("stale_revision", `${path} changed since it was read`, {
+            suggestedFix: "read the file again and redo the edit",
+          });
+        }
+        const occurrences = countOccurrences(content, before);
+        if (occurrences !== 1) {
+          throw new WritError(
+            "invalid_argument",
+            `\`before\` occurs ${occurrences} times in ${path}; it must occur exactly once`,
+            {
+              fieldErrors: [{ path: "/arguments/before", message: `occurs ${occurrences} times` }],
+              suggestedFix: "quote enough surrounding text in `before` to pick one place",
+            },
+          );
+        }
+        const hash = this.write(path, content.replace(before, after));
+        const updated = await this.record(ws, (a) => ({
+          ...a,
+          files: { ...(isRecord(a.files) ? a.files : {}), [path]: hash },
+        }));
+        return {
+          summary: `applied the edit of ${path}`,
+          structured_content: { path, base_hash: baseHash, hash },
           target: path,
           resource_revision: updated.revision,
         };

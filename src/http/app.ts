@@ -3,6 +3,11 @@
  *
  *   POST /v1/proposals            decide (and with `execute: true`, run) a model's proposed calls
  *   GET  /v1/tools                the tools the caller may use, as its model family sees them
+ *   GET  /v1/approvals            approval requests the caller made or may decide (filter: status)
+ *   GET  /v1/approvals/:id        one approval (its requester or an eligible approver); the
+ *                                 requester finds the released grant here once it is approved
+ *   POST /v1/approvals/:id/approve  approve ({reason?}): the policy re-runs; answers {approval, grant}
+ *   POST /v1/approvals/:id/reject   reject ({reason}, required): answers {approval}
  *   GET  /v1/decisions            the decision log, filtered and paged (reviewer role)
  *   GET  /v1/decisions/:id        one entry (reviewer role)
  *   PUT  /v1/resources/:type/:id  create or replace a resource and its owner (admin role)
@@ -18,11 +23,12 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
+import { approvalView, approve, listApprovals, readApproval, reject } from "../approvals/index.ts";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { proposalFormats, type Subject } from "../core/types.ts";
 import type { TokenCacheStats } from "../identity/index.ts";
 import { type Gateway, handleProposal, ToolDiscovery } from "../pipeline.ts";
-import type { DecisionFilter } from "../store/types.ts";
+import { approvalStatuses, type DecisionFilter } from "../store/types.ts";
 
 export interface AppOptions {
   bodyLimitBytes: number;
@@ -61,6 +67,30 @@ const resourceBodySchema = z
     attributes: z.record(z.string(), z.unknown()).default({}),
   })
   .strict();
+
+const approvalQuerySchema = z
+  .object({
+    status: z.enum(approvalStatuses).optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+    cursor: z.string().optional(),
+  })
+  .strict();
+
+const approveBodySchema = z.object({ reason: z.string().min(1).max(2000).optional() }).strict();
+const rejectBodySchema = z.object({ reason: z.string().min(1).max(2000) }).strict();
+
+/** An optional JSON body: empty is `{}`. */
+async function optionalJsonBody(req: Request): Promise<unknown> {
+  const text = await req.text();
+  if (text.trim() === "") return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new WritError("invalid_argument", "the request body is not JSON", {
+      suggestedFix: "send a JSON body with Content-Type: application/json",
+    });
+  }
+}
 
 const familySchema = z.enum(["default", "openai", "anthropic", "mcp"]).default("default");
 
@@ -163,6 +193,60 @@ export function createApp(gw: Gateway, options: AppOptions): Hono {
     const subject = await gw.identity.verify(c.req.header("authorization"));
     const family = parseWith(familySchema, c.req.query("family"), "/family", "the family parameter");
     return c.json({ tools: discovery.list(subject, family) });
+  });
+
+  app.get("/v1/approvals", async (c) => {
+    const subject = await gw.identity.verify(c.req.header("authorization"));
+    const q = parseWith(approvalQuerySchema, c.req.query(), "", "the approval query");
+    const page = await listApprovals(
+      gw,
+      subject,
+      q.status ? { status: q.status } : {},
+      q.limit,
+      q.cursor,
+      c.req.header("x-request-id") ?? randomUUID(),
+    );
+    return c.json({
+      approvals: page.approvals.map((a) => approvalView(a, subject)),
+      ...(page.next_cursor === undefined ? {} : { next_cursor: page.next_cursor }),
+    });
+  });
+
+  app.get("/v1/approvals/:id", async (c) => {
+    const subject = await gw.identity.verify(c.req.header("authorization"));
+    const a = await readApproval(
+      gw,
+      c.req.param("id"),
+      subject,
+      c.req.header("x-request-id") ?? randomUUID(),
+    );
+    return c.json(approvalView(a, subject));
+  });
+
+  app.post("/v1/approvals/:id/approve", async (c) => {
+    const subject = await gw.identity.verify(c.req.header("authorization"));
+    const body = parseWith(approveBodySchema, await optionalJsonBody(c.req.raw), "", "the approval");
+    const { approval, grant } = await approve(
+      gw,
+      c.req.param("id"),
+      subject,
+      body.reason ?? null,
+      c.req.header("x-request-id") ?? randomUUID(),
+    );
+    return c.json({ approval: approvalView(approval, subject), grant });
+  });
+
+  app.post("/v1/approvals/:id/reject", async (c) => {
+    const subject = await gw.identity.verify(c.req.header("authorization"));
+    const body = parseWith(rejectBodySchema, await optionalJsonBody(c.req.raw), "", "the rejection");
+    const approval = await reject(
+      gw,
+      c.req.param("id"),
+      subject,
+      body.reason,
+      c.req.header("x-request-id") ?? randomUUID(),
+    );
+    return c.json({ approval: approvalView(approval, subject) });
   });
 
   app.get("/v1/decisions", async (c) => {

@@ -4,12 +4,21 @@ export { MAX_PAGE_SIZE, matchesDecisionFilter, normalizeFilter } from "./paging.
 export { decisionLogEntrySchema, GENESIS_HASH } from "./schema.ts";
 export { SqliteStore, type SqliteStoreOptions } from "./sqlite.ts";
 export type {
+  ApprovalFilter,
+  ApprovalGrant,
+  ApprovalPage,
+  ApprovalRecord,
+  ApprovalResolution,
+  ApprovalStatus,
+  ApprovalUpdate,
   DecisionFilter,
   DecisionLogEntry,
   DecisionPage,
   GrantConsumption,
+  NewApproval,
   NewDecisionEntry,
   ResourceWrite,
   Store,
   StoredResource,
 } from "./types.ts";
+export { approvalStatuses } from "./types.ts";

@@ -67,4 +67,25 @@ CREATE TABLE decision_reasons (
 ) STRICT, WITHOUT ROWID;
 `,
   },
+  {
+    version: 2,
+    name: "approvals",
+    sql: `
+-- One row per approval request. The whole request is the JSON in record; status, tenant,
+-- requester, approver_roles and expires_at (milliseconds since the Unix epoch) are columns so that
+-- lists filter by index and a decision is a compare-and-swap on status.
+CREATE TABLE approvals (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  tenant TEXT NOT NULL,
+  requester TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'rejected', 'expired')),
+  approver_roles TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  record TEXT NOT NULL
+) STRICT;
+CREATE INDEX approvals_requester ON approvals (requester, seq);
+CREATE INDEX approvals_status ON approvals (status, seq);
+`,
+  },
 ];

@@ -4,7 +4,14 @@
  * PostgreSQL implements the same interface for several instances. Methods are async so that
  * both fit; every method that changes state is atomic.
  */
-import type { Condition, DecisionKind, Reason } from "../core/types.ts";
+import type {
+  CanonicalAction,
+  Condition,
+  DecisionKind,
+  ProposalSource,
+  Reason,
+  Subject,
+} from "../core/types.ts";
 
 export interface StoredResource {
   type: string;
@@ -84,6 +91,84 @@ export interface DecisionPage {
   next_cursor?: string;
 }
 
+export const approvalStatuses = ["pending", "approved", "rejected", "expired"] as const;
+export type ApprovalStatus = (typeof approvalStatuses)[number];
+
+/** Why a decided approval ended as it did. */
+export type ApprovalResolution = "approved" | "rejected" | "policy_denied" | "stale_revision" | "expired";
+
+/** The grant released to the requester of an approved request. */
+export interface ApprovalGrant {
+  token: string;
+  jti: string;
+  audience: string;
+  expires_at: string;
+  max_uses: number;
+}
+
+/** What the pipeline stores when the policy answers `require_approval` (DESIGN section 6). */
+export interface NewApproval {
+  id: string;
+  /** The requester, as verified when the call was proposed; the policy re-runs with it. */
+  requester: Subject;
+  /** The contract (canonical name and version) and the model-facing tool name. */
+  tool: { name: string; version: string; call_name: string };
+  /** The canonical action: validated arguments and their digest. */
+  action: CanonicalAction;
+  resource: { type: string; id: string } | null;
+  /** The resource's revision when the call was proposed (null: unknown resource). */
+  resource_revision: number | null;
+  policy_revision: string;
+  /** The decision that asked for the approval. */
+  decision_id: string;
+  source: ProposalSource;
+  session: string | null;
+  approver_roles: string[];
+  /** ISO 8601. */
+  requested_at: string;
+  /** ISO 8601. */
+  expires_at: string;
+}
+
+export interface ApprovalRecord extends NewApproval {
+  status: ApprovalStatus;
+  resolution: ApprovalResolution | null;
+  decided_by: string | null;
+  decided_at: string | null;
+  /** The approver's reason (required to reject). */
+  reason: string | null;
+  /** The reasons of the deciding step (policy reasons, stale revision, expiry). */
+  reasons: Reason[];
+  grant_jti: string | null;
+  grant: ApprovalGrant | null;
+}
+
+export interface ApprovalUpdate {
+  status: Exclude<ApprovalStatus, "pending">;
+  resolution: ApprovalResolution;
+  decided_by: string | null;
+  decided_at: string;
+  reason: string | null;
+  reasons: Reason[];
+  grant?: ApprovalGrant | null;
+}
+
+export interface ApprovalFilter {
+  status?: ApprovalStatus;
+  tenant?: string;
+  /**
+   * Who may see: approvals requested by `requester`, or (when given) any whose approver_roles
+   * include one of `approverRoles`. Either alone narrows to that set; both together: the union.
+   */
+  requester?: string;
+  approverRoles?: string[];
+}
+
+export interface ApprovalPage {
+  approvals: ApprovalRecord[];
+  next_cursor?: string;
+}
+
 export interface Store {
   /** Creates the schema (idempotent, versioned migrations). */
   migrate(): Promise<void>;
@@ -125,4 +210,21 @@ export interface Store {
   queryDecisions(filter: DecisionFilter, limit: number, cursor?: string): Promise<DecisionPage>;
   /** Entries in `seq` order from `fromSeq` (inclusive), at most `limit`. */
   readDecisions(fromSeq: number, limit: number): Promise<DecisionLogEntry[]>;
+
+  /** Stores a new approval request, status `pending`. */
+  createApproval(request: NewApproval): Promise<ApprovalRecord>;
+  getApproval(id: string): Promise<ApprovalRecord | undefined>;
+  /** Newest first. */
+  listApprovals(filter: ApprovalFilter, limit: number, cursor?: string): Promise<ApprovalPage>;
+  /**
+   * Compare-and-swap: applies `update` only while the status is still `expectedStatus` (and, for
+   * any outcome but `expired`, only before `expires_at`). Undefined when it was already decided,
+   * expired, or does not exist: an approval is decided exactly once.
+   */
+  decideApproval(
+    id: string,
+    expectedStatus: "pending",
+    update: ApprovalUpdate,
+    now?: Date,
+  ): Promise<ApprovalRecord | undefined>;
 }

@@ -65,6 +65,14 @@ export const outcomeSchema = z.strictObject({
   reasons: z.array(reasonSchema),
   decision_id: z.uuid(),
   grant: grantViewSchema.optional(),
+  approval: z
+    .strictObject({
+      id: z.string().min(1),
+      status: z.literal("pending"),
+      approver_roles: z.array(z.string()),
+      expires_at: z.iso.datetime(),
+    })
+    .optional(),
   error: errorBodySchema.optional(),
   result: layeredResultSchema.optional(),
 });

@@ -18,7 +18,7 @@ afterAll(async () => {
   await gw?.close();
 });
 
-const TOOL_NAMES = ["repo_finish", "repo_propose_edit", "repo_read", "repo_search"];
+const TOOL_NAMES = ["repo_apply_edit", "repo_finish", "repo_propose_edit", "repo_read", "repo_search"];
 
 const toolsSchema = z.strictObject({
   tools: z.array(
@@ -54,6 +54,7 @@ describe("GET /v1/tools", () => {
       // The registry's order: by canonical name, then version.
       expect(first.map((t) => t.name)).toEqual(TOOL_NAMES);
       expect(first.map((t) => t.contract)).toEqual([
+        { name: "repo.apply_edit", version: "1", side_effect: "committing" },
         { name: "repo.finish", version: "1", side_effect: "none" },
         { name: "repo.propose_edit", version: "1", side_effect: "reversible" },
         { name: "repo.read", version: "1", side_effect: "none" },
@@ -61,7 +62,7 @@ describe("GET /v1/tools", () => {
       ]);
       expect(first.find((t) => t.name === "repo_read")?.input_schema.properties).toHaveProperty("path");
       // One discovery evaluation per contract.
-      expect(phases(evaluate)).toEqual(["discover", "discover", "discover", "discover"]);
+      expect(phases(evaluate)).toEqual(["discover", "discover", "discover", "discover", "discover"]);
 
       evaluate.mockClear();
       const second = await tools(alice);
@@ -88,11 +89,11 @@ describe("GET /v1/tools", () => {
       for (const token of contexts) {
         evaluate.mockClear();
         await tools(token);
-        expect(evaluate).toHaveBeenCalledTimes(4);
+        expect(evaluate).toHaveBeenCalledTimes(5);
       }
       evaluate.mockClear();
       const anthropic = await tools(await gw.token("alice"), "anthropic");
-      expect(evaluate).toHaveBeenCalledTimes(4);
+      expect(evaluate).toHaveBeenCalledTimes(5);
       expect(anthropic.map((t) => t.name)).toEqual(TOOL_NAMES);
     } finally {
       evaluate.mockRestore();
