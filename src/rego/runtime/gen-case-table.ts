@@ -112,7 +112,6 @@ const source = [
   "// u32 triples (lo, hi, delta as two's complement), sorted by lo; bit 31 of hi marks runs where only",
   "// every other code point from lo maps (alternating upper/lower pairs).",
   "",
-  "// @ts-ignore: decorator",
   `@inline export const CASE_STRIDE2: u32 = 0x${STRIDE2_FLAG.toString(16)};`,
   "",
   table("UPPER_RUNS", "upper"),

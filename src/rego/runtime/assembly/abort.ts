@@ -4,7 +4,6 @@
 import { opa_abort } from "./env";
 
 // Messages are assembled in a static buffer, not on the heap, so that "out of memory" can be reported.
-// @ts-ignore: decorator
 @inline const MSG_CAP: usize = 1024;
 const MSG_BUF: usize = memory.data(MSG_CAP);
 

@@ -37,13 +37,9 @@ import {
   writ_value_get,
 } from "./value";
 
-// @ts-ignore: decorator
 @inline export const CTX_INPUT: usize = 0;
-// @ts-ignore: decorator
 @inline export const CTX_DATA: usize = 4;
-// @ts-ignore: decorator
 @inline export const CTX_RESULT: usize = 8;
-// @ts-ignore: decorator
 @inline export const CTX_ENTRYPOINT: usize = 12;
 
 export function opa_eval_ctx_new(): usize {
@@ -162,11 +158,8 @@ export function writ_result_add_bindings(ctx: usize, bindings: usize): void {
 // ---------------------------------------------------------------------------------------------
 // Data documents
 
-// @ts-ignore: decorator
 @inline const OPA_ERR_OK: i32 = 0;
-// @ts-ignore: decorator
 @inline const OPA_ERR_INVALID_TYPE: i32 = 2;
-// @ts-ignore: decorator
 @inline const OPA_ERR_INVALID_PATH: i32 = 3;
 
 /** Path length if `path` is a non-empty array of strings, else -1. */

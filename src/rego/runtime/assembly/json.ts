@@ -41,7 +41,6 @@ import {
   writ_set,
 } from "./value";
 
-// @ts-ignore: decorator
 @inline const MAX_DEPTH: u32 = 1000;
 
 let pCur: usize = 0;
@@ -74,7 +73,6 @@ export function opa_value_parse(ptr: usize, len: usize): usize {
   return parseTop(ptr, len, true);
 }
 
-// @ts-ignore: decorator
 @inline
 function skipWs(): void {
   let p = pCur;
@@ -353,7 +351,6 @@ function parseBrace(): usize {
   return r;
 }
 
-// @ts-ignore: decorator
 @inline
 function keyCompare(a: usize, b: usize): i32 {
   return tagOf(a) == T_STRING && tagOf(b) == T_STRING ? compareStrings(a, b) : compare(a, b);
@@ -415,7 +412,6 @@ let wValueMode: bool = false;
 
 const NUM_BUF: usize = memory.data(400, 8); // >= FLOAT_TEXT_MAX
 
-// @ts-ignore: decorator
 @inline
 function wByte(b: u32): void {
   reserve(wPos + 1);

@@ -15,7 +15,6 @@ let lastBlock: usize = 0;
 /** Cached end of linear memory in bytes; refreshed whenever an allocation would pass it. */
 let memEnd: usize = 0;
 
-// @ts-ignore: decorator
 @inline const MAX_ALLOC: usize = 0x7fff_0000;
 
 /** Makes sure [0, end) is backed by linear memory, growing it (or aborting "out of memory"). */
@@ -87,7 +86,6 @@ export function shrink(p: usize, newSize: usize): void {
 }
 
 /** Ensures `end` is backed by memory (used by writers that fill the free space above the heap). */
-// @ts-ignore: decorator
 @inline
 export function reserve(end: usize): void {
   if (end > memEnd) growTo(end);
@@ -105,14 +103,12 @@ export function freeStart(): usize {
 }
 
 /** Current heap pointer, for scratch allocations released with `release`. */
-// @ts-ignore: decorator
 @inline
 export function mark(): usize {
   return heapPtr;
 }
 
 /** Drops every allocation made since `m = mark()`. */
-// @ts-ignore: decorator
 @inline
 export function release(m: usize): void {
   heapPtr = m;

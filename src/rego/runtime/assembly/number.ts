@@ -12,14 +12,10 @@ import { dtoa_buffered } from "~lib/util/number";
 import { fail } from "./abort";
 import { malloc, mark, release } from "./mem";
 
-// @ts-ignore: decorator
 @inline export const N_INT: u32 = 0;
-// @ts-ignore: decorator
 @inline export const N_FLOAT: u32 = 1;
-// @ts-ignore: decorator
 @inline export const N_REF: u32 = 2;
 
-// @ts-ignore: decorator
 @inline
 export function numKind(v: usize): u32 {
   return <u32>load<u8>(v, 1);
@@ -56,7 +52,6 @@ function makeRef(ptr: usize, len: u32): usize {
   return v;
 }
 
-// @ts-ignore: decorator
 @inline
 function isDigit(c: u32): bool {
   return c - 48 < 10;
@@ -142,7 +137,6 @@ export function writ_number_ref(ptr: usize, len: u32): usize {
 // Decimal form: value = sign * 0.d1d2...dn * 10^exp, d1 != 0, dn != 0; zero has sign 0 and n 0.
 // Descriptor (16 bytes): +0 i32 sign, +4 u32 n, +8 i32 exp, +12 u32 digits pointer (ASCII '0'..'9').
 
-// @ts-ignore: decorator
 @inline const EXP_LIMIT: i64 = 1_000_000_000;
 
 const DESC_A: usize = memory.data(16, 8);
@@ -278,7 +272,6 @@ export function decCompare(a: usize, b: usize): i32 {
   return sa > 0 ? mag : -mag;
 }
 
-// @ts-ignore: decorator
 @inline const F64_EXACT_INT: i64 = 9007199254740992; // 2^53
 
 /** Numeric comparison of two number values (-1, 0, 1). */
@@ -522,7 +515,6 @@ export function formatInt(i: i64, out: usize): u32 {
   return u64Digits(<u64>i, out);
 }
 
-// @ts-ignore: decorator
 @inline export const FLOAT_TEXT_MAX: usize = 400;
 
 /**

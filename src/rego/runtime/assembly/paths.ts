@@ -30,7 +30,6 @@ import {
   writ_value_shallow_copy,
 } from "./value";
 
-// @ts-ignore: decorator
 @inline const FLAG_OWNED: u32 = 1;
 
 function ownedCollection(tag: u32, owner: usize): usize {
@@ -43,7 +42,6 @@ function ownedCollection(tag: u32, owner: usize): usize {
   return v;
 }
 
-// @ts-ignore: decorator
 @inline
 function ownedBy(v: usize, owner: usize): bool {
   return (<u32>load<u8>(v, 2) & FLAG_OWNED) != 0 && <usize>load<u32>(v, 16) == owner;
@@ -65,7 +63,6 @@ function ownedCopy(v: usize, owner: usize): usize {
   return c;
 }
 
-// @ts-ignore: decorator
 @inline
 function pathKey(path: usize, i: u32): usize {
   return <usize>load<u32>(elemsOf(path) + (<usize>i << 2));
@@ -193,7 +190,6 @@ export function writ_print(args: usize): void {
   release(m);
 }
 
-// @ts-ignore: decorator
 @inline const UNDEFINED_TEXT: u64 = 0x3e64656e69666564; // "defined>" after "<un"
 
 function printLine(args: usize, n: u32, idx: usize): void {

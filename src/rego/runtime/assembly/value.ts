@@ -20,54 +20,39 @@ import { fail } from "./abort";
 import { malloc, realloc, mark, release } from "./mem";
 import { compareNumbers, numberIndex, writ_number_int } from "./number";
 
-// @ts-ignore: decorator
 @inline export const T_NULL: u32 = 1;
-// @ts-ignore: decorator
 @inline export const T_BOOLEAN: u32 = 2;
-// @ts-ignore: decorator
 @inline export const T_NUMBER: u32 = 3;
-// @ts-ignore: decorator
 @inline export const T_STRING: u32 = 4;
-// @ts-ignore: decorator
 @inline export const T_ARRAY: u32 = 5;
-// @ts-ignore: decorator
 @inline export const T_OBJECT: u32 = 6;
-// @ts-ignore: decorator
 @inline export const T_SET: u32 = 7;
 
 // Header field offsets.
-// @ts-ignore: decorator
 @inline export const OFF_LEN: usize = 4;
-// @ts-ignore: decorator
 @inline export const OFF_CAP: usize = 8;
-// @ts-ignore: decorator
 @inline export const OFF_STR_PTR: usize = 8;
-// @ts-ignore: decorator
 @inline export const OFF_ELEMS: usize = 12;
 
 export const NULL_V: usize = memory.data<u8>([1, 0, 0, 0, 0, 0, 0, 0], 8);
 export const FALSE_V: usize = memory.data<u8>([2, 0, 0, 0, 0, 0, 0, 0], 8);
 export const TRUE_V: usize = memory.data<u8>([2, 1, 0, 0, 0, 0, 0, 0], 8);
 
-// @ts-ignore: decorator
 @inline
 export function tagOf(v: usize): u32 {
   return <u32>load<u8>(v);
 }
 
-// @ts-ignore: decorator
 @inline
 export function lenOf(v: usize): u32 {
   return load<u32>(v, OFF_LEN);
 }
 
-// @ts-ignore: decorator
 @inline
 export function elemsOf(v: usize): usize {
   return <usize>load<u32>(v, OFF_ELEMS);
 }
 
-// @ts-ignore: decorator
 @inline
 export function strPtr(v: usize): usize {
   return <usize>load<u32>(v, OFF_STR_PTR);
@@ -365,7 +350,6 @@ export function sortValues(items: usize, n: u32): void {
   sortItems<u32>(items, n);
 }
 
-// @ts-ignore: decorator
 @inline
 function itemKey<T>(item: T): usize {
   return <usize>(<u32>item);

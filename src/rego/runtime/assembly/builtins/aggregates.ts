@@ -24,7 +24,6 @@ import { productOf, sumOf } from "./numbers";
 import { runeCount } from "./util";
 
 /** 1 if `v` is an array or a set (the collections sum, max, sort, ... accept). */
-// @ts-ignore: decorator
 @inline
 function isArrayOrSet(v: usize): bool {
   if (v == 0) return false;
@@ -32,7 +31,6 @@ function isArrayOrSet(v: usize): bool {
   return t == T_ARRAY || t == T_SET;
 }
 
-// @ts-ignore: decorator
 @inline
 function elemAt(c: usize, i: u32): usize {
   return <usize>load<u32>(elemsOf(c) + (<usize>i << 2));

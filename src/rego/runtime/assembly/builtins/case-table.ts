@@ -3,7 +3,6 @@
 // u32 triples (lo, hi, delta as two's complement), sorted by lo; bit 31 of hi marks runs where only
 // every other code point from lo maps (alternating upper/lower pairs).
 
-// @ts-ignore: decorator
 @inline export const CASE_STRIDE2: u32 = 0x80000000;
 
 /** Uppercase mapping runs: 204 (lo, hi | stride flag, delta) triples. */

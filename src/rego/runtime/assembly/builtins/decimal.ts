@@ -10,14 +10,11 @@ import { calloc } from "../mem";
 import { writ_number_from_decimal, writ_number_int } from "../number";
 
 /** Widest result, in decimal digit positions, computed exactly (10^2048 and beyond go to f64). */
-// @ts-ignore: decorator
 @inline export const MAX_DIGITS: i64 = 2048;
 
 /** Largest decimal exponent of an exact result (what number.ts clamps exponents to). */
-// @ts-ignore: decorator
 @inline const MAX_EXP: i64 = 1_000_000_000;
 
-// @ts-ignore: decorator
 @inline const WORK_CAP: usize = 512;
 const WORK: usize = memory.data(WORK_CAP, 8);
 
@@ -30,25 +27,21 @@ function workBuffer(size: usize): usize {
   return calloc(size);
 }
 
-// @ts-ignore: decorator
 @inline
 export function descSign(d: usize): i32 {
   return load<i32>(d);
 }
 
-// @ts-ignore: decorator
 @inline
 export function descCount(d: usize): u32 {
   return load<u32>(d, 4);
 }
 
-// @ts-ignore: decorator
 @inline
 export function descExp(d: usize): i32 {
   return load<i32>(d, 8);
 }
 
-// @ts-ignore: decorator
 @inline
 export function descDigits(d: usize): usize {
   return <usize>load<u32>(d, 12);

@@ -43,25 +43,21 @@ import { isType } from "./util";
 // need as many bytes as their text, on the heap when longer than the static buffers.
 const DESC_X: usize = memory.data(16, 8);
 const DESC_Y: usize = memory.data(16, 8);
-// @ts-ignore: decorator
 @inline const DIGITS_CAP: u32 = 96;
 const DIGITS_X: usize = memory.data(DIGITS_CAP, 8);
 const DIGITS_Y: usize = memory.data(DIGITS_CAP, 8);
 
-// @ts-ignore: decorator
 @inline const I64_MIN: i64 = -9223372036854775808;
 
 // Static int constants (number layout: tag 3, kind 0 at byte 1, i64 at +8).
 const ZERO: usize = memory.data<u32>([3, 0, 0, 0], 8);
 const ONE: usize = memory.data<u32>([3, 0, 1, 0], 8);
 
-// @ts-ignore: decorator
 @inline
 function isNumber(v: usize): bool {
   return isType(v, T_NUMBER);
 }
 
-// @ts-ignore: decorator
 @inline
 function intOf(v: usize): i64 {
   return load<i64>(v, 8);
@@ -83,11 +79,8 @@ function finiteFloat(f: f64): usize {
 // ---------------------------------------------------------------------------------------------
 // Binary operations on two number values (also used by sum and product)
 
-// @ts-ignore: decorator
 @inline const OP_ADD: i32 = 0;
-// @ts-ignore: decorator
 @inline const OP_SUB: i32 = 1;
-// @ts-ignore: decorator
 @inline const OP_MUL: i32 = 2;
 
 /** `x op y` for two number values, exactly where possible; 0 when not finite. */
@@ -186,11 +179,8 @@ export function writ_builtin_abs(x: usize): usize {
   return descToNumber(DESC_X, 1);
 }
 
-// @ts-ignore: decorator
 @inline const ROUND: i32 = 0;
-// @ts-ignore: decorator
 @inline const CEIL: i32 = 1;
-// @ts-ignore: decorator
 @inline const FLOOR: i32 = 2;
 
 /** round (half away from zero), ceil or floor of a number, exact on its decimal digits. */
@@ -239,7 +229,6 @@ export function truncatedDescriptor(x: usize): usize {
 // ---------------------------------------------------------------------------------------------
 // Ranges
 
-// @ts-ignore: decorator
 @inline const MAX_RANGE: u64 = 0x0800_0000;
 
 /** [a, a ± step, ...] up to and including b (descending when a > b). */

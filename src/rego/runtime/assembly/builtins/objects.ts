@@ -24,19 +24,16 @@ import {
 } from "../value";
 import { isType } from "./util";
 
-// @ts-ignore: decorator
 @inline
 function keyAt(o: usize, i: u32): usize {
   return <usize>load<u32>(elemsOf(o) + (<usize>i << 3));
 }
 
-// @ts-ignore: decorator
 @inline
 function valueAt(o: usize, i: u32): usize {
   return <usize>load<u32>(elemsOf(o) + (<usize>i << 3), 4);
 }
 
-// @ts-ignore: decorator
 @inline
 function elemAt(c: usize, i: u32): usize {
   return <usize>load<u32>(elemsOf(c) + (<usize>i << 2));
@@ -111,7 +108,6 @@ export function writ_builtin_object_union_n(arr: usize): usize {
   return r;
 }
 
-// @ts-ignore: decorator
 @inline const STATIC_MARKS: usize = 1024;
 const MARKS: usize = memory.data(STATIC_MARKS);
 

@@ -4,17 +4,13 @@
 import { T_SET, appendElem, compare, elemsOf, finishSet, lenOf, writ_set_with_cap } from "../value";
 import { isType } from "./util";
 
-// @ts-ignore: decorator
 @inline
 function elemAt(s: usize, i: u32): usize {
   return <usize>load<u32>(elemsOf(s) + (<usize>i << 2));
 }
 
-// @ts-ignore: decorator
 @inline const KEEP_BOTH: i32 = 0; // union
-// @ts-ignore: decorator
 @inline const KEEP_COMMON: i32 = 1; // intersection
-// @ts-ignore: decorator
 @inline const KEEP_LEFT_ONLY: i32 = 2; // difference
 
 /** Merges two sets: their union, intersection or difference (a new set). */

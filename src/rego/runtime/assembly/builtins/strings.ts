@@ -41,19 +41,16 @@ import {
   stringSlice,
 } from "./util";
 
-// @ts-ignore: decorator
 @inline
 function isString(v: usize): bool {
   return isType(v, T_STRING);
 }
 
-// @ts-ignore: decorator
 @inline
 function elemAt(c: usize, i: u32): usize {
   return <usize>load<u32>(elemsOf(c) + (<usize>i << 2));
 }
 
-// @ts-ignore: decorator
 @inline
 function boolValue(b: bool): usize {
   return b ? TRUE_V : FALSE_V;
@@ -125,7 +122,6 @@ function stringItemCount(v: usize): i32 {
   return <i32>n;
 }
 
-// @ts-ignore: decorator
 @inline
 function stringItem(v: usize, i: u32): usize {
   return tagOf(v) == T_STRING ? v : elemAt(v, i);
@@ -177,7 +173,6 @@ function mapRune(cp: u32, runs: usize, count: u32): u32 {
   return cp;
 }
 
-// @ts-ignore: decorator
 @inline
 function mapCase(cp: u32, upper: bool): u32 {
   if (cp < 0x80) {
@@ -512,9 +507,7 @@ function inCutset(cp: u32, cut: usize): bool {
   return false;
 }
 
-// @ts-ignore: decorator
 @inline const TRIM_LEFT: i32 = 1;
-// @ts-ignore: decorator
 @inline const TRIM_RIGHT: i32 = 2;
 
 /** Go's strings.Trim/TrimLeft/TrimRight: drops leading/trailing code points found in `cut`. */

@@ -75,7 +75,6 @@ export function writ_builtin_type_name(v: usize): usize {
   return s;
 }
 
-// @ts-ignore: decorator
 @inline
 function isDigit(c: u32): bool {
   return c - 48 < 10;

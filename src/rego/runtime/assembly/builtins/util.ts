@@ -6,7 +6,6 @@ import { utf8Seq } from "../json";
 import { OFF_LEN, OFF_STR_PTR, T_STRING, lenOf, strPtr, tagOf } from "../value";
 
 /** 1 if `v` is defined and has type tag `tag`. */
-// @ts-ignore: decorator
 @inline
 export function isType(v: usize, tag: u32): bool {
   return v != 0 && tagOf(v) == tag;
@@ -25,7 +24,6 @@ export function stringAlloc(maxLen: usize): usize {
 }
 
 /** Where the bytes of a string from stringAlloc go. */
-// @ts-ignore: decorator
 @inline
 export function stringBytes(v: usize): usize {
   return v + 16;
@@ -83,7 +81,6 @@ export function decodeRune(p: usize, end: usize): u32 {
 }
 
 /** Width of the sequence at `p` (< end) as Go steps over it: a valid sequence, else 1 byte. */
-// @ts-ignore: decorator
 @inline
 export function runeStep(p: usize, end: usize): usize {
   if (load<u8>(p) < 0x80) return 1;
