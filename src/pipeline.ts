@@ -16,13 +16,18 @@
  * The log entry is written before dispatch so that no grant exists without its entry.
  */
 import { randomUUID } from "node:crypto";
+import { decodeJwt } from "jose";
+import { z } from "zod";
 import { requestApproval } from "./approvals/service.ts";
+import { enforceConditions, finalArguments } from "./conditions/index.ts";
 import type { ContractRegistry, ToolContract } from "./contracts/index.ts";
 import { jsonDigest } from "./core/digest.ts";
 import { WritError, type WritErrorBody } from "./core/errors.ts";
 import type {
   CanonicalAction,
+  Condition,
   DecisionKind,
+  GrantClaims,
   PolicyDecision,
   PolicyInput,
   ProposalFormat,
@@ -32,15 +37,17 @@ import type {
   ResourceRef,
   Subject,
 } from "./core/types.ts";
+import { conditionSchema } from "./core/types.ts";
 import type { DecisionLog } from "./decisionlog/index.ts";
-import type { InProcessHandler } from "./demo/repository.ts";
-import { GrantError, type ReplayGuard, verifyGrant } from "./executor/index.ts";
+import type { InProcessHandler, ToolOutput } from "./demo/repository.ts";
+import { GrantError, verifyGrant } from "./executor/index.ts";
 import type { GrantSigner } from "./grants/index.ts";
 import type { IdentityVerifier } from "./identity/index.ts";
 import { parseProposal } from "./intake/index.ts";
 import { type NormalizedCall, normalize } from "./normalize/index.ts";
 import type { GatewayMetrics } from "./observability/metrics.ts";
 import { type PolicyEngine, PolicyFailure } from "./policy/index.ts";
+import { type LayeredResult, shapeResult } from "./results/index.ts";
 import type { Store, StoredResource } from "./store/types.ts";
 
 export interface Gateway {
@@ -83,19 +90,7 @@ export interface IssuedGrantView {
   max_uses: number;
 }
 
-export interface LayeredResult {
-  summary: string;
-  structured_content: Record<string, unknown>;
-  artifact_refs: string[];
-  provenance: {
-    tool: string;
-    version: string;
-    target: string;
-    time: string;
-    resource_revision: string | null;
-  };
-  execution_meta: { latency_ms: number; attempt: number; request_id: string; effect: string };
-}
+export type { LayeredResult };
 
 export interface CallOutcome {
   call_id: string;
@@ -417,7 +412,7 @@ async function decideCall(
   // 8–9. Dispatch and result, when the caller asked Writ to execute.
   if (req.execute && grant) {
     try {
-      outcome.result = await dispatchInProcess(gw, n, grant.token, stored, req.requestId);
+      outcome.result = await dispatch(gw, { n, token: grant.token, requestId: req.requestId });
     } catch (error) {
       outcome.error = asWritError(error).toJSON();
     }
@@ -455,7 +450,8 @@ export async function issueGrant(gw: Gateway, g: GrantIssue): Promise<IssuedGran
           ...(g.resourceRevision === undefined ? {} : { rev: g.resourceRevision }),
         }
       : { type: "none", id: "" },
-    args: g.action.args_digest,
+    // The digest of the FINAL arguments: what the dispatch sends after `args_override`.
+    args: jsonDigest(finalArguments(g.action.args, g.decision.conditions)),
     cnd: g.decision.conditions,
     dec: g.decisionId,
     pol: g.policyRevision,
@@ -471,26 +467,41 @@ export async function issueGrant(gw: Gateway, g: GrantIssue): Promise<IssuedGran
   };
 }
 
-/** A replay guard backed by the store, so a grant is consumed once across Writ instances. */
-function storeReplayGuard(store: Store): ReplayGuard {
-  return {
-    async consume(jti: string, maxUses: number, expiresAtSeconds: number): Promise<boolean> {
-      return (await store.consumeGrant(jti, maxUses, new Date(expiresAtSeconds * 1000))).ok;
-    },
-  };
+/** The conditions a grant carries, read before verification (verification then proves them). */
+function unverifiedConditions(token: string): Condition[] {
+  try {
+    const parsed = z.array(conditionSchema).safeParse(decodeJwt(token).cnd);
+    return parsed.success ? parsed.data : [];
+  } catch {
+    return [];
+  }
+}
+
+export interface DispatchRequest {
+  /** The call as normalized from what the caller sent (arguments before any `args_override`). */
+  n: NormalizedCall;
+  token: string;
+  requestId: string;
+  /** When given, the grant must have been issued to this subject. */
+  subject?: Pick<Subject, "id" | "tenant">;
+}
+
+function refusedGrant(message: string): WritError {
+  return new WritError("policy_denied", `the grant was refused: ${message}`, {
+    suggestedFix: "propose the call again to get a new grant",
+    effectCommitted: false,
+  });
 }
 
 /**
- * Runs an in-process backend like any executor would: the grant is verified (signature,
- * audience, action, resource, argument digest) and consumed before the handler runs.
+ * Stages 8–9, the one dispatch path (proposals with `execute` and `POST /v1/execute`): the
+ * conditions' forced arguments are applied, the grant is verified against the final arguments
+ * (signature, audience, action, resource, digest), the conditions are enforced, the grant is
+ * consumed in the store (single use across instances), the in-process backend runs, and its
+ * output becomes the layered result. Every refusal carries `effect_committed`.
  */
-async function dispatchInProcess(
-  gw: Gateway,
-  n: NormalizedCall,
-  token: string,
-  stored: StoredResource | undefined,
-  requestId: string,
-): Promise<LayeredResult> {
+export async function dispatch(gw: Gateway, req: DispatchRequest): Promise<LayeredResult> {
+  const { n } = req;
   if (n.contract.backend.kind !== "inprocess") {
     throw new WritError(
       "backend_unavailable",
@@ -498,6 +509,7 @@ async function dispatchInProcess(
       {
         suggestedFix: "execute the call yourself with the grant, or use an in-process tool",
         retryable: false,
+        effectCommitted: false,
       },
     );
   }
@@ -509,48 +521,95 @@ async function dispatchInProcess(
       {
         suggestedFix: "check the tool's backend.handler in the configuration",
         retryable: false,
+        effectCommitted: false,
       },
     );
   }
   const started = performance.now();
+  const args = finalArguments(n.action.args, unverifiedConditions(req.token));
+  let claims: GrantClaims;
   try {
-    await verifyGrant(token, {
+    claims = await verifyGrant(req.token, {
       issuer: gw.grants.issuer,
       audience: gw.executorId,
       keys: gw.grants.jwks(),
       action: { name: n.action.name, version: n.action.version },
-      args: n.action.args,
+      args,
       ...(n.resource ? { resource: n.resource } : {}),
-      replay: storeReplayGuard(gw.store),
+      replay: false,
     });
   } catch (error) {
-    if (error instanceof GrantError) {
-      throw new WritError("policy_denied", `the grant was refused: ${error.message}`, {
-        suggestedFix: "propose the call again to get a new grant",
-      });
-    }
+    if (error instanceof GrantError) throw refusedGrant(error.message);
     throw error;
   }
-  const output = await handler({ args: n.action.args, resource: stored });
+  if (req.subject && (claims.sub !== req.subject.id || claims.tnt !== req.subject.tenant)) {
+    throw refusedGrant(`it was issued to ${claims.sub}, not to the caller`);
+  }
+
+  // Conditions, against the resource as it is now; then the single use.
+  const stored = n.resource ? await gw.store.getResource(n.resource.type, n.resource.id) : undefined;
+  enforceConditions(claims.cnd, args, stored?.revision);
+  const maxUses = Math.min(claims.max, ...claims.cnd.flatMap((c) => (c.type === "max_uses" ? [c.uses] : [])));
+  const used = await gw.store.consumeGrant(claims.jti, maxUses, new Date((claims.exp + 5) * 1000));
+  if (!used.ok) {
+    throw refusedGrant(
+      used.reason === "expired"
+        ? `grant ${claims.jti} expired`
+        : `grant ${claims.jti} was already used (${maxUses} use${maxUses === 1 ? "" : "s"} allowed)`,
+    );
+  }
+
+  let output: ToolOutput;
+  try {
+    output = await handler({ args, resource: stored });
+  } catch (error) {
+    if (error instanceof WritError) throw error;
+    throw new WritError("internal", `the backend of ${n.contract.name} failed`, {
+      suggestedFix:
+        n.contract.side_effect === "none"
+          ? "retry later; if it persists, report the request id to the operator"
+          : "check the resource's state before retrying: the effect may have happened",
+      effectCommitted: n.contract.side_effect === "none" ? false : "unknown",
+      cause: error,
+    });
+  }
   const revision = output.resource_revision ?? stored?.revision;
-  return {
-    summary: output.summary,
-    structured_content: output.structured_content,
-    artifact_refs: [],
-    provenance: {
-      tool: n.contract.name,
-      version: n.contract.version,
-      target: output.target ?? (n.resource ? `${n.resource.type}/${n.resource.id}` : n.contract.name),
-      time: new Date().toISOString(),
-      resource_revision: revision === undefined ? null : String(revision),
-    },
-    execution_meta: {
-      latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
-      attempt: 1,
-      request_id: requestId,
-      effect: n.contract.side_effect,
-    },
-  };
+  return shapeResult(output, {
+    contracts: gw.contracts,
+    contract: n.contract,
+    conditions: claims.cnd,
+    target: output.target ?? (n.resource ? `${n.resource.type}/${n.resource.id}` : n.contract.name),
+    resourceRevision: revision,
+    latencyMs: Math.round((performance.now() - started) * 1000) / 1000,
+    requestId: req.requestId,
+  });
+}
+
+export interface ExecuteRequest {
+  authorization: string | undefined;
+  grant: string;
+  /** The call as the caller sends it (canonical form: `{tool, arguments}`). */
+  call: unknown;
+  requestId: string;
+}
+
+/** `POST /v1/execute`: an authenticated caller runs a call with the grant Writ issued for it. */
+export async function executeWithGrant(
+  gw: Gateway,
+  req: ExecuteRequest,
+): Promise<{ tool: string; result: LayeredResult }> {
+  const subject = await gw.identity.verify(req.authorization);
+  const calls = parseProposal("canonical", req.call).calls;
+  const [call] = calls;
+  if (call === undefined || calls.length !== 1) {
+    throw new WritError("invalid_argument", "execute takes exactly one call", {
+      suggestedFix: "send one call per execute request",
+      effectCommitted: false,
+    });
+  }
+  const n = normalize(call, gw.contracts);
+  const result = await dispatch(gw, { n, token: req.grant, requestId: req.requestId, subject });
+  return { tool: call.tool, result };
 }
 
 // ---------------------------------------------------------------------------------- discovery

@@ -2,6 +2,10 @@
  * The HTTP API (hono). Routes:
  *
  *   POST /v1/proposals            decide (and with `execute: true`, run) a model's proposed calls
+ *   POST /v1/execute              run one call with its grant ({grant, tool, arguments} or
+ *                                 {grant, call}); answers {tool, result}. With an
+ *                                 `Idempotency-Key` header (also on proposals), a repeat of the
+ *                                 same request answers the stored outcome without running again
  *   GET  /v1/tools                the tools the caller may use, as its model family sees them
  *   GET  /v1/approvals            approval requests the caller made or may decide (filter: status)
  *   GET  /v1/approvals/:id        one approval (its requester or an eligible approver); the
@@ -24,10 +28,11 @@ import { bodyLimit } from "hono/body-limit";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { approvalView, approve, listApprovals, readApproval, reject } from "../approvals/index.ts";
+import { jsonDigest } from "../core/digest.ts";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { proposalFormats, type Subject } from "../core/types.ts";
 import type { TokenCacheStats } from "../identity/index.ts";
-import { type Gateway, handleProposal, ToolDiscovery } from "../pipeline.ts";
+import { executeWithGrant, type Gateway, handleProposal, ToolDiscovery } from "../pipeline.ts";
 import { approvalStatuses, type DecisionFilter } from "../store/types.ts";
 
 export interface AppOptions {
@@ -43,6 +48,90 @@ const proposalBodySchema = z
     execute: z.boolean().default(false),
   })
   .strict();
+
+const executeBodySchema = z.union([
+  z
+    .object({
+      grant: z.string().min(1),
+      tool: z.string().min(1),
+      arguments: z.record(z.string(), z.unknown()).default({}),
+    })
+    .strict(),
+  z.object({ grant: z.string().min(1), call: z.unknown() }).strict(),
+]);
+
+const idempotencyKeySchema = z.string().min(1).max(200);
+/** How long an idempotency key and its stored outcome are kept. */
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+interface StoredAnswer {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * Runs `work` at most once per (subject, key): the first request claims the key; a repeat with
+ * the same request digest gets the stored answer; a different digest, or a repeat while the first
+ * is still running, is `conflict`. A failure with no answer worth replaying releases the key.
+ */
+async function idempotent(
+  gw: Gateway,
+  subject: Subject,
+  key: string,
+  request: unknown,
+  work: () => Promise<StoredAnswer>,
+): Promise<StoredAnswer> {
+  const owner = `${subject.tenant}/${subject.id}`;
+  const digest = jsonDigest(request);
+  const now = new Date();
+  const claim = await gw.store.claimIdempotency(
+    owner,
+    key,
+    digest,
+    new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+    now,
+  );
+  if (claim.state !== "claimed") {
+    if (claim.request_digest !== digest) {
+      throw new WritError("conflict", "this Idempotency-Key was already used for a different request", {
+        retryable: false,
+        suggestedFix: "use a new Idempotency-Key for a new request",
+      });
+    }
+    if (claim.state === "pending") {
+      throw new WritError("conflict", "a request with this Idempotency-Key is still running", {
+        retryable: true,
+        suggestedFix: "retry shortly: the stored outcome is returned once the first request finishes",
+      });
+    }
+    const stored = storedAnswerSchema.safeParse(claim.outcome);
+    if (stored.success) return stored.data;
+    throw new WritError("internal", "the stored outcome of this Idempotency-Key is unreadable", {
+      suggestedFix: "use a new Idempotency-Key; check the result of the first request before retrying",
+      effectCommitted: "unknown",
+    });
+  }
+  let answer: StoredAnswer;
+  try {
+    answer = await work();
+  } catch (error) {
+    const e = error instanceof WritError ? error : undefined;
+    // Refusals that ran nothing and anything internal are not replayed: the key is released.
+    if (e === undefined || e.category === "internal" || e.effectCommitted === false) {
+      if (e !== undefined && e.effectCommitted === false && e.category !== "internal") {
+        await gw.store.completeIdempotency(owner, key, { status: e.httpStatus, body: e.toJSON() });
+      } else {
+        await gw.store.releaseIdempotency(owner, key);
+      }
+      throw error;
+    }
+    answer = { status: e.httpStatus, body: e.toJSON() };
+  }
+  await gw.store.completeIdempotency(owner, key, answer);
+  return answer;
+}
+
+const storedAnswerSchema = z.object({ status: z.number().int(), body: z.unknown() });
 
 const decisionQuerySchema = z
   .object({
@@ -93,6 +182,11 @@ async function optionalJsonBody(req: Request): Promise<unknown> {
 }
 
 const familySchema = z.enum(["default", "openai", "anthropic", "mcp"]).default("default");
+
+function idempotencyKeyOf(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  return parseWith(idempotencyKeySchema, header, "/headers/idempotency-key", "the Idempotency-Key header");
+}
 
 function requireRole(subject: Subject, allowed: readonly string[], what: string): void {
   if (!subject.roles.some((r) => allowed.includes(r))) {
@@ -178,15 +272,48 @@ export function createApp(gw: Gateway, options: AppOptions): Hono {
 
   app.post("/v1/proposals", async (c) => {
     const body = parseWith(proposalBodySchema, await jsonBody(c.req.raw), "", "the proposal request");
-    const results = await handleProposal(gw, {
-      authorization: c.req.header("authorization"),
-      format: body.format,
-      payload: body.payload,
-      ...(body.session === undefined ? {} : { session: body.session }),
-      execute: body.execute,
-      requestId: c.req.header("x-request-id") ?? randomUUID(),
-    });
-    return c.json({ results });
+    const run = async (): Promise<StoredAnswer> => {
+      const results = await handleProposal(gw, {
+        authorization: c.req.header("authorization"),
+        format: body.format,
+        payload: body.payload,
+        ...(body.session === undefined ? {} : { session: body.session }),
+        execute: body.execute,
+        requestId: c.req.header("x-request-id") ?? randomUUID(),
+      });
+      return { status: 200, body: { results } };
+    };
+    const key = idempotencyKeyOf(c.req.header("idempotency-key"));
+    let answer: StoredAnswer;
+    if (key !== undefined && body.execute) {
+      // An unauthenticated request goes to the pipeline, which refuses and logs it.
+      const subject = await gw.identity.verify(c.req.header("authorization")).catch(() => undefined);
+      answer = subject ? await idempotent(gw, subject, key, { route: "proposals", body }, run) : await run();
+    } else {
+      answer = await run();
+    }
+    return c.json(answer.body as object, answer.status as ContentfulStatusCode);
+  });
+
+  app.post("/v1/execute", async (c) => {
+    const subject = await gw.identity.verify(c.req.header("authorization"));
+    const body = parseWith(executeBodySchema, await jsonBody(c.req.raw), "", "the execute request");
+    const call = "call" in body ? body.call : { tool: body.tool, arguments: body.arguments };
+    const run = async (): Promise<StoredAnswer> => {
+      const answer = await executeWithGrant(gw, {
+        authorization: c.req.header("authorization"),
+        grant: body.grant,
+        call,
+        requestId: c.req.header("x-request-id") ?? randomUUID(),
+      });
+      return { status: 200, body: answer };
+    };
+    const key = idempotencyKeyOf(c.req.header("idempotency-key"));
+    const answer =
+      key === undefined
+        ? await run()
+        : await idempotent(gw, subject, key, { route: "execute", grant: body.grant, call }, run);
+    return c.json(answer.body as object, answer.status as ContentfulStatusCode);
   });
 
   app.get("/v1/tools", async (c) => {

@@ -15,6 +15,7 @@ export type {
   DecisionLogEntry,
   DecisionPage,
   GrantConsumption,
+  IdempotencyClaim,
   NewApproval,
   NewDecisionEntry,
   ResourceWrite,

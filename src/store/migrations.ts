@@ -88,4 +88,24 @@ CREATE INDEX approvals_requester ON approvals (requester, seq);
 CREATE INDEX approvals_status ON approvals (status, seq);
 `,
   },
+  {
+    version: 3,
+    name: "idempotency keys",
+    sql: `
+-- One row per (subject, key) of an Idempotency-Key request: the first request claims it (state
+-- pending), stores its outcome when done; a repeat with the same request digest gets the stored
+-- outcome. expires_at is milliseconds since the Unix epoch.
+CREATE TABLE idempotency (
+  subject TEXT NOT NULL,
+  key TEXT NOT NULL,
+  request_digest TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'done')),
+  outcome TEXT,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (subject, key)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX idempotency_expires_at ON idempotency (expires_at);
+`,
+  },
 ];

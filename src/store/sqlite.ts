@@ -32,6 +32,7 @@ import {
   type DecisionLogEntry,
   type DecisionPage,
   type GrantConsumption,
+  type IdempotencyClaim,
   type NewApproval,
   type NewDecisionEntry,
   type ResourceWrite,
@@ -71,6 +72,12 @@ const grantRowSchema = z.object({
   expires_at: z.number().int(),
 });
 const usesRowSchema = z.object({ uses: z.number().int().positive() });
+const idempotencyRowSchema = z.object({
+  request_digest: z.string(),
+  state: z.enum(["pending", "done"]),
+  outcome: z.string().nullable(),
+  expires_at: z.number().int(),
+});
 const versionRowSchema = z.object({ version: z.number().int() });
 const approvalRowSchema = z.object({ seq: z.number().int().positive(), record: z.string() });
 /** The fields a stored approval record must have; the rest is what Writ wrote. */
@@ -107,6 +114,10 @@ interface Statements {
   insertApproval: Statement;
   getApproval: Statement;
   decideApproval: Statement;
+  getIdempotency: Statement;
+  claimIdempotency: Statement;
+  completeIdempotency: Statement;
+  releaseIdempotency: Statement;
 }
 
 const RESOURCE_COLUMNS = "type, id, owner, tenant, revision, attributes, updated_at";
@@ -151,6 +162,22 @@ function prepare(db: Database.Database): Statements {
       `UPDATE approvals SET status = @status, record = @record
        WHERE id = @id AND status = @expected AND (@status = 'expired' OR expires_at > @now)
        RETURNING seq, record`,
+    ),
+    getIdempotency: db.prepare(
+      "SELECT request_digest, state, outcome, expires_at FROM idempotency WHERE subject = ? AND key = ?",
+    ),
+    claimIdempotency: db.prepare(
+      `INSERT INTO idempotency (subject, key, request_digest, state, outcome, created_at, expires_at)
+       VALUES (@subject, @key, @digest, 'pending', NULL, @now, @expires_at)
+       ON CONFLICT (subject, key) DO UPDATE SET request_digest = excluded.request_digest,
+         state = 'pending', outcome = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at
+         WHERE idempotency.expires_at <= @now`,
+    ),
+    completeIdempotency: db.prepare(
+      "UPDATE idempotency SET state = 'done', outcome = @outcome WHERE subject = @subject AND key = @key",
+    ),
+    releaseIdempotency: db.prepare(
+      "DELETE FROM idempotency WHERE subject = ? AND key = ? AND state = 'pending'",
     ),
   };
 }
@@ -628,6 +655,56 @@ export class SqliteStore implements Store {
         })
         .immediate(),
     );
+  }
+
+  // ------------------------------------------------------------------------------ idempotency
+
+  async claimIdempotency(
+    subject: string,
+    key: string,
+    requestDigest: string,
+    expiresAt: Date,
+    now: Date = this.#now(),
+  ): Promise<IdempotencyClaim> {
+    return this.#run("claim an idempotency key", () =>
+      this.#db
+        .transaction((): IdempotencyClaim => {
+          const stmts = this.#stmts();
+          const inserted = stmts.claimIdempotency.run({
+            subject,
+            key,
+            digest: requestDigest,
+            now: now.getTime(),
+            expires_at: expiresAt.getTime(),
+          });
+          if (inserted.changes > 0) return { state: "claimed" };
+          const row = parseStored(
+            idempotencyRowSchema,
+            stmts.getIdempotency.get(subject, key),
+            "an idempotency key",
+          );
+          if (row.state === "pending") return { state: "pending", request_digest: row.request_digest };
+          return {
+            state: "done",
+            request_digest: row.request_digest,
+            outcome: row.outcome === null ? null : JSON.parse(row.outcome),
+          };
+        })
+        .immediate(),
+    );
+  }
+
+  async completeIdempotency(subject: string, key: string, outcome: unknown): Promise<void> {
+    const text = jsonText(outcome, "/outcome");
+    this.#run("store an idempotent outcome", () => {
+      this.#stmts().completeIdempotency.run({ subject, key, outcome: text });
+    });
+  }
+
+  async releaseIdempotency(subject: string, key: string): Promise<void> {
+    this.#run("release an idempotency key", () => {
+      this.#stmts().releaseIdempotency.run(subject, key);
+    });
   }
 
   // ------------------------------------------------------------------------------ helpers

@@ -169,6 +169,12 @@ export interface ApprovalPage {
   next_cursor?: string;
 }
 
+/** The result of claiming an idempotency key (first request wins). */
+export type IdempotencyClaim =
+  | { state: "claimed" }
+  | { state: "pending"; request_digest: string }
+  | { state: "done"; request_digest: string; outcome: unknown };
+
 export interface Store {
   /** Creates the schema (idempotent, versioned migrations). */
   migrate(): Promise<void>;
@@ -227,4 +233,22 @@ export interface Store {
     update: ApprovalUpdate,
     now?: Date,
   ): Promise<ApprovalRecord | undefined>;
+
+  /**
+   * Atomically claims `key` for `subject`: `claimed` when no live claim existed (this request
+   * must execute and then `completeIdempotency` or `releaseIdempotency`), otherwise the existing
+   * claim (`pending` while its request runs, `done` with the stored outcome). Expired claims are
+   * replaced.
+   */
+  claimIdempotency(
+    subject: string,
+    key: string,
+    requestDigest: string,
+    expiresAt: Date,
+    now?: Date,
+  ): Promise<IdempotencyClaim>;
+  /** Stores the outcome of a claimed key (state `done`). */
+  completeIdempotency(subject: string, key: string, outcome: unknown): Promise<void>;
+  /** Drops a pending claim (the request failed without an outcome worth replaying). */
+  releaseIdempotency(subject: string, key: string): Promise<void>;
 }

@@ -56,6 +56,7 @@ export const layeredResultSchema = z.strictObject({
     request_id: z.string(),
     effect: z.string(),
   }),
+  redacted: z.array(z.string()).optional(),
 });
 
 export const outcomeSchema = z.strictObject({
