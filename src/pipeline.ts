@@ -23,6 +23,7 @@ import { enforceConditions, finalArguments } from "./conditions/index.ts";
 import type { ContractRegistry, ToolContract } from "./contracts/index.ts";
 import { jsonDigest } from "./core/digest.ts";
 import { WritError, type WritErrorBody } from "./core/errors.ts";
+import { isRecord } from "./core/json.ts";
 import type {
   CanonicalAction,
   Condition,
@@ -40,6 +41,7 @@ import type {
 import { conditionSchema } from "./core/types.ts";
 import type { DecisionLog } from "./decisionlog/index.ts";
 import type { InProcessHandler, ToolOutput } from "./demo/repository.ts";
+import { type CredentialResolver, dispatchHttp } from "./dispatch/index.ts";
 import { GrantError, verifyGrant } from "./executor/index.ts";
 import type { GrantSigner } from "./grants/index.ts";
 import type { IdentityVerifier } from "./identity/index.ts";
@@ -63,6 +65,8 @@ export interface Gateway {
   executorId: string;
   /** The clock for approval requests and their expiry (default: the system clock). */
   now?: () => Date;
+  /** Backend credentials, attached at dispatch only (HTTP backends' `credentials_ref`). */
+  credentials: CredentialResolver;
 }
 
 /** What a `require_approval` outcome carries (DESIGN section 2). */
@@ -436,8 +440,15 @@ export interface GrantIssue {
 /** Stage 7: a signed, single-use grant bound to exactly this call and decision. */
 export async function issueGrant(gw: Gateway, g: GrantIssue): Promise<IssuedGrantView> {
   const audience = executorOf(g.contract, gw);
-  const maxUses =
-    g.decision.conditions.find((c) => c.type === "max_uses")?.uses ?? g.decision.grant?.max_uses ?? 1;
+  const retried =
+    g.contract.backend.kind === "http" && g.contract.idempotency !== "none"
+      ? (g.contract.retry?.attempts ?? 1)
+      : 1;
+  const maxUses = Math.max(
+    g.decision.conditions.find((c) => c.type === "max_uses")?.uses ?? g.decision.grant?.max_uses ?? 1,
+    // An idempotent HTTP call may be retried with the same grant; the backend counts each try.
+    retried,
+  );
   const issued = await gw.grants.issue({
     aud: audience,
     sub: g.subject.id,
@@ -493,6 +504,63 @@ function refusedGrant(message: string): WritError {
   });
 }
 
+/** How a backend is reached: an in-process handler, or an HTTP service (MCP: not yet). */
+function backendRunner(
+  gw: Gateway,
+  n: NormalizedCall,
+  req: DispatchRequest,
+): (
+  args: Record<string, unknown>,
+  stored: StoredResource | undefined,
+  claims: GrantClaims,
+) => Promise<ToolOutput> {
+  const backend = n.contract.backend;
+  switch (backend.kind) {
+    case "inprocess": {
+      const handler = gw.handlers.get(backend.handler);
+      if (!handler) {
+        throw new WritError(
+          "backend_unavailable",
+          `no in-process handler named ${backend.handler} is registered`,
+          {
+            suggestedFix: "check the tool's backend.handler in the configuration",
+            retryable: false,
+            effectCommitted: false,
+          },
+        );
+      }
+      return (args, stored) => handler({ args, resource: stored });
+    }
+    case "http":
+      return async (args, _stored, claims) => {
+        const answer = await dispatchHttp({
+          contract: n.contract,
+          args,
+          grant: req.token,
+          requestId: req.requestId,
+          ...(n.contract.idempotency === "keyed" ? { idempotencyKey: claims.jti } : {}),
+          credentials: gw.credentials,
+        });
+        const content = isRecord(answer.output) ? answer.output : { value: answer.output };
+        return {
+          summary: `${n.contract.name} answered ${answer.status} after ${answer.attempts} attempt(s)`,
+          structured_content: content,
+          target: new URL(backend.url).origin,
+        };
+      };
+    case "mcp":
+      throw new WritError(
+        "backend_unavailable",
+        `${n.contract.name} runs on an MCP server, which this gateway does not reach yet`,
+        {
+          suggestedFix: "execute the call yourself with the grant",
+          retryable: false,
+          effectCommitted: false,
+        },
+      );
+  }
+}
+
 /**
  * Stages 8–9, the one dispatch path (proposals with `execute` and `POST /v1/execute`): the
  * conditions' forced arguments are applied, the grant is verified against the final arguments
@@ -502,36 +570,14 @@ function refusedGrant(message: string): WritError {
  */
 export async function dispatch(gw: Gateway, req: DispatchRequest): Promise<LayeredResult> {
   const { n } = req;
-  if (n.contract.backend.kind !== "inprocess") {
-    throw new WritError(
-      "backend_unavailable",
-      `${n.contract.name} runs on a ${n.contract.backend.kind} backend, which this gateway does not execute yet`,
-      {
-        suggestedFix: "execute the call yourself with the grant, or use an in-process tool",
-        retryable: false,
-        effectCommitted: false,
-      },
-    );
-  }
-  const handler = gw.handlers.get(n.contract.backend.handler);
-  if (!handler) {
-    throw new WritError(
-      "backend_unavailable",
-      `no in-process handler named ${n.contract.backend.handler} is registered`,
-      {
-        suggestedFix: "check the tool's backend.handler in the configuration",
-        retryable: false,
-        effectCommitted: false,
-      },
-    );
-  }
+  const run = backendRunner(gw, n, req);
   const started = performance.now();
   const args = finalArguments(n.action.args, unverifiedConditions(req.token));
   let claims: GrantClaims;
   try {
     claims = await verifyGrant(req.token, {
       issuer: gw.grants.issuer,
-      audience: gw.executorId,
+      audience: executorOf(n.contract, gw),
       keys: gw.grants.jwks(),
       action: { name: n.action.name, version: n.action.version },
       args,
@@ -561,7 +607,7 @@ export async function dispatch(gw: Gateway, req: DispatchRequest): Promise<Layer
 
   let output: ToolOutput;
   try {
-    output = await handler({ args, resource: stored });
+    output = await run(args, stored, claims);
   } catch (error) {
     if (error instanceof WritError) throw error;
     throw new WritError("internal", `the backend of ${n.contract.name} failed`, {

@@ -7,6 +7,7 @@ import type { GatewayConfig } from "./config/index.ts";
 import { ContractRegistry } from "./contracts/index.ts";
 import { DecisionLog } from "./decisionlog/index.ts";
 import { demoWorkspace, type InProcessHandler, VirtualRepository } from "./demo/repository.ts";
+import { CredentialResolver } from "./dispatch/index.ts";
 import { GrantSigner } from "./grants/index.ts";
 import { createApp } from "./http/app.ts";
 import { DevIssuer, IdentityVerifier, type IssuerConfigInput } from "./identity/index.ts";
@@ -106,6 +107,7 @@ export async function createGateway(
       handlers,
       metrics,
       executorId: config.server.executor_id,
+      credentials: new CredentialResolver(config.credentials),
     };
     return {
       gateway,

@@ -17,8 +17,19 @@ repo_actions := {
 	"repo.finish": "finish",
 }
 
-# Roles whose holders may approve a committing edit.
-approver_roles := ["maintainer"]
+# The payments demo: drafts are reversible, committing a payment needs a treasurer.
+payment_actions := {
+	"create_payment_draft": "draft",
+	"commit_payment": "commit",
+}
+
+# Drafts by anyone but a treasurer carry a ceiling on the amount.
+draft_ceiling := 100
+
+# Roles whose holders may approve a call that needs approval.
+approver_roles := ["maintainer"] if kind == "apply"
+
+approver_roles := ["treasurer"] if kind == "commit"
 
 default decision := {
 	"decision": "deny",
@@ -35,13 +46,25 @@ decision := {"decision": "deny", "reasons": sorted_denials} if {
 	"decision": "require_approval",
 	"reasons": [{
 		"code": "approval_required",
-		"message": "applying an edit needs a maintainer's approval",
+		"message": sprintf("this call needs the approval of a %s", [concat(" or ", approver_roles)]),
 		"visible_to_model": true,
 	}],
 	"approval": {"approver_roles": approver_roles, "ttl_seconds": 900},
 } if {
 	needs_approval
 	not approved
+} else := {
+	"decision": "allow_with_conditions",
+	"reasons": [{
+		"code": "amount_capped",
+		"message": sprintf("drafts are limited to %d without the treasurer role", [draft_ceiling]),
+		"visible_to_model": true,
+	}],
+	"conditions": [{"type": "max_value", "path": "/amount", "max": draft_ceiling}],
+	"grant": {"ttl_seconds": 60, "max_uses": 1},
+} if {
+	kind == "draft"
+	not "treasurer" in input.subject.roles
 } else := {
 	"decision": "allow",
 	"reasons": [],
@@ -54,6 +77,15 @@ decision := {"decision": "deny", "reasons": sorted_denials} if {
 sorted_denials := [r | some r in denials]
 
 kind := repo_actions[input.action.name]
+
+kind := payment_actions[input.action.name]
+
+# Checks of the workspace or account a call touches (payment drafts live in the payments service).
+resource_checked if {
+	kind
+	kind != "commit"
+	not discovering
+}
 
 args := object.get(input.action, "args", {})
 
@@ -68,23 +100,20 @@ denials contains reason("unknown_action", sprintf("this policy does not govern %
 	not kind
 }
 
-denials contains reason("unknown_resource", "the workspace does not exist") if {
-	kind
-	not discovering
+denials contains reason("unknown_resource", sprintf("the %s does not exist", [input.resource.type])) if {
+	resource_checked
 	not input.resource.known
 }
 
 # Another subject's workspace is refused even when its id is known; the model is not told whose.
-denials contains hidden_reason("not_owner", sprintf("workspace %s belongs to another subject", [input.resource.id])) if {
-	kind
-	not discovering
+denials contains hidden_reason("not_owner", sprintf("%s %s belongs to another subject", [input.resource.type, input.resource.id])) if {
+	resource_checked
 	input.resource.known
 	input.resource.owner != input.subject.id
 }
 
-denials contains hidden_reason("wrong_tenant", "the workspace belongs to another tenant") if {
-	kind
-	not discovering
+denials contains hidden_reason("wrong_tenant", sprintf("the %s belongs to another tenant", [input.resource.type])) if {
+	resource_checked
 	input.resource.known
 	input.resource.tenant != input.subject.tenant
 }
@@ -129,7 +158,7 @@ hidden_reason(code, message) := {"code": code, "message": message, "visible_to_m
 # Approvals
 
 needs_approval if {
-	kind == "apply"
+	kind in {"apply", "commit"}
 	not discovering
 }
 

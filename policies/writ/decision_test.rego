@@ -123,3 +123,43 @@ test_discovery_lists_the_repository_tools if {
 	d := writ.decision with input as discover
 	d.decision == "allow"
 }
+
+account := {"type": "payment_account", "id": "acct-alice", "known": true, "owner": "alice", "tenant": "demo", "revision": "1", "attributes": {}}
+
+draft_call(subject) := {
+	"subject": subject,
+	"action": {"name": "create_payment_draft", "version": "1", "args": {"account": "acct-alice", "amount": 40, "currency": "EUR"}},
+	"resource": account,
+	"context": {"phase": "call", "source": "canonical"},
+}
+
+test_a_draft_by_an_ordinary_user_is_capped if {
+	d := writ.decision with input as draft_call(alice)
+	d.decision == "allow_with_conditions"
+	d.conditions == [{"type": "max_value", "path": "/amount", "max": 100}]
+}
+
+test_a_treasurer_drafts_without_a_cap if {
+	d := writ.decision with input as draft_call(object.union(alice, {"roles": ["treasurer"]}))
+	d.decision == "allow"
+}
+
+test_a_draft_on_another_subjects_account_is_denied if {
+	d := writ.decision with input as draft_call(object.union(alice, {"id": "mallory"}))
+	codes(d) == {"not_owner"}
+}
+
+test_committing_a_payment_needs_a_treasurer if {
+	commit := {
+		"subject": alice,
+		"action": {"name": "commit_payment", "version": "1", "args": {"draft": "drf_1"}},
+		"resource": {"type": "payment_draft", "id": "drf_1", "known": false},
+		"context": {"phase": "call", "source": "canonical"},
+	}
+	d := writ.decision with input as commit
+	d.decision == "require_approval"
+	d.approval.approver_roles == ["treasurer"]
+	approval := {"id": "ap-2", "approver": {"id": "tess", "roles": ["treasurer"]}, "at_ns": 1}
+	approved := writ.decision with input as object.union(commit, {"context": object.union(commit.context, {"approval": approval})})
+	approved.decision == "allow"
+}

@@ -10,6 +10,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { toolContractsSchema } from "../contracts/index.ts";
 import { redactionRulesSchema } from "../decisionlog/index.ts";
+import { credentialsConfigSchema } from "../dispatch/index.ts";
 import { grantsConfigSchema } from "../grants/index.ts";
 import { issuerConfigSchema } from "../identity/index.ts";
 
@@ -93,6 +94,8 @@ export const gatewayConfigSchema = z
       .prefault({}),
     decision_log: z.object({ redaction: redactionRulesSchema.optional() }).strict().prefault({}),
     tools: toolContractsSchema.default([]),
+    /** Backend credentials by name (`credentials_ref` of HTTP tools): from the environment or a file. */
+    credentials: credentialsConfigSchema,
     seeds: z
       .object({ resources: z.array(resourceSeedSchema).default([]) })
       .strict()
@@ -142,6 +145,17 @@ export function parseConfig(document: unknown, base: string, source = "configura
     const problems = parsed.error.issues.map((i) => `  /${i.path.join("/")}: ${i.message}`).join("\n");
     throw new ConfigError(`${source} is not a valid Writ configuration:\n${problems}`);
   }
+  const missing = parsed.data.tools.flatMap((t, i) =>
+    t.backend.kind === "http" &&
+    t.backend.credentials_ref !== undefined &&
+    !(t.backend.credentials_ref in parsed.data.credentials)
+      ? [
+          `  /tools/${i}/backend/credentials_ref: no credentials named ${JSON.stringify(t.backend.credentials_ref)} under credentials:`,
+        ]
+      : [],
+  );
+  if (missing.length > 0)
+    throw new ConfigError(`${source} is not a valid Writ configuration:\n${missing.join("\n")}`);
   return resolvePaths(parsed.data, base);
 }
 

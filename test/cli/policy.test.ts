@@ -286,7 +286,7 @@ describe("writ policy capabilities", () => {
 describe("the sample policies", () => {
   it("pass their own tests with writ policy test", async () => {
     const run = await writ(["policy", "test", "policies"], repoRoot);
-    expect(run.stdout).toMatch(/^PASS: 14\/14$/m);
+    expect(run.stdout).toMatch(/^PASS: 18\/18$/m);
     expect(run.code).toBe(0);
   });
 });
