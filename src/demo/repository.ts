@@ -145,6 +145,40 @@ export class VirtualRepository {
     });
   }
 
+  /**
+   * The checks every edit makes: the path is editable, the file still has the base hash, and
+   * `before` occurs exactly once. Returns the file as it would be after the edit.
+   */
+  private checkedEdit(
+    args: Record<string, unknown>,
+    attrs: Record<string, unknown>,
+  ): { path: string; baseHash: string; edited: string } {
+    const path = stringArg(args, "path");
+    const baseHash = stringArg(args, "base_hash");
+    const before = stringArg(args, "before");
+    const after = stringArg(args, "after");
+    if (!stringList(attrs.edit_paths).includes(path))
+      throw forbidden(`${path} is not editable in this workspace`);
+    const content = this.files.get(path) ?? "";
+    if (contentHash(content) !== baseHash) {
+      throw new WritError("stale_revision", `${path} changed since it was read`, {
+        suggestedFix: "read the file again and redo the edit",
+      });
+    }
+    const occurrences = countOccurrences(content, before);
+    if (occurrences !== 1) {
+      throw new WritError(
+        "invalid_argument",
+        `\`before\` occurs ${occurrences} times in ${path}; it must occur exactly once`,
+        {
+          fieldErrors: [{ path: "/arguments/before", message: `occurs ${occurrences} times` }],
+          suggestedFix: "quote enough surrounding text in `before` to pick one place",
+        },
+      );
+    }
+    return { path, baseHash, edited: content.replace(before, after) };
+  }
+
   handlers(): Record<string, InProcessHandler> {
     return {
       "repo.search": async ({ args, resource }) => {
@@ -189,30 +223,7 @@ export class VirtualRepository {
       },
       "repo.propose_edit": async ({ args, resource }) => {
         const { resource: ws, attrs } = this.workspaceOf(resource);
-        const path = stringArg(args, "path");
-        const baseHash = stringArg(args, "base_hash");
-        const before = stringArg(args, "before");
-        const after = stringArg(args, "after");
-        if (!stringList(attrs.edit_paths).includes(path))
-          throw forbidden(`${path} is not editable in this workspace`);
-        const content = this.files.get(path) ?? "";
-        if (contentHash(content) !== baseHash) {
-          throw new WritError("stale_revision", `${path} changed since it was read`, {
-            suggestedFix: "read the file again and redo the edit",
-          });
-        }
-        const occurrences = countOccurrences(content, before);
-        if (occurrences !== 1) {
-          throw new WritError(
-            "invalid_argument",
-            `\`before\` occurs ${occurrences} times in ${path}; it must occur exactly once`,
-            {
-              fieldErrors: [{ path: "/arguments/before", message: `occurs ${occurrences} times` }],
-              suggestedFix: "quote enough surrounding text in `before` to pick one place",
-            },
-          );
-        }
-        const preview = content.replace(before, after);
+        const { path, baseHash, edited: preview } = this.checkedEdit(args, attrs);
         const updated = await this.record(ws, (a) => ({
           ...a,
           proposals: [...new Set([...stringList(a.proposals), path])],
@@ -226,31 +237,9 @@ export class VirtualRepository {
       },
       "repo.apply_edit": async ({ args, resource }) => {
         const { resource: ws, attrs } = this.workspaceOf(resource);
-        const path = stringArg(args, "path");
-        const baseHash = stringArg(args, "base_hash");
-        const before = stringArg(args, "before");
-        const after = stringArg(args, "after");
-        if (!stringList(attrs.edit_paths).includes(path))
-          throw forbidden(`${path} is not editable in this workspace`);
         // Check and write with no await in between: the compare-and-swap on the base hash.
-        const content = this.files.get(path) ?? "";
-        if (contentHash(content) !== baseHash) {
-          throw new WritError("stale_revision", `${path} changed since it was read`, {
-            suggestedFix: "read the file again and redo the edit",
-          });
-        }
-        const occurrences = countOccurrences(content, before);
-        if (occurrences !== 1) {
-          throw new WritError(
-            "invalid_argument",
-            `\`before\` occurs ${occurrences} times in ${path}; it must occur exactly once`,
-            {
-              fieldErrors: [{ path: "/arguments/before", message: `occurs ${occurrences} times` }],
-              suggestedFix: "quote enough surrounding text in `before` to pick one place",
-            },
-          );
-        }
-        const hash = this.write(path, content.replace(before, after));
+        const { path, baseHash, edited } = this.checkedEdit(args, attrs);
+        const hash = this.write(path, edited);
         const updated = await this.record(ws, (a) => ({
           ...a,
           files: { ...(isRecord(a.files) ? a.files : {}), [path]: hash },
