@@ -135,6 +135,12 @@ function resolvePaths(config: GatewayConfig, base: string): GatewayConfig {
       dev_issuer: { ...config.identity.dev_issuer, key_file: at(config.identity.dev_issuer.key_file) },
     },
     grants: { ...config.grants, ...(config.grants.key_file ? { key_file: at(config.grants.key_file) } : {}) },
+    credentials: Object.fromEntries(
+      Object.entries(config.credentials).map(([name, c]) => [
+        name,
+        c.from === "file" ? { ...c, path: at(c.path) } : c,
+      ]),
+    ),
   };
 }
 

@@ -4,11 +4,20 @@
  * every decision. Tokens come from the development issuer of the configuration, as with
  * `writ token`.
  */
+import { randomBytes } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { loadConfig } from "../config/index.ts";
 import { DevIssuer } from "../identity/index.ts";
+import { startPaymentsService } from "./payments.ts";
 import { contentHash, DEMO_FILES } from "./repository.ts";
+
+const approvalAnswerSchema = z.object({ grant: z.object({ token: z.string() }) });
+const executeAnswerSchema = z.object({
+  result: z.object({ summary: z.string(), structured_content: z.record(z.string(), z.unknown()) }),
+});
 
 const outcomeSchema = z.object({
   call_id: z.string(),
@@ -16,6 +25,7 @@ const outcomeSchema = z.object({
   decision: z.string(),
   reasons: z.array(z.object({ code: z.string(), message: z.string() })),
   decision_id: z.string(),
+  approval: z.object({ id: z.string() }).optional(),
   grant: z.object({ jti: z.string(), expires_at: z.string() }).optional(),
   error: z.object({ category: z.string(), message: z.string() }).optional(),
   result: z.object({ summary: z.string(), structured_content: z.record(z.string(), z.unknown()) }).optional(),
@@ -64,6 +74,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
     alice: await issuer.mint({ sub: "alice", tenant: "demo", roles: ["developer"] }),
     bob: await issuer.mint({ sub: "bob", tenant: "demo", roles: ["developer"] }),
     ops: await issuer.mint({ sub: "ops", tenant: "demo", roles: ["admin"] }),
+    tess: await issuer.mint({ sub: "tess", tenant: "demo", roles: ["treasurer"] }),
   };
 
   try {
@@ -209,8 +220,10 @@ export async function demoCommand(argv: string[]): Promise<number> {
     format: "openai-chat",
     payload: openaiCall("call_10", "shell", { cmd: "cat .env" }),
   });
+  await paymentsRound(url, config, tokens, propose);
+
   await propose({
-    title: "5. finish",
+    title: "10. finish",
     as: "alice",
     format: "canonical",
     payload: {
@@ -219,4 +232,82 @@ export async function demoCommand(argv: string[]): Promise<number> {
     },
   });
   return 0;
+}
+
+/**
+ * The payments service as an HTTP backend: a conditional grant (drafts capped for anyone but a
+ * treasurer, enforced before the backend sees the call) and an approval round trip (a treasurer
+ * approves the commit; the requester executes it with the grant Writ releases).
+ */
+async function paymentsRound(
+  url: string,
+  config: Awaited<ReturnType<typeof loadConfig>>,
+  tokens: Record<string, string>,
+  propose: (step: Step) => Promise<Outcome[]>,
+): Promise<void> {
+  const source = config.credentials.payments;
+  const tool = config.tools.find((t) => t.name === "create_payment_draft");
+  if (source?.from !== "file" || tool?.backend.kind !== "http") {
+    console.log("\n(the configuration has no payments tools: skipping the payments round)");
+    return;
+  }
+  const token = randomBytes(24).toString("base64url");
+  await mkdir(path.dirname(source.path), { recursive: true });
+  await writeFile(source.path, token, { mode: 0o600 });
+  const service = await startPaymentsService({
+    jwksUrl: `${url}/.well-known/jwks.json`,
+    issuer: config.grants.issuer,
+    credentialToken: token,
+    port: Number(new URL(tool.backend.url).port),
+  });
+  try {
+    const draft = (amount: number, title: string) =>
+      propose({
+        title,
+        as: "alice",
+        format: "canonical",
+        payload: {
+          tool: "create_payment_draft",
+          arguments: { account: "acct-alice", amount, currency: "EUR" },
+        },
+      });
+    const [created] = await draft(40, "6. a payment draft of 40 EUR (a conditional grant: at most 100)");
+    await draft(500, "refusal: a draft of 500 EUR, over the grant's max_value (the backend never sees it)");
+    const draftId = created?.result?.structured_content.draft_id;
+    if (typeof draftId !== "string") return;
+    const [asked] = await propose({
+      title: "7. commit the draft (committing: needs a treasurer)",
+      as: "alice",
+      format: "canonical",
+      payload: { tool: "commit_payment", arguments: { draft: draftId } },
+    });
+    const approvalId = asked?.approval?.id;
+    if (!approvalId) return;
+    const approved = await fetch(`${url}/v1/approvals/${approvalId}/approve`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${tokens.tess}` },
+      body: JSON.stringify({ reason: "invoice 2026-114 checked" }),
+    });
+    const grant = approvalAnswerSchema.safeParse(await approved.json());
+    console.log(`\n== 8. tess (treasurer) approves ${approvalId}: HTTP ${approved.status}`);
+    if (!grant.success) return;
+    const executed = await fetch(`${url}/v1/execute`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${tokens.alice}` },
+      body: JSON.stringify({
+        grant: grant.data.grant.token,
+        tool: "commit_payment",
+        arguments: { draft: draftId },
+      }),
+    });
+    const body = executeAnswerSchema.safeParse(await executed.json());
+    console.log(`\n== 9. alice executes the commit with the released grant: HTTP ${executed.status}`);
+    if (body.success)
+      console.log(
+        `   result: ${body.data.result.summary} ${JSON.stringify(body.data.result.structured_content)}`,
+      );
+    console.log(`   the payments service accepted ${JSON.stringify(service.calls().accepted)}`);
+  } finally {
+    await service.close();
+  }
 }

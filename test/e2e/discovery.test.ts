@@ -18,7 +18,15 @@ afterAll(async () => {
   await gw?.close();
 });
 
-const TOOL_NAMES = ["repo_apply_edit", "repo_finish", "repo_propose_edit", "repo_read", "repo_search"];
+const TOOL_NAMES = [
+  "commit_payment",
+  "create_payment_draft",
+  "repo_apply_edit",
+  "repo_finish",
+  "repo_propose_edit",
+  "repo_read",
+  "repo_search",
+];
 
 const toolsSchema = z.strictObject({
   tools: z.array(
@@ -46,7 +54,7 @@ function phases(spy: { mock: { calls: Array<[PolicyInput]> } }): string[] {
 }
 
 describe("GET /v1/tools", () => {
-  it("lists the repo_* tools for alice in a stable order, and serves the second call from the cache", async () => {
+  it("lists the demo tools for alice in a stable order, and serves the second call from the cache", async () => {
     const alice = await gw.token("alice");
     const evaluate = vi.spyOn(gw.gateway.policy, "evaluate");
     try {
@@ -54,6 +62,8 @@ describe("GET /v1/tools", () => {
       // The registry's order: by canonical name, then version.
       expect(first.map((t) => t.name)).toEqual(TOOL_NAMES);
       expect(first.map((t) => t.contract)).toEqual([
+        { name: "commit_payment", version: "1", side_effect: "committing" },
+        { name: "create_payment_draft", version: "1", side_effect: "reversible" },
         { name: "repo.apply_edit", version: "1", side_effect: "committing" },
         { name: "repo.finish", version: "1", side_effect: "none" },
         { name: "repo.propose_edit", version: "1", side_effect: "reversible" },
@@ -62,7 +72,7 @@ describe("GET /v1/tools", () => {
       ]);
       expect(first.find((t) => t.name === "repo_read")?.input_schema.properties).toHaveProperty("path");
       // One discovery evaluation per contract.
-      expect(phases(evaluate)).toEqual(["discover", "discover", "discover", "discover", "discover"]);
+      expect(phases(evaluate)).toEqual(TOOL_NAMES.map(() => "discover"));
 
       evaluate.mockClear();
       const second = await tools(alice);
@@ -89,11 +99,11 @@ describe("GET /v1/tools", () => {
       for (const token of contexts) {
         evaluate.mockClear();
         await tools(token);
-        expect(evaluate).toHaveBeenCalledTimes(5);
+        expect(evaluate).toHaveBeenCalledTimes(TOOL_NAMES.length);
       }
       evaluate.mockClear();
       const anthropic = await tools(await gw.token("alice"), "anthropic");
-      expect(evaluate).toHaveBeenCalledTimes(5);
+      expect(evaluate).toHaveBeenCalledTimes(TOOL_NAMES.length);
       expect(anthropic.map((t) => t.name)).toEqual(TOOL_NAMES);
     } finally {
       evaluate.mockRestore();

@@ -89,9 +89,15 @@ describe("an HTTP backend behind Writ", () => {
         policy: { dir: path.join(repoRoot, "policies"), watch: false },
         identity: { issuers: [], dev_issuer: { enabled: true, key_file: path.join(tmp, "dev.json") } },
         grants: { issuer: "writ", key_file: path.join(tmp, "grants.json") },
-        tools: [...z.array(z.unknown()).parse(document.tools), ...paymentsContracts(payments.url)],
+        // The embedded default's payments tools point at port 8081; point them at this service.
+        tools: [
+          ...z
+            .array(z.looseObject({ backend: z.looseObject({ kind: z.string() }) }))
+            .parse(document.tools)
+            .filter((t) => t.backend.kind !== "http"),
+          ...paymentsContracts(payments.url),
+        ],
         credentials: { payments: { from: "env", env: ENV } },
-        seeds: { resources: [{ type: "payment_account", id: "acct-alice", owner: "alice", tenant: "demo" }] },
       },
       tmp,
       "payments e2e configuration",

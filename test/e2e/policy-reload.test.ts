@@ -120,7 +120,13 @@ describe("hot reload", () => {
     expect(entry.reasons.map((r) => r.code)).toEqual(["reads_frozen"]);
 
     // Discovery follows the new revision (its cache is per revision).
-    expect(await toolNames()).toEqual(["repo_apply_edit", "repo_finish", "repo_propose_edit"]);
+    expect(await toolNames()).toEqual([
+      "commit_payment",
+      "create_payment_draft",
+      "repo_apply_edit",
+      "repo_finish",
+      "repo_propose_edit",
+    ]);
   });
 
   it("a broken policy leaves the last good revision in force: degraded, never open", async () => {
