@@ -4,6 +4,7 @@
  * users; committing a payment needs a treasurer's approval.
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -166,5 +167,80 @@ describe("an HTTP backend behind Writ", () => {
     expect(log.join("")).not.toContain(SECRET);
     expect(seen.join("")).not.toContain(SECRET);
     expect((await running.gateway.log.verify()).ok).toBe(true);
+  });
+});
+
+describe("a backend that does not answer in time", () => {
+  let tmp: string;
+  let running: RunningGateway;
+  let dev: DevIssuer;
+  let hanging: Server;
+  let received = 0;
+
+  beforeAll(async () => {
+    tmp = await mkdtemp(path.join(os.tmpdir(), "writ-timeout-"));
+    hanging = createHttpServer(() => {
+      received++; // never answers
+    });
+    await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
+    const address = hanging.address();
+    const backendPort = typeof address === "object" && address ? address.port : 0;
+    process.env[ENV] = SECRET;
+    const document = z
+      .record(z.string(), z.unknown())
+      .parse(parseYaml(await readFile(defaultConfigFile, "utf8")));
+    const slow = paymentsContracts(`http://127.0.0.1:${backendPort}`).map((c) => ({ ...c, timeout_ms: 300 }));
+    const config = parseConfig(
+      {
+        ...document,
+        server: { host: "127.0.0.1", port: 0, executor_id: "writ" },
+        store: { sqlite: path.join(tmp, "writ.db") },
+        policy: { dir: path.join(repoRoot, "policies"), watch: false },
+        identity: { issuers: [], dev_issuer: { enabled: true, key_file: path.join(tmp, "dev.json") } },
+        grants: { issuer: "writ", key_file: path.join(tmp, "grants.json") },
+        tools: [
+          ...z
+            .array(z.looseObject({ backend: z.looseObject({ kind: z.string() }) }))
+            .parse(document.tools)
+            .filter((t) => t.backend.kind !== "http"),
+          ...slow,
+        ],
+        credentials: { payments: { from: "env", env: ENV } },
+      },
+      tmp,
+      "timeout e2e configuration",
+    );
+    running = await startGateway(config);
+    dev = await DevIssuer.create({ keyFile: path.join(tmp, "dev.json") });
+  });
+
+  afterAll(async () => {
+    await running?.close();
+    hanging?.closeAllConnections();
+    await new Promise<void>((resolve) => (hanging ? hanging.close(() => resolve()) : resolve()));
+    delete process.env[ENV];
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  it("reports a timeout with effect_committed unknown and does not retry a call that is not idempotent", async () => {
+    const alice = await dev.mint({ sub: "alice", tenant: "demo" });
+    const response = await fetch(`${running.url}/v1/proposals`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${alice}` },
+      body: JSON.stringify({
+        format: "canonical",
+        payload: {
+          tool: "create_payment_draft",
+          arguments: { account: "acct-alice", amount: 10, currency: "EUR" },
+        },
+        execute: true,
+      }),
+    });
+    const text = await response.text();
+    const [outcome] = answerSchema.parse(JSON.parse(text)).results;
+    expect(outcome?.error?.category).toBe("timeout");
+    expect(outcome?.error?.effect_committed).toBe("unknown");
+    expect(received).toBe(1);
+    expect(text).not.toContain(SECRET);
   });
 });
