@@ -203,6 +203,8 @@ decision := allow([{"type": "require_revision", "revision": "999"}]) if input.co
 decision := allow([{"type": "redact_result", "paths": ["/content"]}]) if input.context.session == "redact"
 
 decision := allow([{"type": "teleport"}]) if input.context.session == "unknown"
+
+decision := allow([{"type": "max_uses", "uses": 2}]) if input.context.session == "twice"
 `;
 
 describe("conditions (a policy answering allow_with_conditions)", () => {
@@ -244,6 +246,24 @@ describe("conditions (a policy answering allow_with_conditions)", () => {
     expect(outcome.result?.structured_content).not.toHaveProperty("content");
     expect(outcome.result?.structured_content.path).toBe("README.md");
     expect(outcome.result?.redacted).toEqual(["/content"]);
+  });
+
+  it("max_uses: the grant runs as many times as the condition allows, then is refused", async () => {
+    const args = { workspace: WS, query: "sum" };
+    const outcome = onlyOutcome(
+      await gw.propose(alice, {
+        format: "canonical",
+        payload: canonicalCall("repo_search", args),
+        session: "twice",
+      }),
+    );
+    const grant = outcome.grant?.token ?? "";
+    expect(decodeJwt(grant).max).toBe(2);
+    const run = () => execute(alice, { grant, tool: "repo_search", arguments: args });
+    expect((await run()).status).toBe(200);
+    expect((await run()).status).toBe(200);
+    const third = await run();
+    expect(third.status).toBe(403);
   });
 
   it("an unknown condition is a denial", async () => {
