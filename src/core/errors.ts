@@ -118,3 +118,21 @@ export function fieldErrorsFromZod(error: z.ZodError, prefix = ""): FieldError[]
     message: issue.message,
   }));
 }
+
+/**
+ * The message of anything thrown: an Error's message, a thrown string (the opa-wasm SDK throws
+ * strings for aborts), or an object's `message` field.
+ */
+export function errorMessage(error: unknown): string {
+  if (typeof error === "string") return error;
+  if (error instanceof Error) return error.message;
+  if (
+    error !== null &&
+    typeof error === "object" &&
+    "message" in error &&
+    typeof error.message === "string"
+  ) {
+    return error.message;
+  }
+  return String(error);
+}

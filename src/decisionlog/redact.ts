@@ -4,8 +4,10 @@
  * erased or masked; secret detectors mask credentials anywhere in the input. The pointers of what
  * was erased or masked are returned so the log says what it does not show.
  */
+
 import { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
+import { isRecord } from "../core/json.ts";
 import { isSensitiveKey, MASK, scrubString } from "./detectors.ts";
 
 const jsonPointerSchema = z
@@ -93,10 +95,6 @@ const ROOT = "root";
 interface Slot {
   parent: Record<string, unknown> | unknown[];
   key: string;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function jsonCopy(value: unknown): unknown {

@@ -6,6 +6,7 @@
  * conditions checkable from those arguments, and finally single use. A grant is consumed only
  * when every other check passed.
  */
+
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -17,6 +18,7 @@ import {
 } from "jose";
 import { z } from "zod";
 import { canonicalJson, jsonDigest } from "../core/digest.ts";
+import { errorMessage } from "../core/errors.ts";
 import { type Condition, GRANT_TYPE, type GrantClaims } from "../core/types.ts";
 import { GrantError } from "./errors.ts";
 import { MemoryReplayCache, type ReplayGuard } from "./replay.ts";
@@ -116,7 +118,7 @@ export async function verifyGrant(
     } catch (error) {
       throw new GrantError(
         "unavailable",
-        `the replay guard failed (${errorText(error)})`,
+        `the replay guard failed (${errorMessage(error)})`,
         `the grant was not consumed, retry the request later`,
         { cause: error },
       );
@@ -305,7 +307,7 @@ function fromJoseError(error: unknown, kid: string | undefined, options: VerifyG
   }
   return new GrantError(
     "unavailable",
-    `the grant could not be checked: Writ's key set is unavailable (${errorText(error)})`,
+    `the grant could not be checked: Writ's key set is unavailable (${errorMessage(error)})`,
     `retry later and check the keys URL`,
     cause,
   );
@@ -428,8 +430,4 @@ function isoOf(seconds: unknown): string {
   return typeof seconds === "number" && Number.isFinite(seconds)
     ? new Date(seconds * 1000).toISOString()
     : "an unknown time";
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

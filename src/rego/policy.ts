@@ -5,8 +5,10 @@
  * The host builtins a module needs are read from the module itself (its `builtins()` export,
  * as the SDK reads it), so modules built by a real `opa` load the same way as Writ's.
  */
+
 import { type LoadedPolicy, loadPolicy } from "@open-policy-agent/opa-wasm";
 import { z } from "zod";
+import { errorMessage } from "../core/errors.ts";
 import { type Bundle, type BundleManifest, type DataObject, readBundle } from "./bundle/index.ts";
 import { hasHostBuiltin, hostBuiltinsFor } from "./host/index.ts";
 import { type BuiltinContext, systemContext } from "./plan/builtins.ts";
@@ -66,20 +68,12 @@ const SDK_BUILTINS: ReadonlySet<string> = new Set([
 
 const nameToIdSchema = z.record(z.string(), z.number().int());
 
-function errorText(error: unknown): string {
-  if (typeof error === "string") return error;
-  if (error instanceof Error) return error.message;
-  if (error !== null && typeof error === "object" && "message" in error && typeof error.message === "string")
-    return error.message;
-  return String(error);
-}
-
 function compileModule(wasm: Uint8Array): WasmModule {
   try {
     return new Wasm.Module(wasm);
   } catch (error) {
     throw new PolicyLoadError(
-      `the policy module is not valid WebAssembly (${errorText(error)}): rebuild it with \`writ policy build\``,
+      `the policy module is not valid WebAssembly (${errorMessage(error)}): rebuild it with \`writ policy build\``,
     );
   }
 }
@@ -123,7 +117,7 @@ export function moduleBuiltins(module: WasmModule): string[] {
     });
   } catch (error) {
     throw new PolicyLoadError(
-      `the module does not link as an OPA Wasm policy (${errorText(error)}): build it with \`writ policy build\` or \`opa build -t wasm\``,
+      `the module does not link as an OPA Wasm policy (${errorMessage(error)}): build it with \`writ policy build\` or \`opa build -t wasm\``,
     );
   }
   const builtins = exportedFunction(instance, "builtins");
@@ -136,7 +130,7 @@ export function moduleBuiltins(module: WasmModule): string[] {
   try {
     parsed = JSON.parse(new TextDecoder().decode(bytes.subarray(address, end)));
   } catch (error) {
-    throw new PolicyLoadError(`the module's builtins() list is not JSON (${errorText(error)})`);
+    throw new PolicyLoadError(`the module's builtins() list is not JSON (${errorMessage(error)})`);
   }
   const map = nameToIdSchema.safeParse(parsed);
   if (!map.success) throw new PolicyLoadError('the module\'s builtins() list is not {"name": id, …}');
@@ -185,7 +179,7 @@ async function load(module: WasmModule, hostBuiltins: readonly string[], data: D
     sdk = await loadPolicy(module, undefined, custom);
     sdk.setData(data);
   } catch (error) {
-    throw new PolicyLoadError(`the SDK could not load the policy module: ${errorText(error)}`);
+    throw new PolicyLoadError(`the SDK could not load the policy module: ${errorMessage(error)}`);
   }
   const ids = nameToIdSchema.safeParse(sdk.entrypoints);
   if (!ids.success) throw new PolicyLoadError('the module\'s entrypoints() list is not {"name": id, …}');
@@ -199,7 +193,7 @@ async function load(module: WasmModule, hostBuiltins: readonly string[], data: D
       try {
         sdk.setData(next);
       } catch (error) {
-        throw new PolicyLoadError(`the module could not take the data: ${errorText(error)}`);
+        throw new PolicyLoadError(`the module could not take the data: ${errorMessage(error)}`);
       }
     },
     evaluate(input, entrypoint) {
@@ -214,7 +208,7 @@ async function load(module: WasmModule, hostBuiltins: readonly string[], data: D
       try {
         result = sdk.evaluate(jsonBuffer(input), id);
       } catch (error) {
-        throw new PolicyEvaluationError(entrypoint, errorText(error));
+        throw new PolicyEvaluationError(entrypoint, errorMessage(error));
       }
       if (!Array.isArray(result)) {
         throw new PolicyEvaluationError(

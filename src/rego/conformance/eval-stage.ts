@@ -7,6 +7,7 @@
  * by message.
  */
 
+import { canonicalJson } from "../../core/digest.ts";
 import { isRecord } from "../../core/json.ts";
 import { buildPolicy } from "../build.ts";
 import { loadCompiledPolicy, PolicyEvaluationError } from "../policy.ts";
@@ -42,28 +43,19 @@ export function termToJson(t: Term): unknown {
   }
 }
 
-/** Canonical text of a JSON value: object keys sorted. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
-  }
-  if (typeof value === "number") return String(value);
-  return JSON.stringify(value);
-}
-
 function normalizeBindings(bindings: unknown, sort: boolean): string {
   if (bindings === null || typeof bindings !== "object" || Array.isArray(bindings))
-    return canonical(bindings);
+    return canonicalJson(bindings);
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(bindings)) {
     out[k] =
       sort && Array.isArray(v)
-        ? [...v].sort((a, b) => (canonical(a) < canonical(b) ? -1 : canonical(a) > canonical(b) ? 1 : 0))
+        ? [...v].sort((a, b) =>
+            canonicalJson(a) < canonicalJson(b) ? -1 : canonicalJson(a) > canonicalJson(b) ? 1 : 0,
+          )
         : v;
   }
-  return canonical(out);
+  return canonicalJson(out);
 }
 
 function sameResultSets(got: readonly unknown[], want: readonly unknown[], sort: boolean): boolean {
@@ -141,5 +133,5 @@ export async function evalStage(loaded: LoadedCase): Promise<CaseOutcome> {
   }
   const want = c.want_result ?? [];
   if (sameResultSets(result, want, c.sort_bindings === true)) return { status: "passed" };
-  return { status: "failed", reason: `want ${canonical(want)}\n got ${canonical(result)}` };
+  return { status: "failed", reason: `want ${canonicalJson(want)}\n got ${canonicalJson(result)}` };
 }

@@ -6,7 +6,6 @@ import { fail } from "./abort";
 
 // HEAP_BASE is the end of the runtime's static data, passed to asc by build.ts (`--use HEAP_BASE=`).
 // The linker moves it (global export `writ_heap_ptr`) past the data segments it appends.
-// @ts-ignore: HEAP_BASE is defined on the command line
 export let heapPtr: usize = HEAP_BASE;
 
 /** Address of the most recent allocation (0 after a reset), the only block free/realloc can reuse. */
