@@ -14,7 +14,7 @@ import { DevIssuer, IdentityVerifier, type IssuerConfigInput } from "./identity/
 import { GatewayMetrics } from "./observability/metrics.ts";
 import type { Gateway } from "./pipeline.ts";
 import { PolicyEngine } from "./policy/index.ts";
-import { SqliteStore } from "./store/index.ts";
+import { openStore } from "./store/index.ts";
 import type { Store } from "./store/types.ts";
 
 export interface RunningGateway {
@@ -37,7 +37,7 @@ export async function createGateway(
   config: GatewayConfig,
   options: { store?: Store } = {},
 ): Promise<GatewayParts> {
-  const store = options.store ?? (await SqliteStore.open(config.store.sqlite));
+  const store = options.store ?? (await openStore(config.store));
   const closers: Array<() => Promise<void> | void> = options.store ? [] : [() => store.close()];
   try {
     const metrics = new GatewayMetrics();
