@@ -46,6 +46,8 @@ import { GrantError, verifyGrant } from "./executor/index.ts";
 import type { GrantSigner } from "./grants/index.ts";
 import type { IdentityVerifier } from "./identity/index.ts";
 import { parseProposal } from "./intake/index.ts";
+import { upstreamOutput } from "./mcp/output.ts";
+import type { McpUpstreams } from "./mcp/upstream.ts";
 import { type NormalizedCall, normalize } from "./normalize/index.ts";
 import type { GatewayMetrics } from "./observability/metrics.ts";
 import { type PolicyEngine, PolicyFailure } from "./policy/index.ts";
@@ -67,6 +69,8 @@ export interface Gateway {
   now?: () => Date;
   /** Backend credentials, attached at dispatch only (HTTP backends' `credentials_ref`). */
   credentials: CredentialResolver;
+  /** Connections to the upstream MCP servers (`backend: {kind: mcp}` contracts). */
+  mcp?: McpUpstreams;
 }
 
 /** What a `require_approval` outcome carries (DESIGN section 2). */
@@ -504,7 +508,7 @@ function refusedGrant(message: string): WritError {
   });
 }
 
-/** How a backend is reached: an in-process handler, or an HTTP service (MCP: not yet). */
+/** How a backend is reached: an in-process handler, an HTTP service, or a tool on an MCP server. */
 function backendRunner(
   gw: Gateway,
   n: NormalizedCall,
@@ -549,15 +553,21 @@ function backendRunner(
         };
       };
     case "mcp":
-      throw new WritError(
-        "backend_unavailable",
-        `${n.contract.name} runs on an MCP server, which this gateway does not reach yet`,
-        {
-          suggestedFix: "execute the call yourself with the grant",
-          retryable: false,
-          effectCommitted: false,
-        },
-      );
+      return async (args) => {
+        if (!gw.mcp) {
+          throw new WritError(
+            "backend_unavailable",
+            `${n.contract.name} runs on an MCP server, and none is configured`,
+            {
+              suggestedFix: `configure the MCP server ${backend.server} under mcp.servers`,
+              retryable: false,
+              effectCommitted: false,
+            },
+          );
+        }
+        const answer = await gw.mcp.call(n.contract, args, req.token, req.requestId);
+        return upstreamOutput(n.contract, backend.server, answer);
+      };
   }
 }
 
@@ -634,8 +644,10 @@ export async function dispatch(gw: Gateway, req: DispatchRequest): Promise<Layer
 export interface ExecuteRequest {
   authorization: string | undefined;
   grant: string;
-  /** The call as the caller sends it (canonical form: `{tool, arguments}`). */
+  /** The call as the caller sends it (canonical form: `{tool, arguments}`, unless `format` says otherwise). */
   call: unknown;
+  /** The call's format (default `canonical`); MCP callers send their `tools/call` request. */
+  format?: Exclude<ProposalFormat, "auto">;
   requestId: string;
 }
 
@@ -645,7 +657,7 @@ export async function executeWithGrant(
   req: ExecuteRequest,
 ): Promise<{ tool: string; result: LayeredResult }> {
   const subject = await gw.identity.verify(req.authorization);
-  const calls = parseProposal("canonical", req.call).calls;
+  const calls = parseProposal(req.format ?? "canonical", req.call).calls;
   const [call] = calls;
   if (call === undefined || calls.length !== 1) {
     throw new WritError("invalid_argument", "execute takes exactly one call", {
@@ -664,7 +676,12 @@ export interface DiscoveredTool {
   name: string;
   description: string;
   input_schema: Record<string, unknown>;
-  contract: { name: string; version: string; side_effect: string };
+  contract: {
+    name: string;
+    version: string;
+    side_effect: ToolContract["side_effect"];
+    idempotency: ToolContract["idempotency"];
+  };
 }
 
 /**
@@ -687,11 +704,15 @@ export class ToolDiscovery {
       [...subject.scopes].sort(),
       revision,
       family,
+      this.gw.mcp?.catalogVersion ?? 0,
     ]);
     const cached = this.cache.get(key);
     if (cached) return cached;
     const tools: DiscoveredTool[] = [];
     for (const contract of this.gw.contracts.list()) {
+      // A tool on an MCP server is listed only while that server offers it.
+      const backend = contract.backend;
+      if (backend.kind === "mcp" && !this.gw.mcp?.offers(backend.server, backend.tool)) continue;
       const action: CanonicalAction = {
         name: contract.name,
         version: contract.version,
@@ -724,7 +745,12 @@ export class ToolDiscovery {
         name: view.name,
         description: view.description,
         input_schema: view.input_schema,
-        contract: { name: contract.name, version: contract.version, side_effect: contract.side_effect },
+        contract: {
+          name: contract.name,
+          version: contract.version,
+          side_effect: contract.side_effect,
+          idempotency: contract.idempotency,
+        },
       });
     }
     if (this.cache.size > 10_000) this.cache.clear();

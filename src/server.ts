@@ -11,6 +11,7 @@ import { CredentialResolver } from "./dispatch/index.ts";
 import { GrantSigner } from "./grants/index.ts";
 import { createApp } from "./http/app.ts";
 import { DevIssuer, IdentityVerifier, type IssuerConfigInput } from "./identity/index.ts";
+import { McpUpstreams } from "./mcp/index.ts";
 import { GatewayMetrics } from "./observability/metrics.ts";
 import type { Gateway } from "./pipeline.ts";
 import { PolicyEngine } from "./policy/index.ts";
@@ -97,6 +98,18 @@ export async function createGateway(
       if (!(await store.getResource(seed.type, seed.id))) await store.putResource(seed);
     }
 
+    const credentials = new CredentialResolver(config.credentials);
+    let mcp: McpUpstreams | undefined;
+    if (config.mcp.servers.length > 0) {
+      const upstreams = new McpUpstreams(config.mcp.servers, {
+        credentials,
+        connectTimeoutMs: config.mcp.connect_timeout_ms,
+      });
+      mcp = upstreams;
+      closers.push(() => upstreams.close());
+      await upstreams.start();
+    }
+
     const gateway: Gateway = {
       contracts,
       identity,
@@ -107,7 +120,8 @@ export async function createGateway(
       handlers,
       metrics,
       executorId: config.server.executor_id,
-      credentials: new CredentialResolver(config.credentials),
+      credentials,
+      ...(mcp ? { mcp } : {}),
     };
     return {
       gateway,
@@ -139,6 +153,7 @@ export async function startGateway(
   const app = createApp(parts.gateway, {
     bodyLimitBytes: config.server.body_limit_bytes,
     roles: config.roles,
+    mcpEndpoint: config.mcp.endpoint,
   });
   options.configureApp?.(app, parts.gateway);
   let server: ServerType | undefined;

@@ -13,6 +13,7 @@ import { redactionRulesSchema } from "../decisionlog/index.ts";
 import { credentialsConfigSchema } from "../dispatch/index.ts";
 import { grantsConfigSchema } from "../grants/index.ts";
 import { issuerConfigSchema } from "../identity/index.ts";
+import { mcpConfigSchema } from "../mcp/config.ts";
 
 const resourceSeedSchema = z
   .object({
@@ -94,6 +95,8 @@ export const gatewayConfigSchema = z
       .prefault({}),
     decision_log: z.object({ redaction: redactionRulesSchema.optional() }).strict().prefault({}),
     tools: toolContractsSchema.default([]),
+    /** Upstream MCP servers (`backend: {kind: mcp}` tools) and Writ's own `/mcp` endpoint. */
+    mcp: mcpConfigSchema.prefault({}),
     /** Backend credentials by name (`credentials_ref` of HTTP tools): from the environment or a file. */
     credentials: credentialsConfigSchema,
     seeds: z
@@ -135,6 +138,12 @@ function resolvePaths(config: GatewayConfig, base: string): GatewayConfig {
       dev_issuer: { ...config.identity.dev_issuer, key_file: at(config.identity.dev_issuer.key_file) },
     },
     grants: { ...config.grants, ...(config.grants.key_file ? { key_file: at(config.grants.key_file) } : {}) },
+    mcp: {
+      ...config.mcp,
+      servers: config.mcp.servers.map((s) =>
+        s.transport === "stdio" ? { ...s, cwd: s.cwd === undefined ? base : at(s.cwd) } : s,
+      ),
+    },
     credentials: Object.fromEntries(
       Object.entries(config.credentials).map(([name, c]) => [
         name,
@@ -151,15 +160,30 @@ export function parseConfig(document: unknown, base: string, source = "configura
     const problems = parsed.error.issues.map((i) => `  /${i.path.join("/")}: ${i.message}`).join("\n");
     throw new ConfigError(`${source} is not a valid Writ configuration:\n${problems}`);
   }
-  const missing = parsed.data.tools.flatMap((t, i) =>
-    t.backend.kind === "http" &&
-    t.backend.credentials_ref !== undefined &&
-    !(t.backend.credentials_ref in parsed.data.credentials)
-      ? [
+  const credentials = (ref: string | undefined) => ref === undefined || ref in parsed.data.credentials;
+  const servers = new Set(parsed.data.mcp.servers.map((s) => s.name));
+  const missing = [
+    ...parsed.data.tools.flatMap((t, i) => {
+      if (t.backend.kind === "http" && !credentials(t.backend.credentials_ref)) {
+        return [
           `  /tools/${i}/backend/credentials_ref: no credentials named ${JSON.stringify(t.backend.credentials_ref)} under credentials:`,
-        ]
-      : [],
-  );
+        ];
+      }
+      if (t.backend.kind === "mcp" && !servers.has(t.backend.server)) {
+        return [
+          `  /tools/${i}/backend/server: no MCP server named ${JSON.stringify(t.backend.server)} under mcp.servers:`,
+        ];
+      }
+      return [];
+    }),
+    ...parsed.data.mcp.servers.flatMap((s, i) =>
+      s.transport === "http" && !credentials(s.credentials_ref)
+        ? [
+            `  /mcp/servers/${i}/credentials_ref: no credentials named ${JSON.stringify(s.credentials_ref)} under credentials:`,
+          ]
+        : [],
+    ),
+  ];
   if (missing.length > 0)
     throw new ConfigError(`${source} is not a valid Writ configuration:\n${missing.join("\n")}`);
   return resolvePaths(parsed.data, base);

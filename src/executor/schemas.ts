@@ -52,7 +52,13 @@ export const grantClaimsSchema = z.object({
   nbf: z.number().int(),
   exp: z.number().int(),
   act: z.object({ name: z.string().min(1), version: z.string() }),
-  res: z.object({ type: z.string().min(1), id: z.string().min(1), rev: z.string().optional() }),
+  // A call to a tool without a resource carries `{type: "none", id: ""}`.
+  res: z
+    .object({ type: z.string().min(1), id: z.string(), rev: z.string().optional() })
+    .refine((res) => (res.type === "none") === (res.id === ""), {
+      path: ["id"],
+      message: 'must be empty exactly when type is "none" (a call without a resource)',
+    }),
   args: z.string().regex(/^[0-9a-f]{64}$/, "must be a hex SHA-256 digest"),
   cnd: z.array(conditionSchema),
   dec: z.string(),

@@ -16,6 +16,7 @@
  *   GET  /v1/decisions/:id        one entry (reviewer role)
  *   PUT  /v1/resources/:type/:id  create or replace a resource and its owner (admin role)
  *   GET  /v1/resources/:type/:id  read a resource (admin role)
+ *   POST /mcp                     the MCP endpoint (Streamable HTTP, stateless; src/mcp/endpoint.ts)
  *   GET  /.well-known/jwks.json   the public keys that verify grants
  *   GET  /healthz                 liveness and the policy's state
  *   GET  /metrics                 Prometheus metrics
@@ -32,12 +33,15 @@ import { jsonDigest } from "../core/digest.ts";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { proposalFormats, type Subject } from "../core/types.ts";
 import type { TokenCacheStats } from "../identity/index.ts";
+import { mcpEndpoint } from "../mcp/endpoint.ts";
 import { executeWithGrant, type Gateway, handleProposal, ToolDiscovery } from "../pipeline.ts";
 import { approvalStatuses, type DecisionFilter } from "../store/types.ts";
 
 export interface AppOptions {
   bodyLimitBytes: number;
   roles: { reviewer: readonly string[]; admin: readonly string[] };
+  /** Serve the MCP endpoint at /mcp (default true). */
+  mcpEndpoint?: boolean;
 }
 
 const proposalBodySchema = z
@@ -248,27 +252,29 @@ export function createApp(gw: Gateway, options: AppOptions): Hono {
     ),
   );
 
-  app.use(
-    "/v1/*",
-    bodyLimit({
-      maxSize: options.bodyLimitBytes,
-      onError: (c) => {
-        // The rest of the body is never read, so the connection cannot be reused: say so, or a
-        // keep-alive client sends its next request on a socket the server is about to close.
-        c.header("connection", "close");
-        return c.json(
-          new WritError(
-            "payload_too_large",
-            `the request body is larger than ${options.bodyLimitBytes} bytes`,
-            {
-              suggestedFix: "send fewer calls per request or smaller arguments",
-            },
-          ).toJSON(),
-          413,
-        );
-      },
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: options.bodyLimitBytes,
+    onError: (c) => {
+      // The rest of the body is never read, so the connection cannot be reused: say so, or a
+      // keep-alive client sends its next request on a socket the server is about to close.
+      c.header("connection", "close");
+      return c.json(
+        new WritError(
+          "payload_too_large",
+          `the request body is larger than ${options.bodyLimitBytes} bytes`,
+          {
+            suggestedFix: "send fewer calls per request or smaller arguments",
+          },
+        ).toJSON(),
+        413,
+      );
+    },
+  });
+  app.use("/v1/*", limitBody);
+  if (options.mcpEndpoint !== false) {
+    app.use("/mcp", limitBody);
+    app.all("/mcp", mcpEndpoint(gw, discovery));
+  }
 
   app.post("/v1/proposals", async (c) => {
     const body = parseWith(proposalBodySchema, await jsonBody(c.req.raw), "", "the proposal request");
@@ -437,6 +443,7 @@ export function createApp(gw: Gateway, options: AppOptions): Hono {
       status: gw.policy.revision === undefined ? "unavailable" : policyError ? "degraded" : "ok",
       policy_revision: gw.policy.revision ?? null,
       ...(policyError ? { policy_error: policyError } : {}),
+      ...(gw.mcp ? { mcp_servers: gw.mcp.status() } : {}),
     };
     return c.json(body, gw.policy.revision === undefined ? 503 : 200);
   });

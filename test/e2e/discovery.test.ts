@@ -37,7 +37,12 @@ const toolsSchema = z.strictObject({
         type: z.literal("object"),
         properties: z.record(z.string(), z.unknown()),
       }),
-      contract: z.strictObject({ name: z.string(), version: z.string(), side_effect: z.string() }),
+      contract: z.strictObject({
+        name: z.string(),
+        version: z.string(),
+        side_effect: z.string(),
+        idempotency: z.string(),
+      }),
     }),
   ),
 });
@@ -61,7 +66,7 @@ describe("GET /v1/tools", () => {
       const first = await tools(alice);
       // The registry's order: by canonical name, then version.
       expect(first.map((t) => t.name)).toEqual(TOOL_NAMES);
-      expect(first.map((t) => t.contract)).toEqual([
+      expect(first.map(({ contract: { idempotency: _, ...rest } }) => rest)).toEqual([
         { name: "commit_payment", version: "1", side_effect: "committing" },
         { name: "create_payment_draft", version: "1", side_effect: "reversible" },
         { name: "repo.apply_edit", version: "1", side_effect: "committing" },

@@ -104,6 +104,17 @@ export const healthSchema = z.strictObject({
   status: z.enum(["ok", "degraded", "unavailable"]),
   policy_revision: z.string().nullable(),
   policy_error: z.string().optional(),
+  mcp_servers: z
+    .array(
+      z.object({
+        name: z.string(),
+        transport: z.string(),
+        connected: z.boolean(),
+        tools: z.number(),
+        error: z.string().optional(),
+      }),
+    )
+    .optional(),
 });
 export type Health = z.infer<typeof healthSchema>;
 
@@ -112,6 +123,13 @@ export interface StartOptions {
   bodyLimitBytes?: number;
   /** Loads the policy from this bundle file instead of compiling the policy folder. */
   bundle?: string;
+  /** Listen on this port instead of one chosen at start (e.g. one reserved with `freePort`). */
+  port?: number;
+  /**
+   * Changes the configuration document before it is parsed (tools, mcp servers, …); `tmp` is
+   * the gateway's temp folder.
+   */
+  configure?: (document: Record<string, unknown>, tmp: string) => Record<string, unknown>;
 }
 
 const recordSchema = z.record(z.string(), z.unknown());
@@ -133,35 +151,36 @@ export async function startTestGateway(options: StartOptions = {}): Promise<Test
 
     const document = recordSchema.parse(parseYaml(await readFile(defaultConfigFile, "utf8")));
     const server = section(document, "server");
-    const config = parseConfig(
-      {
-        ...document,
-        server: {
-          ...server,
-          host: "127.0.0.1",
-          port: 0,
-          ...(options.bodyLimitBytes === undefined ? {} : { body_limit_bytes: options.bodyLimitBytes }),
-        },
-        store: { ...section(document, "store"), sqlite: path.join(tmp, "writ.db") },
-        policy: {
-          ...section(document, "policy"),
-          dir: policyDir,
-          watch: true,
-          ...(options.bundle === undefined ? {} : { bundle: options.bundle }),
-        },
-        identity: {
-          issuers: [
-            {
-              issuer: TEST_ISSUER,
-              audience: TEST_AUDIENCE,
-              algorithms: ["EdDSA"],
-              jwks_uri: jwks.url,
-            },
-          ],
-          dev_issuer: { enabled: false, key_file: path.join(tmp, "dev-issuer.json") },
-        },
-        grants: { ...section(document, "grants"), key_file: path.join(tmp, "grant-keys.json") },
+    const configured = {
+      ...document,
+      server: {
+        ...server,
+        host: "127.0.0.1",
+        port: options.port ?? 0,
+        ...(options.bodyLimitBytes === undefined ? {} : { body_limit_bytes: options.bodyLimitBytes }),
       },
+      store: { ...section(document, "store"), sqlite: path.join(tmp, "writ.db") },
+      policy: {
+        ...section(document, "policy"),
+        dir: policyDir,
+        watch: true,
+        ...(options.bundle === undefined ? {} : { bundle: options.bundle }),
+      },
+      identity: {
+        issuers: [
+          {
+            issuer: TEST_ISSUER,
+            audience: TEST_AUDIENCE,
+            algorithms: ["EdDSA"],
+            jwks_uri: jwks.url,
+          },
+        ],
+        dev_issuer: { enabled: false, key_file: path.join(tmp, "dev-issuer.json") },
+      },
+      grants: { ...section(document, "grants"), key_file: path.join(tmp, "grant-keys.json") },
+    };
+    const config = parseConfig(
+      options.configure ? options.configure(configured, tmp) : configured,
       tmp,
       "e2e configuration",
     );
@@ -265,4 +284,18 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
+}
+
+/** A port on 127.0.0.1 that was free a moment ago (for servers whose URL must be known first). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  return new Promise<number>((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
 }

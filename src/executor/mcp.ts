@@ -1,0 +1,90 @@
+/**
+ * `grantRequired`: the grant check for a tool of an MCP server built with the official SDK. Wrap
+ * a tool's handler with it; on every `tools/call` the grant Writ sends in `_meta["writ/grant"]`
+ * is verified against the arguments received (signature, issuer, audience, action, resource,
+ * args digest, single use) before the handler runs. A refusal is a tool execution error
+ * (`isError: true`) whose `structuredContent.error` follows Writ's error protocol, so the
+ * gateway (and any caller) sees why.
+ *
+ *   server.registerTool("read_note", { inputSchema: { id: z.string() } },
+ *     grantRequired({ issuer: "writ", audience: "mcp:notes", keys: jwksUrl,
+ *                     action: { name: "notes.read" } },
+ *       async (args, extra, grant) => ({ content: [...] })));
+ *
+ * The arguments checked are the ones the handler receives: give tools input schemas that neither
+ * add defaults nor strip fields, or the digest (rightly) no longer matches.
+ */
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import { WritError } from "../core/errors.ts";
+import type { GrantClaims } from "../core/types.ts";
+import { GrantError, grantErrorDisposition } from "./errors.ts";
+import { MemoryReplayCache, type ReplayGuard } from "./replay.ts";
+import { type VerifyGrantOptions, verifyGrant } from "./verify.ts";
+
+/** The `_meta` key Writ puts the grant under. */
+export const MCP_GRANT_META_KEY = "writ/grant";
+
+export type McpToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+type ActionRef = NonNullable<VerifyGrantOptions["action"]>;
+type ResourceRef = NonNullable<VerifyGrantOptions["resource"]>;
+
+export interface GrantRequiredOptions<Args>
+  extends Omit<VerifyGrantOptions, "args" | "action" | "resource" | "replay" | "now"> {
+  /** The canonical action this tool performs (the contract's name, optionally its version). */
+  action: ActionRef;
+  /** The resource a call touches, read from its arguments. */
+  resource?: (args: Args) => ResourceRef | undefined;
+  /** Single use; defaults to a `MemoryReplayCache` owned by this wrapper. */
+  replay?: ReplayGuard | false;
+}
+
+export function grantRequired<Args extends Record<string, unknown>>(
+  options: GrantRequiredOptions<Args>,
+  handler: (args: Args, extra: McpToolExtra, grant: GrantClaims) => CallToolResult | Promise<CallToolResult>,
+): (args: Args, extra: McpToolExtra) => Promise<CallToolResult> {
+  const replay = options.replay === undefined ? new MemoryReplayCache() : options.replay;
+  return async (args, extra) => {
+    const token = extra._meta?.[MCP_GRANT_META_KEY];
+    let claims: GrantClaims;
+    try {
+      if (typeof token !== "string" || token === "") {
+        throw new GrantError(
+          "missing_grant",
+          "no grant was presented",
+          `call this tool through Writ, which sends the grant in _meta["${MCP_GRANT_META_KEY}"]`,
+        );
+      }
+      claims = await verifyGrant(token, {
+        issuer: options.issuer,
+        audience: options.audience,
+        keys: options.keys,
+        action: options.action,
+        resource: options.resource?.(args),
+        args,
+        replay,
+        clockToleranceSeconds: options.clockToleranceSeconds,
+      });
+    } catch (error) {
+      if (error instanceof GrantError) return refusal(error);
+      throw error;
+    }
+    return handler(args, extra, claims);
+  };
+}
+
+function refusal(error: GrantError): CallToolResult {
+  const { category } = grantErrorDisposition(error.code);
+  const body = new WritError(category, error.problem, {
+    suggestedFix: error.suggestedFix,
+    retryable: error.code === "unavailable",
+  }).toJSON();
+  return {
+    isError: true,
+    content: [
+      { type: "text", text: `grant refused (${error.code}): ${error.problem}; ${error.suggestedFix}` },
+    ],
+    structuredContent: { error: body, code: error.code },
+  };
+}

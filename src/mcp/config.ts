@@ -1,0 +1,72 @@
+/**
+ * The `mcp:` section of the gateway config: the upstream MCP servers Writ connects to as a client
+ * (a contract's `backend: {kind: mcp, server, tool}` names one), and whether Writ serves its own
+ * MCP endpoint at `/mcp`.
+ */
+import { z } from "zod";
+
+const serverNamePattern = /^[A-Za-z0-9_.-]+$/;
+
+const stdioServerSchema = z
+  .strictObject({
+    name: z.string().regex(serverNamePattern, { error: 'must be letters, digits, "_", "." or "-"' }),
+    transport: z.literal("stdio"),
+    command: z.string().min(1).describe("Executable that runs the MCP server"),
+    args: z.array(z.string()).default([]).describe("Its command-line arguments"),
+    env: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe("Extra environment variables (added to a minimal inherited environment)"),
+    cwd: z.string().min(1).optional().describe("Working folder (default: the current folder)"),
+  })
+  .describe("An MCP server Writ starts as a child process and talks to over stdin/stdout");
+
+const httpServerSchema = z
+  .strictObject({
+    name: z.string().regex(serverNamePattern, { error: 'must be letters, digits, "_", "." or "-"' }),
+    transport: z.literal("http"),
+    url: z
+      .url({ protocol: /^https?$/, error: "must be an http or https URL" })
+      .describe("Streamable HTTP endpoint"),
+    credentials_ref: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Name of the credentials Writ sends to this server (never shown to callers)"),
+  })
+  .describe("An MCP server reached over Streamable HTTP");
+
+export const mcpServerSchema = z.discriminatedUnion("transport", [stdioServerSchema, httpServerSchema]);
+
+export const mcpConfigSchema = z
+  .strictObject({
+    /** Serve Writ's own MCP endpoint at /mcp (every configured tool, filtered per caller). */
+    endpoint: z.boolean().default(true).describe("Serve the MCP endpoint at /mcp"),
+    servers: z.array(mcpServerSchema).default([]).describe("Upstream MCP servers"),
+    /** How long to wait for an upstream to connect and list its tools at start. */
+    connect_timeout_ms: z.number().int().positive().default(10_000),
+  })
+  .superRefine((config, context) => {
+    const seen = new Set<string>();
+    for (const [index, server] of config.servers.entries()) {
+      if (seen.has(server.name)) {
+        context.addIssue({
+          code: "custom",
+          path: ["servers", index, "name"],
+          message: `a second MCP server named ${JSON.stringify(server.name)}; names must be unique`,
+        });
+      }
+      seen.add(server.name);
+    }
+  })
+  .describe("MCP: the upstream servers Writ fronts, and Writ's own endpoint");
+
+export type McpConfig = z.output<typeof mcpConfigSchema>;
+export type McpServerConfig = z.output<typeof mcpServerSchema>;
+
+/** Where the grant travels on a `tools/call` to an upstream MCP server. */
+export const GRANT_META_KEY = "writ/grant";
+/** Where a caller names an approved approval request when it calls the tool again. */
+export const APPROVAL_META_KEY = "writ/approval";
+/** Where Writ puts the result's provenance and decision on a `tools/call` answer. */
+export const RESULT_META_KEY = "writ/result";

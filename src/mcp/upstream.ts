@@ -1,0 +1,317 @@
+/**
+ * Upstream MCP servers: Writ is an MCP client of each configured server (stdio or Streamable
+ * HTTP). It keeps each server's tool catalog (re-listed when the server says its list changed),
+ * reconnects a server that went away, and calls tools with the grant in `_meta`.
+ *
+ * Upstream tool definitions are only used to know which tools exist right now: names,
+ * descriptions, schemas and annotations (`readOnlyHint`, `destructiveHint`, …) shown to callers
+ * come from Writ's contracts, never from the upstream.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  type CallToolResult,
+  CallToolResultSchema,
+  ErrorCode,
+  McpError,
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { ToolContract } from "../contracts/schema.ts";
+import { errorMessage, WritError } from "../core/errors.ts";
+import type { CredentialResolver } from "../dispatch/index.ts";
+import { GRANT_META_KEY, type McpServerConfig } from "./config.ts";
+
+const WRIT_CLIENT = { name: "writ-gateway", version: "0.1.0" };
+/** Reconnect back-off after an upstream went away: doubles from the first to the last. */
+const RECONNECT_FIRST_MS = 500;
+const RECONNECT_MAX_MS = 30_000;
+
+export interface UpstreamStatus {
+  name: string;
+  transport: McpServerConfig["transport"];
+  connected: boolean;
+  tools: number;
+  /** Why it is not connected (no secret: transport errors and the server's own messages). */
+  error?: string;
+}
+
+interface Upstream {
+  config: McpServerConfig;
+  client?: Client;
+  tools: Map<string, Tool>;
+  error?: string;
+  connecting?: Promise<void>;
+  reconnectDelayMs: number;
+  reconnectTimer?: NodeJS.Timeout;
+}
+
+export interface McpUpstreamsOptions {
+  credentials: Pick<CredentialResolver, "resolve">;
+  connectTimeoutMs: number;
+  /** Where connection news goes (default console.error). */
+  report?: (message: string) => void;
+}
+
+export class McpUpstreams {
+  private readonly upstreams = new Map<string, Upstream>();
+  private version = 0;
+  private closed = false;
+  private readonly report: (message: string) => void;
+
+  constructor(
+    servers: readonly McpServerConfig[],
+    private readonly options: McpUpstreamsOptions,
+  ) {
+    this.report = options.report ?? ((message) => console.error(message));
+    for (const config of servers) {
+      this.upstreams.set(config.name, { config, tools: new Map(), reconnectDelayMs: RECONNECT_FIRST_MS });
+    }
+  }
+
+  /** Connects every server and lists its tools; a server that fails is reported and retried later. */
+  async start(): Promise<void> {
+    await Promise.all([...this.upstreams.values()].map((u) => this.connect(u)));
+  }
+
+  /** Changes whenever any server's tool catalog changes (connect, list change, disconnect). */
+  get catalogVersion(): number {
+    return this.version;
+  }
+
+  /** Whether `server` is connected and currently lists `tool`. */
+  offers(server: string, tool: string): boolean {
+    const upstream = this.upstreams.get(server);
+    return upstream?.client !== undefined && upstream.tools.has(tool);
+  }
+
+  status(): UpstreamStatus[] {
+    return [...this.upstreams.values()].map((u) => ({
+      name: u.config.name,
+      transport: u.config.transport,
+      connected: u.client !== undefined,
+      tools: u.tools.size,
+      ...(u.error === undefined ? {} : { error: u.error }),
+    }));
+  }
+
+  /**
+   * Calls `tool` on `server` with the final arguments and the grant in `_meta`. Transport
+   * failures and timeouts are WritErrors that say whether the effect may have happened; the
+   * server's own answer (also `isError` results) is returned as it came.
+   */
+  async call(
+    contract: ToolContract,
+    args: Record<string, unknown>,
+    grant: string,
+    requestId: string,
+  ): Promise<CallToolResult> {
+    const backend = contract.backend;
+    if (backend.kind !== "mcp") {
+      throw new WritError("internal", `tool ${contract.name} has a ${backend.kind} backend, not mcp`, {
+        suggestedFix: "dispatch this tool with the dispatcher for its backend kind",
+        retryable: false,
+      });
+    }
+    const upstream = this.upstreams.get(backend.server);
+    const effectful = contract.side_effect !== "none";
+    if (!upstream) {
+      throw new WritError("backend_unavailable", `no MCP server named ${backend.server} is configured`, {
+        suggestedFix: "check the tool's backend.server against mcp.servers in the configuration",
+        retryable: false,
+        effectCommitted: false,
+      });
+    }
+    if (upstream.client === undefined) await this.connect(upstream);
+    const client = upstream.client;
+    if (client === undefined) {
+      throw new WritError(
+        "backend_unavailable",
+        `${contract.name}: the MCP server ${backend.server} is not connected${upstream.error ? ` (${upstream.error})` : ""}`,
+        { suggestedFix: "retry later; Writ reconnects on its own", retryable: true, effectCommitted: false },
+      );
+    }
+    try {
+      const result = await client.callTool(
+        {
+          name: backend.tool,
+          arguments: args,
+          _meta: { [GRANT_META_KEY]: grant, "writ/request_id": requestId },
+        },
+        CallToolResultSchema,
+        { timeout: contract.timeout_ms },
+      );
+      const parsed = CallToolResultSchema.safeParse(result);
+      if (!parsed.success) {
+        throw new WritError(
+          "backend_unavailable",
+          `${contract.name}: the MCP server answered with a malformed result`,
+          {
+            suggestedFix: "fix the MCP server's tools/call result",
+            retryable: false,
+            effectCommitted: effectful ? "unknown" : false,
+          },
+        );
+      }
+      return parsed.data;
+    } catch (error) {
+      if (error instanceof WritError) throw error;
+      throw callFailure(contract, backend.server, error);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(
+      [...this.upstreams.values()].map(async (u) => {
+        clearTimeout(u.reconnectTimer);
+        const client = u.client;
+        u.client = undefined;
+        await client?.close().catch(() => undefined);
+      }),
+    );
+  }
+
+  private connect(upstream: Upstream): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    upstream.connecting ??= this.open(upstream).finally(() => {
+      upstream.connecting = undefined;
+    });
+    return upstream.connecting;
+  }
+
+  private async open(upstream: Upstream): Promise<void> {
+    const name = upstream.config.name;
+    const client = new Client(WRIT_CLIENT, { capabilities: {} });
+    try {
+      const transport = await this.transportFor(upstream.config);
+      await client.connect(transport, { timeout: this.options.connectTimeoutMs });
+      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+        if (upstream.client !== client) return;
+        await this.refresh(upstream, client).catch((error: unknown) => {
+          this.report(`mcp: ${name}: re-listing tools failed: ${errorMessage(error)}`);
+        });
+      });
+      const tools = await listAllTools(client, this.options.connectTimeoutMs);
+      if (this.closed) {
+        await client.close();
+        return;
+      }
+      client.onclose = () => this.lost(upstream, client);
+      upstream.client = client;
+      upstream.tools = tools;
+      upstream.error = undefined;
+      upstream.reconnectDelayMs = RECONNECT_FIRST_MS;
+      this.version += 1;
+    } catch (error) {
+      upstream.error = errorMessage(error).slice(0, 300);
+      this.report(`mcp: cannot connect to ${name}: ${upstream.error}`);
+      await client.close().catch(() => undefined);
+      this.scheduleReconnect(upstream);
+    }
+  }
+
+  private async refresh(upstream: Upstream, client: Client): Promise<void> {
+    const tools = await listAllTools(client, this.options.connectTimeoutMs);
+    if (upstream.client !== client) return;
+    upstream.tools = tools;
+    this.version += 1;
+  }
+
+  private lost(upstream: Upstream, client: Client): void {
+    if (upstream.client !== client) return;
+    upstream.client = undefined;
+    upstream.tools = new Map();
+    upstream.error = "the connection closed";
+    this.version += 1;
+    if (!this.closed) {
+      this.report(`mcp: the connection to ${upstream.config.name} closed; reconnecting`);
+      this.scheduleReconnect(upstream);
+    }
+  }
+
+  private scheduleReconnect(upstream: Upstream): void {
+    if (this.closed || upstream.reconnectTimer !== undefined) return;
+    const delay = upstream.reconnectDelayMs;
+    upstream.reconnectDelayMs = Math.min(delay * 2, RECONNECT_MAX_MS);
+    upstream.reconnectTimer = setTimeout(() => {
+      upstream.reconnectTimer = undefined;
+      if (upstream.client === undefined) void this.connect(upstream);
+    }, delay);
+    upstream.reconnectTimer.unref();
+  }
+
+  private async transportFor(config: McpServerConfig): Promise<Transport> {
+    if (config.transport === "stdio") {
+      return new StdioClientTransport({
+        command: config.command,
+        args: config.args,
+        env: { ...getDefaultEnvironment(), ...config.env },
+        ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
+        stderr: "inherit",
+      });
+    }
+    const ref = config.credentials_ref;
+    const credentials = this.options.credentials;
+    // Credentials are resolved per request (a rotated secret file is picked up) and only here.
+    const withCredentials: typeof fetch = async (input, init) => {
+      if (ref === undefined) return fetch(input, init);
+      const headers = new Headers(init?.headers);
+      for (const [header, value] of Object.entries(await credentials.resolve(ref)))
+        headers.set(header, value);
+      return fetch(input, { ...init, headers });
+    };
+    return new StreamableHTTPClientTransport(new URL(config.url), { fetch: withCredentials });
+  }
+}
+
+async function listAllTools(client: Client, timeoutMs: number): Promise<Map<string, Tool>> {
+  const tools = new Map<string, Tool>();
+  let cursor: string | undefined;
+  for (let page = 0; page < 1000; page++) {
+    const answer = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
+    for (const tool of answer.tools) tools.set(tool.name, tool);
+    cursor = answer.nextCursor;
+    if (cursor === undefined) break;
+  }
+  return tools;
+}
+
+function callFailure(contract: ToolContract, server: string, error: unknown): WritError {
+  const effectful = contract.side_effect !== "none";
+  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+    return new WritError(
+      "timeout",
+      `${contract.name}: the MCP server ${server} did not answer within ${contract.timeout_ms} ms`,
+      {
+        suggestedFix: effectful
+          ? "check with the backend whether the call took effect before asking again"
+          : "retry the call later",
+        retryable: !effectful,
+        effectCommitted: effectful ? "unknown" : false,
+      },
+    );
+  }
+  if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
+    // A protocol error from the server: it refused the request before running the tool.
+    return new WritError(
+      "invalid_argument",
+      `${contract.name}: the MCP server ${server} refused the call: ${error.message.slice(0, 300)}`,
+      { suggestedFix: "check the contract's arguments against the server's tool", retryable: false },
+    );
+  }
+  return new WritError(
+    "backend_unavailable",
+    `${contract.name}: the connection to the MCP server ${server} failed: ${errorMessage(error).slice(0, 300)}`,
+    {
+      suggestedFix: effectful
+        ? "check with the backend whether the call took effect before asking again"
+        : "retry later",
+      retryable: !effectful,
+      effectCommitted: effectful ? "unknown" : false,
+      cause: error,
+    },
+  );
+}
