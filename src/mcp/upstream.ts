@@ -124,7 +124,8 @@ export class McpUpstreams {
         effectCommitted: false,
       });
     }
-    if (upstream.client === undefined) await this.connect(upstream);
+    // A server that went away is retried on its back-off schedule, not by every call.
+    if (upstream.client === undefined && upstream.reconnectTimer === undefined) await this.connect(upstream);
     const client = upstream.client;
     if (client === undefined) {
       throw new WritError(

@@ -342,3 +342,37 @@ describe("upstream catalog changes and the grant check on the server side", () =
     }
   });
 });
+
+describe("an upstream MCP server that cannot be reached", () => {
+  it("hides its tools, says why in /healthz, and the gateway still serves", async () => {
+    const policyDir = await notesPolicyDir();
+    const gw = await startTestGateway({
+      configure: withNotes(
+        { transport: "stdio", command: path.join(policyDir, "no-such-server") },
+        policyDir,
+      ),
+    });
+    try {
+      const health = await gw.health();
+      expect(health.mcp_servers).toEqual([
+        expect.objectContaining({ name: "notes", connected: false, tools: 0, error: expect.any(String) }),
+      ]);
+      const editor = await connect(gw, await gw.token("eddie", { roles: ["editor"] }));
+      try {
+        expect((await editor.listTools()).tools).toEqual([]);
+        const failure = await call(editor, "read_note", { id: "n1" }).then(
+          (r) => r,
+          (e: unknown) => e,
+        );
+        // Not listed, but contracted: the pipeline runs and the dispatch fails closed.
+        expect(failure).toMatchObject({ isError: true });
+        expect(toolError(CallToolResultSchema.parse(failure)).error.category).toBe("backend_unavailable");
+      } finally {
+        await editor.close();
+      }
+    } finally {
+      await gw.close();
+      await rm(policyDir, { recursive: true, force: true });
+    }
+  });
+});
