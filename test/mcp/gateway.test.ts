@@ -206,6 +206,13 @@ describe.each([
     expect(text).not.toContain("sk-live-0123456789abcdef0123");
   });
 
+  it("passes the server's own tool error on as a structured tool error", async () => {
+    const error = toolError(await call(viewer, "read_note", { id: "nope" }));
+    expect(error.error.category).toBe("invalid_argument");
+    expect(error.error.message).toContain("no note nope");
+    expect(error.error.effect_committed).toBe(false);
+  });
+
   it("never sends a denied call to the server", async () => {
     const before = await countOf("delete_note");
     const error = toolError(await call(viewer, "delete_note", { id: "n1" }));

@@ -1,0 +1,176 @@
+/**
+ * MCP through Writ against MCP straight to the server, in the same run. An echo MCP server (the
+ * SDK's McpServer over Streamable HTTP on loopback) offers `echo` (checks Writ's grant with
+ * `grantRequired`) and `echo_direct` (no check). Measured, each for a fixed time with several
+ * concurrent SDK clients:
+ * - direct: clients call `echo_direct` on the server itself;
+ * - writ:   clients call `echo` on Writ's /mcp (JWT, policy, grant, durable log entry, dispatch
+ *           to the server with the grant, grant verification there, result handling).
+ *
+ * Run: npx tsx bench/mcp.ts [seconds-per-run] [clients]
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { type ServerType, serve } from "@hono/node-server";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { Hono } from "hono";
+import { createRemoteJWKSet } from "jose";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { defaultConfigFile, parseConfig } from "../src/config/index.ts";
+import { grantRequired } from "../src/executor/index.ts";
+import { DevIssuer } from "../src/identity/index.ts";
+import { startGateway } from "../src/server.ts";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const seconds = Number(process.argv[2] ?? "5");
+const clients = Number(process.argv[3] ?? "8");
+const dir = await mkdtemp(path.join(tmpdir(), "writ-bench-mcp-"));
+
+// ------------------------------------------------------------------------- the echo server
+let jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
+function echoServer(): McpServer {
+  const server = new McpServer({ name: "echo", version: "1.0.0" });
+  const echo = async (args: { text: string }) => ({
+    content: [{ type: "text" as const, text: args.text }],
+    structuredContent: { text: args.text },
+  });
+  server.registerTool("echo_direct", { inputSchema: { text: z.string() } }, echo);
+  server.registerTool(
+    "echo",
+    { inputSchema: { text: z.string() } },
+    grantRequired(
+      {
+        issuer: "writ",
+        audience: "mcp:echo",
+        keys: (header, token) => {
+          if (!jwks) throw new Error("no key set yet");
+          return jwks(header, token);
+        },
+        action: { name: "echo.say" },
+      },
+      echo,
+    ),
+  );
+  return server;
+}
+const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+const upstreamApp = new Hono();
+upstreamApp.all("/mcp", async (c) => {
+  const id = c.req.header("mcp-session-id");
+  const known = id === undefined ? undefined : sessions.get(id);
+  if (known) return known.handleRequest(c.req.raw);
+  const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: () => crypto.randomUUID(),
+    enableJsonResponse: true,
+    onsessioninitialized: (sessionId) => void sessions.set(sessionId, transport),
+  });
+  await echoServer().connect(transport);
+  return transport.handleRequest(c.req.raw);
+});
+let upstream: ServerType | undefined;
+const upstreamPort = await new Promise<number>((resolve) => {
+  upstream = serve({ fetch: upstreamApp.fetch, hostname: "127.0.0.1", port: 0 }, (info) =>
+    resolve(info.port),
+  );
+});
+const upstreamUrl = `http://127.0.0.1:${upstreamPort}/mcp`;
+
+// ------------------------------------------------------------------------- the gateway
+const policyDir = path.join(dir, "policies");
+await mkdir(path.join(policyDir, "writ"), { recursive: true });
+await writeFile(
+  path.join(policyDir, "writ", "decision.rego"),
+  `package writ
+import rego.v1
+default decision := {"decision": "deny", "reasons": []}
+decision := {"decision": "allow", "reasons": [], "grant": {"ttl_seconds": 60, "max_uses": 1}} if input.action.name == "echo.say"
+`,
+);
+const document = z
+  .record(z.string(), z.unknown())
+  .parse(parseYaml(await readFile(defaultConfigFile, "utf8")));
+const config = parseConfig(
+  {
+    ...document,
+    server: { host: "127.0.0.1", port: 0 },
+    store: { sqlite: path.join(dir, "writ.db") },
+    policy: { dir: policyDir, watch: false },
+    identity: { dev_issuer: { enabled: true, key_file: path.join(dir, "dev.json") } },
+    grants: { issuer: "writ", key_file: path.join(dir, "grants.json") },
+    demo: { repository: false },
+    seeds: { resources: [] },
+    credentials: {},
+    tools: [
+      {
+        name: "echo.say",
+        version: "1",
+        description: "Echo a text",
+        input_schema: { type: "object", required: ["text"], properties: { text: { type: "string" } } },
+        side_effect: "none",
+        idempotency: "natural",
+        backend: { kind: "mcp", server: "echo", tool: "echo" },
+        model_views: [{ family: "mcp", name: "echo" }],
+      },
+    ],
+    mcp: { servers: [{ name: "echo", transport: "http", url: upstreamUrl }] },
+  },
+  root,
+  "bench configuration",
+);
+const running = await startGateway(config);
+jwks = createRemoteJWKSet(new URL(`${running.url}/.well-known/jwks.json`));
+const dev = await DevIssuer.create({
+  keyFile: path.join(dir, "dev.json"),
+  issuer: "writ-dev",
+  audience: "writ",
+});
+const token = await dev.mint({ sub: "alice", tenant: "demo", roles: ["developer"], ttlSeconds: 3600 });
+
+// ------------------------------------------------------------------------- the runs
+async function connect(url: string, headers: Record<string, string> = {}): Promise<Client> {
+  const client = new Client({ name: "bench", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+  return client;
+}
+
+async function run(label: string, url: string, tool: string, headers: Record<string, string> = {}) {
+  const pool = await Promise.all(Array.from({ length: clients }, () => connect(url, headers)));
+  const latencies: number[] = [];
+  const deadline = performance.now() + seconds * 1000;
+  let failures = 0;
+  await Promise.all(
+    pool.map(async (client) => {
+      while (performance.now() < deadline) {
+        const started = performance.now();
+        const result = await client.callTool({ name: tool, arguments: { text: "hello" } });
+        if (result.isError) failures += 1;
+        latencies.push(performance.now() - started);
+      }
+    }),
+  );
+  for (const client of pool) await client.close();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  const rate = latencies.length / seconds;
+  console.log(
+    `${label.padEnd(8)} ${rate.toFixed(0).padStart(6)} calls/s  p50 ${at(0.5).toFixed(2)} ms  p99 ${at(0.99).toFixed(2)} ms  failures ${failures}`,
+  );
+  return rate;
+}
+
+try {
+  console.log(`${clients} concurrent SDK clients, ${seconds} s per run`);
+  const direct = await run("direct", upstreamUrl, "echo_direct");
+  const writ = await run("writ", `${running.url}/mcp`, "echo", { authorization: `Bearer ${token}` });
+  console.log(`writ/direct: ${(writ / direct).toFixed(3)}`);
+} finally {
+  await running.close();
+  await new Promise<void>((resolve) => (upstream ? upstream.close(() => resolve()) : resolve()));
+  await rm(dir, { recursive: true, force: true });
+}
