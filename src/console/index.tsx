@@ -215,32 +215,33 @@ export function consoleRoutes(gw: Gateway, roles: ConsoleRoles): Hono<ConsoleEnv
     return sendPage(c, <ApprovalsPage viewer={viewer} pending={pending} decided={decided} />);
   });
 
-  app.post("/approvals/:id/approve", async (c) => {
+  /** The approver, the approval id and the form, once the role and the anti-forgery token check out. */
+  async function approvalForm<T extends z.ZodType>(c: Context<ConsoleEnv>, schema: T, what: string) {
     const viewer = c.get("viewer");
     requireAbility(viewer, "approve", roles);
     const id = parseExternal(approvalIdSchema, c.req.param("id"), "the approval id");
     const form = await formOf(c);
     checkCsrfToken(viewer, form.csrf);
-    const { reason } = parseExternal(approveFormSchema, form, "the approval form");
-    await approve(gw, id, viewer.subject, reason, c.req.header("x-request-id") ?? randomUUID());
-    return c.redirect(
-      `${CONSOLE_PATH}/approvals?${new URLSearchParams({ decided: id, outcome: "approved" })}`,
-      303,
-    );
+    return {
+      viewer,
+      id,
+      form: parseExternal(schema, form, what),
+      requestId: c.req.header("x-request-id") ?? randomUUID(),
+    };
+  }
+  const decidedPage = (id: string, outcome: "approved" | "rejected") =>
+    `${CONSOLE_PATH}/approvals?${new URLSearchParams({ decided: id, outcome })}`;
+
+  app.post("/approvals/:id/approve", async (c) => {
+    const { viewer, id, form, requestId } = await approvalForm(c, approveFormSchema, "the approval form");
+    await approve(gw, id, viewer.subject, form.reason, requestId);
+    return c.redirect(decidedPage(id, "approved"), 303);
   });
 
   app.post("/approvals/:id/reject", async (c) => {
-    const viewer = c.get("viewer");
-    requireAbility(viewer, "approve", roles);
-    const id = parseExternal(approvalIdSchema, c.req.param("id"), "the approval id");
-    const form = await formOf(c);
-    checkCsrfToken(viewer, form.csrf);
-    const { reason } = parseExternal(rejectFormSchema, form, "the rejection form");
-    await reject(gw, id, viewer.subject, reason, c.req.header("x-request-id") ?? randomUUID());
-    return c.redirect(
-      `${CONSOLE_PATH}/approvals?${new URLSearchParams({ decided: id, outcome: "rejected" })}`,
-      303,
-    );
+    const { viewer, id, form, requestId } = await approvalForm(c, rejectFormSchema, "the rejection form");
+    await reject(gw, id, viewer.subject, form.reason, requestId);
+    return c.redirect(decidedPage(id, "rejected"), 303);
   });
 
   app.all("*", (c) => {
