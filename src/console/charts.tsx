@@ -20,6 +20,14 @@ const HEIGHT = 170;
 const PLOT_TOP = 10;
 const PLOT_BOTTOM = 140;
 
+/** Legend entries laid out left to right, each as wide as its label (about 5.5 px a character at 10 px). */
+const legend: Array<{ outcome: (typeof decisionOutcomes)[number]; label: string; x: number }> = [];
+for (const outcome of decisionOutcomes) {
+  const last = legend.at(-1);
+  const x = last === undefined ? 0 : last.x + 12 + last.label.length * 5.5 + 14;
+  legend.push({ outcome, label: outcome.replaceAll("_", " "), x });
+}
+
 type Bucket = Record<(typeof decisionOutcomes)[number], number>;
 
 function emptyBucket(): Bucket {
@@ -69,11 +77,11 @@ export const OutcomesOverTime: FC<{ entries: DecisionLogEntry[] }> = ({ entries 
       <text x={WIDTH / 2} y={PLOT_BOTTOM + 14} font-size="10" fill="#5b6672" text-anchor="middle">
         {`max ${most} per bar`}
       </text>
-      {decisionOutcomes.map((outcome, i) => (
+      {legend.map(({ outcome, label, x }) => (
         <g>
-          <rect x={i * 96} y={HEIGHT - 12} width="9" height="9" fill={colors[outcome]} />
-          <text x={i * 96 + 12} y={HEIGHT - 4} font-size="10" fill="#1d232a">
-            {outcome.replaceAll("_", " ")}
+          <rect x={x} y={HEIGHT - 12} width="9" height="9" fill={colors[outcome]} />
+          <text x={x + 12} y={HEIGHT - 4} font-size="10" fill="#1d232a">
+            {label}
           </text>
         </g>
       ))}

@@ -5,8 +5,8 @@
  * is what the log entry holds.
  */
 import type { FC } from "hono/jsx";
-import { resourceRevisionOf } from "../cli/logs/render.ts";
 import type { VerifyResult } from "../decisionlog/index.ts";
+import { loggedResourceRevision } from "../decisionlog/query.ts";
 import type { DecisionLogEntry } from "../store/types.ts";
 import { EntryChain } from "./chain.tsx";
 import { DecisionBadge, Layout } from "./layout.tsx";
@@ -73,7 +73,7 @@ export const DecisionPage: FC<{ viewer: Viewer; entry: DecisionLogEntry; chain: 
         <dt>Resource</dt>
         <dd>
           {e.resource ? `${e.resource.type}/${e.resource.id}` : "none"}
-          {resourceRevisionOf(e)}
+          {loggedResourceRevision(e) === undefined ? "" : ` revision ${loggedResourceRevision(e)}`}
         </dd>
         <dt>Grant</dt>
         <dd>{e.grant_jti ? <code>{e.grant_jti}</code> : <span class="muted">none issued</span>}</dd>

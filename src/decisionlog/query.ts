@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { decisionKinds } from "../core/types.ts";
-import type { DecisionFilter } from "../store/types.ts";
+import type { DecisionFilter, DecisionLogEntry } from "../store/types.ts";
 
 export const decisionOutcomes = [...decisionKinds, "error"] as const;
 
@@ -60,4 +60,14 @@ export function parseDecisionFilter(value: unknown, what: string): DecisionFilte
     });
   }
   return toDecisionFilter(parsed.data);
+}
+
+/** The resource revision the policy saw, when the stored (redacted) input still says it. */
+export function loggedResourceRevision(entry: DecisionLogEntry): number | string | undefined {
+  const input = entry.input;
+  if (typeof input !== "object" || input === null || !("resource" in input)) return undefined;
+  const resource = input.resource;
+  if (typeof resource !== "object" || resource === null || !("revision" in resource)) return undefined;
+  const revision = resource.revision;
+  return typeof revision === "number" || typeof revision === "string" ? revision : undefined;
 }

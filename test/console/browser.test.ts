@@ -76,12 +76,12 @@ describe.skipIf(!hasChromium)("the console in Chromium", () => {
         page.waitForURL(/\/console\/decisions\/[0-9a-f-]+$/),
         rows.first().locator("a").click(),
       ]);
-      const text = await page.locator("main").innerText();
+      const text = await page.locator("main").textContent();
       expect(text).toContain(denied?.decision_id);
       expect(text).toContain("path_not_readable");
       expect(text).toMatch(/denied the call/);
       expect(text).toMatch(/workspace\/ws-demo\s+revision \d+/);
-      expect(await page.locator("[data-policy-revision]").innerText()).toMatch(/\S+/);
+      expect(await page.locator("[data-policy-revision]").textContent()).toMatch(/\S+/);
       expect(await page.locator("[data-chain]").getAttribute("data-chain")).toBe("verified");
     });
   });
@@ -92,13 +92,13 @@ describe.skipIf(!hasChromium)("the console in Chromium", () => {
       await signIn(page, gw, await gw.token("carol", { roles: ["maintainer"] }));
       expect(new URL(page.url()).pathname).toBe("/console/approvals");
       const card = page.locator(`[data-approval-id="${id}"]`);
-      expect(await card.innerText()).toContain("alice asks to run repo.apply_edit");
+      expect(await card.textContent()).toContain("alice asks to run repo.apply_edit");
       await card.locator("input[name=reason]").first().fill("reviewed the diff");
       await Promise.all([
         page.waitForURL(/decided=/),
         card.locator("button", { hasText: "Approve" }).click(),
       ]);
-      expect(await page.locator("[data-decided]").innerText()).toContain(`Approval ${id} approved`);
+      expect(await page.locator("[data-decided]").textContent()).toContain(`Approval ${id} approved`);
       expect(await page.locator(`[data-approval-id="${id}"]`).count()).toBe(0);
     });
     const alice = await gw.token("alice");
@@ -122,7 +122,7 @@ describe.skipIf(!hasChromium)("the console in Chromium", () => {
       );
       await signIn(page, gw, await gw.token("alice", { roles: ["developer"] }));
       expect((await response).status()).toBe(403);
-      const text = await page.locator("main").innerText();
+      const text = await page.locator("main").textContent();
       expect(text).toContain("alice may not use the console");
       expect(text).toContain("What to do next");
       const direct = await page.goto(`${gw.url}/console/decisions`);
@@ -140,12 +140,12 @@ describe.skipIf(!hasChromium)("the console in Chromium", () => {
       await signIn(page, gw, await gw.token("rita", { roles: ["reviewer"] }));
       const banner = page.locator("[data-chain]").first();
       expect(await banner.getAttribute("data-chain")).toBe("broken");
-      expect(await banner.innerText()).toContain(
+      expect(await banner.textContent()).toContain(
         `BROKEN at entry ${entry.seq} (decision ${entry.decision_id})`,
       );
       const row = page.locator(`tr[data-decision-id="${entry.decision_id}"]`);
       expect(await row.getAttribute("class")).toBe("broken");
-      expect(await row.innerText()).toContain("broken");
+      expect(await row.textContent()).toContain("broken");
 
       await page.goto(`${gw.url}/console/decisions/${entry.decision_id}`);
       expect(await page.locator("[data-chain]").getAttribute("data-chain")).toBe("broken");

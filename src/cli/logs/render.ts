@@ -1,5 +1,6 @@
 /** How `writ logs` prints entries for people: a table row per entry, a readable layout for one. */
 import type { VerifyResult } from "../../decisionlog/index.ts";
+import { loggedResourceRevision } from "../../decisionlog/query.ts";
 import type { DecisionLogEntry } from "../../store/types.ts";
 
 export const outputFormats = ["table", "ndjson"] as const;
@@ -91,14 +92,10 @@ export function entryReport(e: DecisionLogEntry): string {
   return lines.join("\n");
 }
 
-/** The resource revision the policy saw, when the stored input carries it. */
+/** "  revision N" when the stored input says which resource revision the policy saw. */
 export function resourceRevisionOf(e: DecisionLogEntry): string {
-  const input = e.input;
-  if (typeof input !== "object" || input === null || !("resource" in input)) return "";
-  const resource = input.resource;
-  if (typeof resource !== "object" || resource === null || !("revision" in resource)) return "";
-  const revision = resource.revision;
-  return typeof revision === "number" || typeof revision === "string" ? `  revision ${revision}` : "";
+  const revision = loggedResourceRevision(e);
+  return revision === undefined ? "" : `  revision ${revision}`;
 }
 
 const breakExplanations = {
