@@ -25,9 +25,9 @@ function loggedArguments(entry: DecisionLogEntry | undefined): string {
   return JSON.stringify(action.args, null, 2);
 }
 
-const ApprovalCard: FC<{ item: PendingApproval; csrf: string }> = ({
+const ApprovalCard: FC<{ item: PendingApproval; viewer: Viewer }> = ({
   item: { approval: a, entry },
-  csrf,
+  viewer,
 }) => (
   <section class="card" data-approval-id={a.id}>
     <h2>
@@ -62,14 +62,18 @@ const ApprovalCard: FC<{ item: PendingApproval; csrf: string }> = ({
       </dd>
       <dt>Decision</dt>
       <dd>
-        <a href={`/console/decisions/${encodeURIComponent(a.decision_id)}`}>{a.decision_id}</a>
+        {viewer.canReview ? (
+          <a href={`/console/decisions/${encodeURIComponent(a.decision_id)}`}>{a.decision_id}</a>
+        ) : (
+          <code>{a.decision_id}</code>
+        )}
       </dd>
     </dl>
     <h2>Arguments (as logged)</h2>
     <pre>{loggedArguments(entry)}</pre>
     <div class="charts">
       <form method="post" action={`/console/approvals/${encodeURIComponent(a.id)}/approve`}>
-        <input type="hidden" name="csrf" value={csrf} />
+        <input type="hidden" name="csrf" value={viewer.csrf} />
         <label>
           Reason (optional)
           <br />
@@ -78,7 +82,7 @@ const ApprovalCard: FC<{ item: PendingApproval; csrf: string }> = ({
         <button type="submit">Approve</button>
       </form>
       <form method="post" action={`/console/approvals/${encodeURIComponent(a.id)}/reject`}>
-        <input type="hidden" name="csrf" value={csrf} />
+        <input type="hidden" name="csrf" value={viewer.csrf} />
         <label>
           Reason (required)
           <br />
@@ -117,7 +121,7 @@ export const ApprovalsPage: FC<{
         <p>Nothing is waiting for you. Requests appear here when the policy asks for one of your roles.</p>
       </section>
     ) : (
-      pending.map((item) => <ApprovalCard item={item} csrf={viewer.csrf} />)
+      pending.map((item) => <ApprovalCard item={item} viewer={viewer} />)
     )}
   </Layout>
 );

@@ -75,7 +75,8 @@ const rejectFormSchema = csrfFormSchema.extend({
     .transform((r) => r.trim())
     .pipe(z.string().min(1, "say why you reject the request")),
 });
-const approvalIdSchema = z.string().min(1).max(200);
+/** A decision or approval id from the path. */
+const idSchema = z.string().min(1).max(200);
 const decidedQuerySchema = z
   .object({ decided: z.string().max(200), outcome: z.enum(["approved", "rejected"]) })
   .partial()
@@ -187,7 +188,7 @@ export function consoleRoutes(gw: Gateway, roles: ConsoleRoles): Hono<ConsoleEnv
   app.get("/decisions/:id", async (c) => {
     const viewer = c.get("viewer");
     requireAbility(viewer, "review", roles);
-    const id = parseExternal(approvalIdSchema, c.req.param("id"), "the decision id");
+    const id = parseExternal(idSchema, c.req.param("id"), "the decision id");
     const entry = await gw.log.get(id);
     if (entry === undefined) {
       throw new WritError("not_found", `no decision ${id} in the log`, {
@@ -219,7 +220,7 @@ export function consoleRoutes(gw: Gateway, roles: ConsoleRoles): Hono<ConsoleEnv
   async function approvalForm<T extends z.ZodType>(c: Context<ConsoleEnv>, schema: T, what: string) {
     const viewer = c.get("viewer");
     requireAbility(viewer, "approve", roles);
-    const id = parseExternal(approvalIdSchema, c.req.param("id"), "the approval id");
+    const id = parseExternal(idSchema, c.req.param("id"), "the approval id");
     const form = await formOf(c);
     checkCsrfToken(viewer, form.csrf);
     return {
