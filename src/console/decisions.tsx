@@ -13,6 +13,8 @@ import { OutcomesOverTime, TopDeniedActions } from "./charts.tsx";
 import { DecisionBadge, Layout } from "./layout.tsx";
 import type { Viewer } from "./session.ts";
 
+const DEFAULT_PAGE_SIZE = 50;
+
 export const decisionListQuerySchema = decisionFilterFieldsSchema
   .extend({
     cursor: z
@@ -20,7 +22,7 @@ export const decisionListQuerySchema = decisionFilterFieldsSchema
       .max(100)
       .optional()
       .transform((c) => (c === "" ? undefined : c)),
-    limit: z.coerce.number().int().min(1).max(200).default(50),
+    limit: z.coerce.number().int().min(1).max(200).default(DEFAULT_PAGE_SIZE),
   })
   .strict();
 
@@ -135,7 +137,9 @@ export const DecisionListPage: FC<DecisionListProps> = ({
   chain,
   sample,
 }) => {
-  const { cursor: _cursor, limit: _limit, ...fields } = query;
+  const { cursor: _cursor, limit, ...fields } = query;
+  // Paging links keep the filters and a page size other than the default.
+  const size: Record<string, string> = limit === DEFAULT_PAGE_SIZE ? {} : { limit: String(limit) };
   return (
     <Layout title="Decisions" viewer={viewer}>
       <h1>Decisions</h1>
@@ -166,10 +170,13 @@ export const DecisionListPage: FC<DecisionListProps> = ({
         )}
         <div class="pager">
           {query.cursor !== undefined && (
-            <a href={`/console/decisions${filterQueryString(fields)}`}>« Newest</a>
+            <a href={`/console/decisions${filterQueryString(fields, size)}`}>« Newest</a>
           )}
           {nextCursor !== undefined && (
-            <a rel="next" href={`/console/decisions${filterQueryString(fields, { cursor: nextCursor })}`}>
+            <a
+              rel="next"
+              href={`/console/decisions${filterQueryString(fields, { ...size, cursor: nextCursor })}`}
+            >
               Older »
             </a>
           )}

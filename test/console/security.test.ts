@@ -1,7 +1,7 @@
 /**
  * The console's access rules and forgery protection over plain HTTP: the session cookie's
  * attributes, refusals as pages with 401/403 that say what to do next, and POSTs refused without
- * the same origin or without the session's synchronizer token.
+ * the same origin or without the session's synchronizer token; and cursor paging of the list.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
@@ -146,5 +146,28 @@ describe("cross-site request forgery", () => {
     );
     expect(answer.status).toBe(400);
     expect(await answer.text()).toContain("say why you reject the request");
+  });
+});
+
+describe("paging", () => {
+  it("pages older decisions with the cursor, keeping the filters and the page size", async () => {
+    const alice = await gw.token("alice");
+    for (let i = 0; i < 3; i++) {
+      await gw.propose(alice, {
+        format: "canonical",
+        payload: { tool: "repo.read", arguments: { workspace: "ws-demo", path: "README.md" } },
+      });
+    }
+    const { cookie } = await sessionCookie(gw, await gw.token("rita", { roles: ["reviewer"] }));
+    const first = await page("/console/decisions?subject=alice&action=repo.read&limit=2", cookie);
+    expect(first.status).toBe(200);
+    const older = /<a rel="next" href="([^"]+)"/.exec(first.text)?.[1]?.replaceAll("&amp;", "&");
+    expect(older).toMatch(/subject=alice.*limit=2.*cursor=/);
+    const second = await page(older ?? "", cookie);
+    expect(second.status).toBe(200);
+    const rowsOf = (text: string) => [...text.matchAll(/data-decision-id="([^"]+)"/g)].map((m) => m[1]);
+    expect(rowsOf(first.text)).toHaveLength(2);
+    expect(rowsOf(second.text).length).toBeGreaterThan(0);
+    expect(rowsOf(second.text)).not.toContain(rowsOf(first.text)[0]);
   });
 });
