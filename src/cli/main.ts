@@ -9,6 +9,7 @@ const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>
   token: async () => (await import("./token.ts")).tokenCommand,
   demo: async () => (await import("../demo/replay.ts")).demoCommand,
   config: async () => (await import("./config.ts")).configCommand,
+  logs: async () => (await import("./logs.ts")).logsCommand,
 };
 
 const usage = `usage: writ <command> [options]
@@ -18,6 +19,7 @@ commands:
   token --sub <id> [--roles a,b] print a subject JWT from the development issuer
   demo                     replay the demo repair and its refusals against a running gateway
   config schema|check      the configuration's JSON Schema (editor completion), or validate a file
+  logs tail|query|show|verify|export   read, follow, verify and export the decision log
   policy check <path>...   parse Rego files (or every .rego file under a folder) and report errors
   policy build <path>...   compile a policy to an OPA bundle for the Wasm target
   policy eval <query>      evaluate a query against policy sources or a bundle
@@ -25,7 +27,7 @@ commands:
   policy capabilities      list the builtins policies can call
   help                     show this text
 
-Run \`writ policy <command> --help\` for a command's options.`;
+Run \`writ policy <command> --help\` or \`writ logs <command> --help\` for a command's options.`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;

@@ -90,6 +90,11 @@ export const gatewayConfigSchema = z
       .object({
         reviewer: z.array(z.string().min(1)).default(["reviewer"]),
         admin: z.array(z.string().min(1)).default(["admin"]),
+        /**
+         * Roles that may sign in to the console's approvals queue (each request still needs one of
+         * the approver roles its policy decision named).
+         */
+        approver: z.array(z.string().min(1)).default(["approver"]),
       })
       .strict()
       .prefault({}),

@@ -20,6 +20,7 @@
  *   GET  /.well-known/jwks.json   the public keys that verify grants
  *   GET  /healthz                 liveness and the policy's state
  *   GET  /metrics                 Prometheus metrics
+ *   /console/…                    the web console for reviewers and approvers (src/console/)
  *
  * Every error is a structured WritError body (DESIGN section 7).
  */
@@ -29,6 +30,7 @@ import { bodyLimit } from "hono/body-limit";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { approvalView, approve, listApprovals, readApproval, reject } from "../approvals/index.ts";
+import { consoleRoutes } from "../console/index.tsx";
 import { jsonDigest } from "../core/digest.ts";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { proposalFormats, type Subject } from "../core/types.ts";
@@ -39,7 +41,7 @@ import { approvalStatuses, type DecisionFilter } from "../store/types.ts";
 
 export interface AppOptions {
   bodyLimitBytes: number;
-  roles: { reviewer: readonly string[]; admin: readonly string[] };
+  roles: { reviewer: readonly string[]; admin: readonly string[]; approver: readonly string[] };
   /** Serve the MCP endpoint at /mcp (default true). */
   mcpEndpoint?: boolean;
 }
@@ -453,6 +455,9 @@ export function createApp(gw: Gateway, options: AppOptions): Hono {
     const text = gw.metrics.render() + tokenCacheLines(stats);
     return c.text(text, 200, { "content-type": "text/plain; version=0.0.4" });
   });
+
+  // The web console for reviewers and approvers (src/console/).
+  app.route("/console", consoleRoutes(gw, options.roles));
 
   return app;
 }

@@ -1,0 +1,64 @@
+/**
+ * `npm run screenshots`: starts a gateway on a temporary store (the end-to-end harness: loopback
+ * gateway and identity provider), produces some decisions and a pending approval, and writes
+ * docs/screenshots/{decisions,decision,approvals}.png from Debian's headless Chromium.
+ */
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { hasChromium, launchChromium, pendingApproval, signIn } from "../test/console/helpers.ts";
+import { canonicalCall, onlyOutcome, README_ARGS, WS } from "../test/e2e/api.ts";
+import { startTestGateway } from "../test/support/gateway.ts";
+import { repoRoot } from "../test/support/paths.ts";
+
+const outDir = path.join(repoRoot, "docs", "screenshots");
+
+async function main(): Promise<number> {
+  if (!hasChromium) {
+    console.error("npm run screenshots: /usr/bin/chromium is missing\n  next: apt-get install chromium");
+    return 1;
+  }
+  await mkdir(outDir, { recursive: true });
+  const gw = await startTestGateway();
+  const browser = await launchChromium();
+  try {
+    const calls: Array<[string, string, Record<string, unknown>]> = [
+      ["alice", "repo.read", README_ARGS],
+      ["alice", "repo.search", { workspace: WS, query: "sum" }],
+      ["alice", "repo.read", { workspace: WS, path: ".env" }],
+      ["bob", "repo.read", README_ARGS],
+      ["alice", "repo.read", { workspace: WS, path: "src/sum.ts" }],
+      ["bob", "repo.search", { workspace: WS, query: "token" }],
+      ["alice", "repo.delete", { workspace: WS }],
+      ["alice", "repo.read", { workspace: WS, path: ".env" }],
+    ];
+    let deniedId: string | undefined;
+    for (const [subject, tool, args] of calls) {
+      const outcome = onlyOutcome(
+        await gw.propose(await gw.token(subject), {
+          format: "canonical",
+          payload: canonicalCall(tool, args),
+        }),
+      );
+      if (outcome.decision === "deny" && deniedId === undefined) deniedId = outcome.decision_id;
+    }
+    await pendingApproval(gw);
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await signIn(page, gw, await gw.token("carol", { roles: ["reviewer", "maintainer"] }));
+    await page.goto(`${gw.url}/console/decisions`);
+    await page.screenshot({ path: path.join(outDir, "decisions.png"), fullPage: true });
+    await page.goto(`${gw.url}/console/decisions/${deniedId}`);
+    await page.screenshot({ path: path.join(outDir, "decision.png"), fullPage: true });
+    await page.goto(`${gw.url}/console/approvals`);
+    await page.screenshot({ path: path.join(outDir, "approvals.png"), fullPage: true });
+    await context.close();
+    console.log(`wrote decisions.png, decision.png and approvals.png to ${outDir}`);
+    return 0;
+  } finally {
+    await browser.close();
+    await gw.close();
+  }
+}
+
+process.exitCode = await main();

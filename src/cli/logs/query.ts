@@ -1,0 +1,58 @@
+/** `writ logs query`: the entries matching the filter flags, newest first, a page at a time. */
+import { z } from "zod";
+import { MAX_PAGE_SIZE } from "../../store/index.ts";
+import {
+  configOption,
+  EXIT,
+  filterHelp,
+  filterOf,
+  filterOptions,
+  parseFlags,
+  UsageError,
+  withLog,
+} from "./common.ts";
+import type { CommandIo } from "./io.ts";
+import { entryLine, outputFormats, tableHeader } from "./render.ts";
+
+export const queryUsage = `usage: writ logs query [--config f] [filters] [--limit n] [--cursor c] [--format table|ndjson]
+
+Prints the decisions matching the filters, newest first. When more match than --limit (default
+50, at most ${MAX_PAGE_SIZE}), the cursor of the next page is printed on standard error.
+${filterHelp}`;
+
+const queryOptions = {
+  ...configOption,
+  ...filterOptions,
+  limit: { type: "string" },
+  cursor: { type: "string" },
+  format: { type: "string" },
+} as const;
+
+const pagingSchema = z.object({
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(50),
+  cursor: z.string().min(1).optional(),
+  format: z.enum(outputFormats).default("table"),
+});
+
+export async function queryCommand(argv: string[], io: CommandIo): Promise<number> {
+  const { values } = parseFlags(argv, queryOptions);
+  if (values.help) {
+    await io.out(queryUsage);
+    return EXIT.ok;
+  }
+  const paging = pagingSchema.safeParse(values);
+  if (!paging.success) {
+    throw new UsageError(`--limit is 1 to ${MAX_PAGE_SIZE}; --format is table or ndjson`);
+  }
+  const filter = filterOf(values);
+  const { limit, cursor, format } = paging.data;
+  return withLog(values.config, async ({ log }) => {
+    const page = await log.query(filter, limit, cursor);
+    if (format === "table") await io.out(tableHeader());
+    for (const entry of page.entries) await io.out(entryLine(entry, format));
+    if (page.next_cursor !== undefined) {
+      io.err(`more entries match: add --cursor ${page.next_cursor} for the next page`);
+    }
+    return EXIT.ok;
+  });
+}

@@ -1,0 +1,114 @@
+/** How `writ logs` prints entries for people: a table row per entry, a readable layout for one. */
+import type { VerifyResult } from "../../decisionlog/index.ts";
+import { loggedResourceRevision } from "../../decisionlog/query.ts";
+import type { DecisionLogEntry } from "../../store/types.ts";
+
+export const outputFormats = ["table", "ndjson"] as const;
+export type OutputFormat = (typeof outputFormats)[number];
+
+const columns = [
+  { title: "SEQ", width: 6, cell: (e: DecisionLogEntry) => String(e.seq) },
+  { title: "TIME", width: 24, cell: (e: DecisionLogEntry) => e.timestamp },
+  { title: "DECISION", width: 21, cell: (e: DecisionLogEntry) => e.decision },
+  { title: "SUBJECT", width: 16, cell: (e: DecisionLogEntry) => `${e.tenant ?? "-"}/${e.subject ?? "-"}` },
+  { title: "ACTION", width: 20, cell: (e: DecisionLogEntry) => e.action ?? "-" },
+  {
+    title: "RESOURCE",
+    width: 22,
+    cell: (e: DecisionLogEntry) => (e.resource ? `${e.resource.type}/${e.resource.id}` : "-"),
+  },
+  { title: "REASONS", width: 28, cell: (e: DecisionLogEntry) => reasonCodes(e) },
+  { title: "DECISION ID", width: 0, cell: (e: DecisionLogEntry) => e.decision_id },
+];
+
+function reasonCodes(e: DecisionLogEntry): string {
+  const codes = e.reasons.map((r) => r.code);
+  if (e.error !== null && !codes.includes(e.error)) codes.push(e.error);
+  return codes.join(",") || "-";
+}
+
+function pad(text: string, width: number): string {
+  if (width === 0) return text;
+  const cut = text.length > width - 1 ? `${text.slice(0, width - 2)}…` : text;
+  return cut.padEnd(width);
+}
+
+export function tableHeader(): string {
+  return columns.map((c) => pad(c.title, c.width)).join("");
+}
+
+export function tableRow(entry: DecisionLogEntry): string {
+  return columns.map((c) => pad(c.cell(entry), c.width)).join("");
+}
+
+/** One entry as the chosen format prints it (the table header is printed separately). */
+export function entryLine(entry: DecisionLogEntry, format: OutputFormat): string {
+  return format === "ndjson" ? JSON.stringify(entry) : tableRow(entry);
+}
+
+function indentJson(value: unknown): string {
+  return JSON.stringify(value, null, 2)
+    .split("\n")
+    .map((line) => `  ${line}`)
+    .join("\n");
+}
+
+/** The full entry as a readable layout: what was asked, what the policy said and why, what was hidden. */
+export function entryReport(e: DecisionLogEntry): string {
+  const lines = [
+    `decision ${e.decision_id}  (seq ${e.seq})`,
+    `  time            ${e.timestamp}`,
+    `  outcome         ${e.decision}${e.error === null ? "" : `  (error: ${e.error})`}`,
+    `  subject         ${e.subject ?? "-"}  tenant ${e.tenant ?? "-"}`,
+    `  action          ${e.action ?? "-"}`,
+    `  resource        ${e.resource ? `${e.resource.type}/${e.resource.id}` : "-"}${resourceRevisionOf(e)}`,
+    `  policy          ${e.path}  revision ${e.bundles.writ.revision}`,
+    `  grant           ${e.grant_jti ?? "-"}`,
+    `  approval        ${e.approval_id ?? "-"}`,
+    `  request         ${e.request_id}`,
+    "reasons",
+    ...(e.reasons.length === 0
+      ? ["  (none)"]
+      : e.reasons.map(
+          (r) => `  ${r.code}: ${r.message}${r.visible_to_model ? "" : "  [withheld from the model]"}`,
+        )),
+    "conditions",
+    ...(e.conditions.length === 0 ? ["  (none)"] : e.conditions.map((c) => `  ${JSON.stringify(c)}`)),
+    "redacted from the stored input",
+    `  erased          ${e.erased.join(", ") || "-"}`,
+    `  masked          ${e.masked.join(", ") || "-"}`,
+    "timings",
+    ...(Object.keys(e.metrics).length === 0
+      ? ["  (none)"]
+      : Object.entries(e.metrics).map(([name, value]) => `  ${name.padEnd(30)}${value}`)),
+    "input (as stored: redacted)",
+    indentJson(e.input ?? null),
+    "result",
+    e.result === undefined ? "  (no policy ran)" : indentJson(e.result),
+    "chain",
+    `  prev_hash       ${e.prev_hash}`,
+    `  hash            ${e.hash}`,
+  ];
+  return lines.join("\n");
+}
+
+/** "  revision N" when the stored input says which resource revision the policy saw. */
+export function resourceRevisionOf(e: DecisionLogEntry): string {
+  const revision = loggedResourceRevision(e);
+  return revision === undefined ? "" : `  revision ${revision}`;
+}
+
+const breakExplanations = {
+  hash_mismatch: "the entry's content does not match its hash: it was edited after it was written",
+  broken_link:
+    "the entry's prev_hash is not the previous entry's hash: entries were removed, inserted or reordered",
+  missing_entries: "this seq is missing: entries were deleted",
+  unreadable: "the stored row does not parse: it was changed outside Writ",
+} as const;
+
+/** One line saying whether the chain holds, and where and why it breaks. */
+export function verifySummary(result: VerifyResult): string {
+  if (result.ok) return `intact: ${result.entries} entries, head hash ${result.head_hash}`;
+  const b = result.first_broken;
+  return `broken at seq ${b.seq}${b.decision_id === null ? "" : ` (decision ${b.decision_id})`}: ${b.reason}: ${breakExplanations[b.reason]}; ${result.entries_checked} entries before it verify`;
+}

@@ -1,0 +1,255 @@
+/**
+ * The web console at /console (server-rendered with hono/jsx; no scripts): the decision list and
+ * decision pages for reviewers, the approvals queue for approvers, sign-in with a bearer JWT.
+ * Mounted by the HTTP app with `app.route("/console", consoleRoutes(gw, roles))`.
+ */
+import { randomUUID } from "node:crypto";
+import { type Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { getCookie } from "hono/cookie";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { z } from "zod";
+import { approve, listApprovals, reject } from "../approvals/index.ts";
+import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
+import { toDecisionFilter } from "../decisionlog/query.ts";
+import type { Gateway } from "../pipeline.ts";
+import type { DecisionFilter, DecisionLogEntry } from "../store/types.ts";
+import { ApprovalsPage } from "./approvals.tsx";
+import { DecisionPage } from "./decision.tsx";
+import { DecisionListPage, decisionListQuerySchema } from "./decisions.tsx";
+import { ErrorPage, sendPage } from "./layout.tsx";
+import {
+  CONSOLE_PATH,
+  type ConsoleEnv,
+  type ConsoleRoles,
+  checkCsrfToken,
+  endSession,
+  requireAbility,
+  requireSession,
+  SESSION_COOKIE,
+  sameOriginOnly,
+  startSession,
+  type Viewer,
+  viewerOf,
+} from "./session.ts";
+import { SignInPage } from "./signin.tsx";
+
+export type { ConsoleRoles } from "./session.ts";
+
+/** How many of the most recent matching decisions the charts draw. */
+const CHART_SAMPLE = 1000;
+/** The largest form the console accepts (a pasted token is the biggest field). */
+const FORM_LIMIT_BYTES = 32 * 1024;
+const PUBLIC_PATHS = new Set([CONSOLE_PATH, `${CONSOLE_PATH}/`, `${CONSOLE_PATH}/sign-in`]);
+
+function parseExternal<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw new WritError("invalid_argument", `${what} is not valid`, {
+      fieldErrors: fieldErrorsFromZod(parsed.error),
+      suggestedFix: "correct the fields listed and try again",
+    });
+  }
+  return parsed.data;
+}
+
+const signInFormSchema = z.object({
+  token: z
+    .string()
+    .max(16_384)
+    .transform((text) => text.trim().replace(/^Bearer\s+/i, ""))
+    .pipe(z.string().min(1, "paste your token")),
+});
+const csrfFormSchema = z.object({ csrf: z.string().optional() });
+const approveFormSchema = csrfFormSchema.extend({
+  reason: z
+    .string()
+    .max(2000)
+    .optional()
+    .transform((r) => (r?.trim() ? r.trim() : null)),
+});
+const rejectFormSchema = csrfFormSchema.extend({
+  reason: z
+    .string()
+    .max(2000)
+    .transform((r) => r.trim())
+    .pipe(z.string().min(1, "say why you reject the request")),
+});
+/** A decision or approval id from the path. */
+const idSchema = z.string().min(1).max(200);
+const decidedQuerySchema = z
+  .object({ decided: z.string().max(200), outcome: z.enum(["approved", "rejected"]) })
+  .partial()
+  .strict();
+
+async function chartSample(gw: Gateway, filter: DecisionFilter): Promise<DecisionLogEntry[]> {
+  const sample: DecisionLogEntry[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await gw.log.query(filter, 500, cursor);
+    sample.push(...page.entries);
+    cursor = page.next_cursor;
+  } while (cursor !== undefined && sample.length < CHART_SAMPLE);
+  return sample.slice(0, CHART_SAMPLE);
+}
+
+function isEligibleApprover(viewer: Viewer, approverRoles: string[], tenant: string): boolean {
+  return viewer.subject.tenant === tenant && viewer.subject.roles.some((r) => approverRoles.includes(r));
+}
+
+async function formOf(c: Context): Promise<Record<string, unknown>> {
+  return { ...(await c.req.parseBody()) };
+}
+
+export function consoleRoutes(gw: Gateway, roles: ConsoleRoles): Hono<ConsoleEnv> {
+  const app = new Hono<ConsoleEnv>();
+
+  app.onError((error, c) => {
+    const e =
+      error instanceof WritError
+        ? error
+        : new WritError("internal", "the console failed while handling the request", {
+            suggestedFix: "retry later; if it persists, tell the operator the time of the request",
+            cause: error,
+          });
+    if (e.category === "internal") console.error("console error:", error);
+    if (e.category === "unauthenticated") {
+      return sendPage(c, <SignInPage problem={e.message} fix={e.suggestedFix} />, 401);
+    }
+    return sendPage(
+      c,
+      <ErrorPage error={e} viewer={c.get("viewer")} />,
+      e.httpStatus as ContentfulStatusCode,
+    );
+  });
+
+  const originCheck = sameOriginOnly();
+  const session = requireSession(gw, roles);
+  const formLimit = bodyLimit({
+    maxSize: FORM_LIMIT_BYTES,
+    onError: () => {
+      throw new WritError("payload_too_large", `a console form is at most ${FORM_LIMIT_BYTES} bytes`, {
+        suggestedFix: "shorten the text you entered",
+      });
+    },
+  });
+  app.use("*", async (c, next) => {
+    if (c.req.method === "GET" || c.req.method === "HEAD") return next();
+    return originCheck(c, async () => {
+      await formLimit(c, next);
+    });
+  });
+  app.use("*", async (c, next) => (PUBLIC_PATHS.has(c.req.path) ? next() : session(c, next)));
+
+  app.get("/", async (c) => {
+    const token = z.string().min(1).safeParse(getCookie(c, SESSION_COOKIE));
+    const viewer = token.success ? await viewerOf(gw, roles, token.data).catch(() => undefined) : undefined;
+    if (viewer === undefined) return c.redirect(`${CONSOLE_PATH}/sign-in`, 303);
+    return c.redirect(`${CONSOLE_PATH}/${viewer.canReview ? "decisions" : "approvals"}`, 303);
+  });
+
+  app.get("/sign-in", (c) => sendPage(c, <SignInPage />));
+
+  app.post("/sign-in", async (c) => {
+    const form = signInFormSchema.safeParse(await formOf(c));
+    if (!form.success) return sendPage(c, <SignInPage problem="paste your bearer token to sign in" />, 400);
+    const viewer = await viewerOf(gw, roles, form.data.token);
+    startSession(c, form.data.token);
+    return c.redirect(`${CONSOLE_PATH}/${viewer.canReview ? "decisions" : "approvals"}`, 303);
+  });
+
+  app.post("/sign-out", async (c) => {
+    checkCsrfToken(c.get("viewer"), (await formOf(c)).csrf);
+    endSession(c);
+    return c.redirect(`${CONSOLE_PATH}/sign-in`, 303);
+  });
+
+  app.get("/decisions", async (c) => {
+    const viewer = c.get("viewer");
+    requireAbility(viewer, "review", roles);
+    const query = parseExternal(decisionListQuerySchema, c.req.query(), "the decision filter");
+    const { cursor, limit, ...fields } = query;
+    const filter = toDecisionFilter(fields);
+    const page = await gw.log.query(filter, limit, cursor);
+    const [chain, sample] = await Promise.all([gw.log.verify(), chartSample(gw, filter)]);
+    return sendPage(
+      c,
+      <DecisionListPage
+        viewer={viewer}
+        query={query}
+        entries={page.entries}
+        nextCursor={page.next_cursor}
+        chain={chain}
+        sample={sample}
+      />,
+    );
+  });
+
+  app.get("/decisions/:id", async (c) => {
+    const viewer = c.get("viewer");
+    requireAbility(viewer, "review", roles);
+    const id = parseExternal(idSchema, c.req.param("id"), "the decision id");
+    const entry = await gw.log.get(id);
+    if (entry === undefined) {
+      throw new WritError("not_found", `no decision ${id} in the log`, {
+        suggestedFix: "find the decision in the list and follow its link",
+      });
+    }
+    return sendPage(c, <DecisionPage viewer={viewer} entry={entry} chain={await gw.log.verify()} />);
+  });
+
+  app.get("/approvals", async (c) => {
+    const viewer = c.get("viewer");
+    requireAbility(viewer, "approve", roles);
+    const notice = parseExternal(decidedQuerySchema, c.req.query(), "the page address");
+    const page = await listApprovals(gw, viewer.subject, { status: "pending" }, 100, undefined, randomUUID());
+    const decidable = page.approvals.filter((a) =>
+      isEligibleApprover(viewer, a.approver_roles, a.requester.tenant),
+    );
+    const pending = await Promise.all(
+      decidable.map(async (approval) => ({ approval, entry: await gw.log.get(approval.decision_id) })),
+    );
+    const decided =
+      notice.decided !== undefined && notice.outcome !== undefined
+        ? { id: notice.decided, outcome: notice.outcome }
+        : undefined;
+    return sendPage(c, <ApprovalsPage viewer={viewer} pending={pending} decided={decided} />);
+  });
+
+  /** The approver, the approval id and the form, once the role and the anti-forgery token check out. */
+  async function approvalForm<T extends z.ZodType>(c: Context<ConsoleEnv>, schema: T, what: string) {
+    const viewer = c.get("viewer");
+    requireAbility(viewer, "approve", roles);
+    const id = parseExternal(idSchema, c.req.param("id"), "the approval id");
+    const form = await formOf(c);
+    checkCsrfToken(viewer, form.csrf);
+    return {
+      viewer,
+      id,
+      form: parseExternal(schema, form, what),
+      requestId: c.req.header("x-request-id") ?? randomUUID(),
+    };
+  }
+  const decidedPage = (id: string, outcome: "approved" | "rejected") =>
+    `${CONSOLE_PATH}/approvals?${new URLSearchParams({ decided: id, outcome })}`;
+
+  app.post("/approvals/:id/approve", async (c) => {
+    const { viewer, id, form, requestId } = await approvalForm(c, approveFormSchema, "the approval form");
+    await approve(gw, id, viewer.subject, form.reason, requestId);
+    return c.redirect(decidedPage(id, "approved"), 303);
+  });
+
+  app.post("/approvals/:id/reject", async (c) => {
+    const { viewer, id, form, requestId } = await approvalForm(c, rejectFormSchema, "the rejection form");
+    await reject(gw, id, viewer.subject, form.reason, requestId);
+    return c.redirect(decidedPage(id, "rejected"), 303);
+  });
+
+  app.all("*", (c) => {
+    throw new WritError("not_found", `the console has no page ${c.req.path}`, {
+      suggestedFix: "start from the console's home page",
+    });
+  });
+
+  return app;
+}
