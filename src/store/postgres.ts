@@ -13,8 +13,10 @@
 import pg from "pg";
 import { z } from "zod";
 import { WritError } from "../core/errors.ts";
+import type { KeySetStorage } from "../grants/key-storage.ts";
 import { decodeCursor, encodeCursor, normalizeFilter, pageSize, readBatchSize } from "./paging.ts";
 import { postgresStoreError } from "./postgres-errors.ts";
+import { PostgresKeySetStorage } from "./postgres-key-set.ts";
 import { postgresMigrations } from "./postgres-migrations.ts";
 import {
   approvalOfJson,
@@ -142,9 +144,9 @@ export class PostgresStore implements Store {
     return store;
   }
 
-  /** The pool, for the parts of Writ that keep their own tables in the same database (grant keys). */
-  get pool(): pg.Pool {
-    return this.#pool;
+  /** The grant signing key set every instance on this database shares. */
+  grantKeySet(): KeySetStorage {
+    return new PostgresKeySetStorage(this.#pool, this.location);
   }
 
   async migrate(): Promise<void> {
