@@ -2,12 +2,11 @@
  * The `Store` contract on PostgreSQL (a throwaway server, see test/support/postgres.ts), and what
  * only PostgreSQL has: migrations racing from several instances, its error mapping.
  */
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashEntry } from "../../src/decisionlog/index.ts";
 import { PostgresStore } from "../../src/store/postgres.ts";
 import { postgresMigrations } from "../../src/store/postgres-migrations.ts";
-import { postgresUnavailable, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
+import { postgresUnavailable, sql, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
 import { expectWritError, storeContract } from "./contract.ts";
 import { newEntry } from "./fixtures.ts";
 
@@ -29,16 +28,6 @@ describe.skipIf(postgresUnavailable !== undefined)("PostgresStore", () => {
     const store = await PostgresStore.open(url, { maxConnections: 4 });
     opened.push(store);
     return store;
-  }
-
-  async function sql(url: string, text: string, params: unknown[] = []): Promise<unknown[]> {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      return (await client.query(text, params)).rows;
-    } finally {
-      await client.end();
-    }
   }
 
   describe("the Store contract on PostgreSQL", () => {

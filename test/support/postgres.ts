@@ -55,6 +55,17 @@ export interface TestPostgres {
   stop(): Promise<void>;
 }
 
+/** Runs one statement on its own connection (tests inspect or tamper with rows this way). */
+export async function sql(url: string, text: string, params: unknown[] = []): Promise<unknown[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
