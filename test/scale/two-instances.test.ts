@@ -4,14 +4,17 @@
  * use the same single-use grants, decide the same approvals and replay the same idempotency keys
  * yield exactly one success each, and the decision log both wrote is one verifiable chain.
  * Then an instance is killed with SIGKILL under load: every grant it handed out is in the log.
+ * And a policy change on disk reaches every instance, which agree on its revision.
  */
+import { readFile, rename, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { DecisionLog } from "../../src/decisionlog/index.ts";
 import { PostgresStore } from "../../src/store/index.ts";
 import { canonicalCall, layeredResultSchema, onlyOutcome, README_ARGS, WS } from "../e2e/api.ts";
-import { answerOf, type HttpAnswer } from "../support/gateway.ts";
+import { answerOf, type HttpAnswer, healthSchema, waitFor } from "../support/gateway.ts";
 import { type Deployment, startDeployment, type WritProcess } from "../support/instances.ts";
 import { postgresUnavailable, sql, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
 
@@ -200,4 +203,24 @@ describe.skipIf(postgresUnavailable !== undefined)("two Writ instances on one Po
     expect(logged.size).toBe(received.length);
     await verifyLog();
   }, 60_000);
+
+  it("reloads a changed policy on every instance, to the same revision", async () => {
+    const revision = async (instance: WritProcess) =>
+      healthSchema.parse((await call(instance, "GET", "/healthz", alice)).json).policy_revision;
+    const before = await revision(a);
+    expect(await revision(b)).toBe(before);
+    const file = path.join(deployment.policyDir, "writ", "decision.rego");
+    const staged = `${file}.${process.pid}.tmp`;
+    await writeFile(staged, `${await readFile(file, "utf8")}\nreload_marker := 1\n`);
+    await rename(staged, file);
+    const after = await waitFor(
+      "both instances to reload",
+      async () => {
+        const [ra, rb] = await Promise.all([revision(a), revision(b)]);
+        return ra !== before && ra === rb ? ra : undefined;
+      },
+      15_000,
+    );
+    expect(after).not.toBe(before);
+  }, 30_000);
 });

@@ -30,6 +30,8 @@ export interface WritProcess {
 
 export interface Deployment {
   databaseUrl: string;
+  /** The policy folder every instance watches. */
+  policyDir: string;
   /** A bearer token from the test identity provider. */
   token(subject: string, roles?: string[]): Promise<string>;
   /** Starts one more instance. */
@@ -59,7 +61,7 @@ export async function startDeployment(databaseUrl: string): Promise<Deployment> 
         ...defaults,
         server: { host: "127.0.0.1", port: 0 },
         store: { postgres: { url: databaseUrl, max_connections: 10 } },
-        policy: { dir: policyDir, watch: false },
+        policy: { dir: policyDir, watch: true },
         identity: {
           issuers: [
             { issuer: TEST_ISSUER, audience: TEST_AUDIENCE, algorithms: ["EdDSA"], jwks_uri: jwks.url },
@@ -72,6 +74,7 @@ export async function startDeployment(databaseUrl: string): Promise<Deployment> 
     const server = jwks;
     return {
       databaseUrl,
+      policyDir,
       token: (subject, roles = ["developer"]) => testToken(issuerKey, subject, { roles }),
       async start() {
         const instance = await startWrit(configFile);
