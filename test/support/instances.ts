@@ -98,7 +98,7 @@ export async function startDeployment(databaseUrl: string): Promise<Deployment> 
 }
 
 /** Starts `writ serve --config <file> --port 0` and waits for its "listening on" line. */
-async function startWrit(configFile: string): Promise<WritProcess> {
+export async function startWrit(configFile: string): Promise<WritProcess> {
   const child = spawn(
     process.execPath,
     [path.join(repoRoot, "bin", "writ.mjs"), "serve", "--config", configFile, "--port", "0"],

@@ -98,8 +98,16 @@ async function createDatabaseOn(adminUrl: string, prefix: string): Promise<strin
   return url.toString();
 }
 
+export interface TestPostgresOptions {
+  /**
+   * Keep PostgreSQL's durability settings (fsync, synchronous_commit): for benchmarks that compare
+   * it with SQLite syncing every commit. Tests turn them off (default), which is faster.
+   */
+  durable?: boolean;
+}
+
 /** Starts a server (or attaches to `WRIT_TEST_DATABASE_URL`). */
-export async function startTestPostgres(): Promise<TestPostgres> {
+export async function startTestPostgres(options: TestPostgresOptions = {}): Promise<TestPostgres> {
   const given = process.env.WRIT_TEST_DATABASE_URL;
   if (given !== undefined) {
     return {
@@ -143,13 +151,8 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     "-c",
     "listen_addresses=127.0.0.1",
     "-c",
-    "fsync=off",
-    "-c",
-    "synchronous_commit=off",
-    "-c",
-    "full_page_writes=off",
-    "-c",
     "max_connections=200",
+    ...(options.durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
   ]);
   const server = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"], detached: false });
   let log = "";
