@@ -121,6 +121,8 @@ export async function compareStores(seconds: number, connections: number): Promi
         if (!probe.ok || !text.includes('"decision":"allow"'))
           throw new Error(`${scenario.name}: the proposal route did not allow: ${text}`);
       }
+      // Fresh processes: warm their JIT up before measuring.
+      await load(instances, token, Math.max(1, Math.round(seconds / 5)), connections);
       rows.push({ name: scenario.name, load: await load(instances, token, seconds, connections) });
       await Promise.all(instances.map((instance) => instance.stop()));
       running.length = 0;

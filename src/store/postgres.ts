@@ -73,6 +73,29 @@ const DECISION_LOG_LOCK = 7_283_640_002;
 
 const INT8_OID = 20;
 
+/** BEGIN, the log's lock (held to COMMIT) and its head, in one message. */
+const LOCK_AND_READ_HEAD = `BEGIN; SELECT pg_advisory_xact_lock(${DECISION_LOG_LOCK}); SELECT seq, hash FROM decisions ORDER BY seq DESC LIMIT 1`;
+
+/** A batch of chained entries and their reason codes, in one statement. */
+const INSERT_DECISIONS = `WITH inserted AS (
+  INSERT INTO decisions (seq, entry, prev_hash, hash)
+  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])
+  RETURNING seq
+)
+INSERT INTO decision_reasons (code, seq)
+SELECT code, seq FROM unnest($5::text[], $6::bigint[]) AS reason(code, seq)
+ON CONFLICT DO NOTHING`;
+
+const queryResultsSchema = z.array(z.object({ rows: z.array(z.unknown()) }));
+
+/** The rows of the last statement of a multi-statement query (node-postgres answers with an array). */
+function headRows(results: unknown): unknown[] {
+  const parsed = queryResultsSchema.safeParse(results);
+  if (!parsed.success)
+    throw new Error("node-postgres did not answer a multi-statement query with its results");
+  return parsed.data.at(-1)?.rows ?? [];
+}
+
 /** BIGINT columns as numbers: every one Writ stores (seq, revision, milliseconds) is a safe integer. */
 function parseInt8(text: string): number {
   const value = Number(text);
@@ -301,48 +324,51 @@ export class PostgresStore implements Store {
   ): Promise<DecisionLogEntry[]> {
     const prepared = prepareEntries(entries);
     if (prepared.length === 0) return [];
-    return this.#transaction("append to the decision log", async (client) => {
-      await client.query("SELECT pg_advisory_xact_lock($1)", [DECISION_LOG_LOCK]);
-      const head = (await client.query("SELECT seq, hash FROM decisions ORDER BY seq DESC LIMIT 1")).rows[0];
-      const last = head === undefined ? undefined : parseStored(lastRowSchema, head, "the last decision");
-      let seq = last?.seq ?? 0;
-      let prevHash = last?.hash ?? GENESIS_HASH;
-      const stored: DecisionLogEntry[] = [];
-      for (const entry of prepared) {
-        seq += 1;
-        const chained = chainEntry(entry, seq, prevHash, computeHash);
-        stored.push(chained);
-        prevHash = chained.hash;
-      }
-      const values: unknown[] = [];
-      const tuples = stored.map((entry, i) => {
-        values.push(entry.seq, prepared[i]?.text, entry.prev_hash, entry.hash);
-        const n = i * 4;
-        return `($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4})`;
-      });
+    // Three round trips hold the lock: the head (with BEGIN and the lock, one simple-protocol
+    // message), the inserts (one prepared statement), COMMIT.
+    return this.#withClient("append to the decision log", async (client) => {
+      let committed = false;
       try {
-        await client.query(
-          `INSERT INTO decisions (seq, entry, prev_hash, hash) VALUES ${tuples.join(", ")}`,
-          values,
-        );
-      } catch (error) {
-        if (error instanceof pg.DatabaseError && error.code === "23505") {
-          const id = /\(decision_id\)=\((.*)\)/.exec(error.detail ?? "")?.[1];
-          throw duplicateDecision(id ?? "(one of the batch)", error);
+        const head = headRows(await client.query(LOCK_AND_READ_HEAD))[0];
+        const last = head === undefined ? undefined : parseStored(lastRowSchema, head, "the last decision");
+        let seq = last?.seq ?? 0;
+        let prevHash = last?.hash ?? GENESIS_HASH;
+        const stored: DecisionLogEntry[] = [];
+        for (const entry of prepared) {
+          seq += 1;
+          const chained = chainEntry(entry, seq, prevHash, computeHash);
+          stored.push(chained);
+          prevHash = chained.hash;
         }
-        throw error;
-      }
-      const codes = stored.flatMap((entry, i) =>
-        [...(prepared[i]?.codes ?? [])].map((code) => [code, entry.seq]),
-      );
-      if (codes.length > 0) {
-        await client.query(
-          `INSERT INTO decision_reasons (code, seq)
-           SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT DO NOTHING`,
-          [codes.map(([code]) => code), codes.map(([, s]) => s)],
+        const codes = stored.flatMap((entry, i) =>
+          [...(prepared[i]?.codes ?? [])].map((code) => ({ code, seq: entry.seq })),
         );
+        try {
+          await client.query({
+            name: "writ_append_decisions",
+            text: INSERT_DECISIONS,
+            values: [
+              stored.map((entry) => entry.seq),
+              prepared.map((entry) => entry.text),
+              stored.map((entry) => entry.prev_hash),
+              stored.map((entry) => entry.hash),
+              codes.map((c) => c.code),
+              codes.map((c) => c.seq),
+            ],
+          });
+        } catch (error) {
+          if (error instanceof pg.DatabaseError && error.code === "23505") {
+            const id = /\(decision_id\)=\((.*)\)/.exec(error.detail ?? "")?.[1];
+            throw duplicateDecision(id ?? "(one of the batch)", error);
+          }
+          throw error;
+        }
+        await client.query("COMMIT");
+        committed = true;
+        return stored;
+      } finally {
+        if (!committed) await client.query("ROLLBACK").catch(() => {});
       }
-      return stored;
     });
   }
 
@@ -590,20 +616,6 @@ export class PostgresStore implements Store {
     } finally {
       client.release(broken);
     }
-  }
-
-  async #transaction<T>(what: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return this.#withClient(what, async (client) => {
-      await client.query("BEGIN");
-      try {
-        const result = await work(client);
-        await client.query("COMMIT");
-        return result;
-      } catch (error) {
-        await client.query("ROLLBACK").catch(() => {});
-        throw error;
-      }
-    });
   }
 }
 
