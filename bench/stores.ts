@@ -11,7 +11,7 @@
  * synchronous_commit), so that both stores make every acknowledged entry durable.
  */
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
@@ -153,6 +153,18 @@ export async function compareStores(seconds: number, connections: number): Promi
       );
     }
     console.log(`decision logs after the runs: SQLite ${logs[0]}; PostgreSQL ${logs[1]}`);
+    const [sqlite, one, two] = rows.map((row) => row.load.rps);
+    if (sqlite !== undefined && one !== undefined && two !== undefined) {
+      console.log(
+        `closing note: PostgreSQL serves ${(one / sqlite).toFixed(2)}x SQLite's throughput on one instance; two instances serve ${(two / one).toFixed(2)}x one instance (${(two / sqlite).toFixed(2)}x SQLite).`,
+      );
+    }
+    const cores = availableParallelism();
+    if (cores < 4) {
+      console.log(
+        `note: ${cores} CPU cores here, shared by both instances, PostgreSQL and autocannon: this run measures the cost of sharing state, not the capacity two machines add.`,
+      );
+    }
   } finally {
     await Promise.all(running.map((instance) => instance.stop()));
     await server?.stop();
