@@ -152,7 +152,9 @@ export async function startTestPostgres(options: TestPostgresOptions = {}): Prom
     "listen_addresses=127.0.0.1",
     "-c",
     "max_connections=200",
-    ...(options.durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
+    ...(options.durable
+      ? []
+      : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
   ]);
   const server = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"], detached: false });
   let log = "";
