@@ -150,6 +150,10 @@ export class PostgresStore implements Store {
       max,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       types: typeParsers,
+      // An instance that hangs (or whose network drops) inside a transaction must not hold the
+      // decision log's lock, and with it every other instance's appends, for long.
+      keepAlive: true,
+      idle_in_transaction_session_timeout: 10_000,
     });
     // An idle connection the server dropped: the pool discards it; the next query reconnects.
     this.#pool.on("error", () => {});
