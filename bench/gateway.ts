@@ -8,6 +8,9 @@
  * decision-log entry per call.
  *
  * Run: npx tsx bench/gateway.ts [seconds-per-run] [connections]
+ *
+ * With WRIT_BENCH_STORE=postgres it compares stores instead (bench/stores.ts): SQLite, PostgreSQL
+ * and two instances on PostgreSQL, as `writ serve` processes, in the same run.
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -20,10 +23,16 @@ import { jsonDigest } from "../src/core/digest.ts";
 import { DevIssuer } from "../src/identity/index.ts";
 import { startGateway } from "../src/server.ts";
 import { SqliteStore } from "../src/store/index.ts";
+import { proposalBody } from "./proposal.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const seconds = Number(process.argv[2] ?? "10");
 const connections = Number(process.argv[3] ?? "10");
+
+if (process.env.WRIT_BENCH_STORE === "postgres") {
+  await (await import("./stores.ts")).compareStores(seconds, connections);
+  process.exit(0);
+}
 
 const dir = await mkdtemp(path.join(tmpdir(), "writ-bench-"));
 const document = parseYaml(await readFile(defaultConfigFile, "utf8"));
@@ -40,14 +49,7 @@ const benchConfig = {
   grants: { ...config.grants, key_file: path.join(dir, "grants.json") },
 };
 
-const body = JSON.stringify({
-  format: "openai-chat",
-  payload: {
-    id: "call_1",
-    type: "function",
-    function: { name: "repo_read", arguments: JSON.stringify({ workspace: "ws-demo", path: "README.md" }) },
-  },
-});
+const body = proposalBody;
 
 let sampleAnswer = "";
 const durability = process.env.WRIT_BENCH_SYNC === "normal" ? "normal" : "full";

@@ -16,7 +16,7 @@
  * The log entry is written before dispatch so that no grant exists without its entry.
  */
 import { randomUUID } from "node:crypto";
-import { decodeJwt } from "jose";
+import { decodeJwt, decodeProtectedHeader } from "jose";
 import { z } from "zod";
 import { requestApproval } from "./approvals/service.ts";
 import { enforceConditions, finalArguments } from "./conditions/index.ts";
@@ -482,6 +482,16 @@ export async function issueGrant(gw: Gateway, g: GrantIssue): Promise<IssuedGran
   };
 }
 
+/** The key id a grant names, read before verification. */
+function kidOf(token: string): string | undefined {
+  try {
+    const kid = decodeProtectedHeader(token).kid;
+    return typeof kid === "string" ? kid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The conditions a grant carries, read before verification (verification then proves them). */
 function unverifiedConditions(token: string): Condition[] {
   try {
@@ -583,9 +593,8 @@ export async function dispatch(gw: Gateway, req: DispatchRequest): Promise<Layer
   const run = backendRunner(gw, n, req);
   const started = performance.now();
   const args = finalArguments(n.action.args, unverifiedConditions(req.token));
-  let claims: GrantClaims;
-  try {
-    claims = await verifyGrant(req.token, {
+  const verify = () =>
+    verifyGrant(req.token, {
       issuer: gw.grants.issuer,
       audience: executorOf(n.contract, gw),
       keys: gw.grants.jwks(),
@@ -593,6 +602,14 @@ export async function dispatch(gw: Gateway, req: DispatchRequest): Promise<Layer
       args,
       ...(n.resource ? { resource: n.resource } : {}),
       replay: false,
+    });
+  let claims: GrantClaims;
+  try {
+    claims = await verify().catch(async (error: unknown) => {
+      // Signed by a key another instance rotated in since this one last looked: look again.
+      const kid = error instanceof GrantError && error.code === "bad_signature" ? kidOf(req.token) : undefined;
+      if (kid !== undefined && (await gw.grants.reloadForKid(kid))) return verify();
+      throw error;
     });
   } catch (error) {
     if (error instanceof GrantError) throw refusedGrant(error.message);

@@ -15,7 +15,7 @@ import { McpUpstreams } from "./mcp/index.ts";
 import { GatewayMetrics } from "./observability/metrics.ts";
 import type { Gateway } from "./pipeline.ts";
 import { PolicyEngine } from "./policy/index.ts";
-import { openStore } from "./store/index.ts";
+import { openStore, PostgresStore } from "./store/index.ts";
 import type { Store } from "./store/types.ts";
 
 export interface RunningGateway {
@@ -80,7 +80,15 @@ export async function createGateway(
       issuers.push(dev.issuerConfig());
     }
     const identity = new IdentityVerifier({ issuers });
-    const grants = await GrantSigner.create(config.grants);
+    // With PostgreSQL the signing keys live in the database, shared by every instance on it.
+    const grants = await GrantSigner.create(
+      config.grants,
+      store instanceof PostgresStore ? { storage: store.grantKeySet() } : {},
+    );
+    grants.watch((error) =>
+      console.error(`grant key reload failed, keeping the loaded keys: ${String(error)}`),
+    );
+    closers.push(() => grants.unwatch());
     const log = new DecisionLog(
       store,
       config.decision_log.redaction ? { redaction: config.decision_log.redaction } : {},

@@ -1,6 +1,7 @@
 /** `writ serve [--config file] [--port n]`: runs the gateway until SIGINT/SIGTERM. */
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config/index.ts";
+import { WritError } from "../core/errors.ts";
 import { PolicyLoadError } from "../policy/index.ts";
 import { startGateway } from "../server.ts";
 
@@ -45,6 +46,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof ConfigError || error instanceof PolicyLoadError) {
       console.error(`writ serve: ${error.message}`);
+      return 1;
+    }
+    // E.g. the database cannot be reached or was migrated by a newer release.
+    if (error instanceof WritError) {
+      console.error(`writ serve: ${error.message}\n  what to do: ${error.suggestedFix}`);
       return 1;
     }
     throw error;

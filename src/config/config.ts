@@ -14,6 +14,7 @@ import { credentialsConfigSchema } from "../dispatch/index.ts";
 import { grantsConfigSchema } from "../grants/index.ts";
 import { issuerConfigSchema } from "../identity/index.ts";
 import { mcpConfigSchema } from "../mcp/config.ts";
+import { storeConfigSchema } from "../store/config.ts";
 
 const resourceSeedSchema = z
   .object({
@@ -42,13 +43,7 @@ export const gatewayConfigSchema = z
       })
       .strict()
       .prefault({}),
-    store: z
-      .object({
-        /** SQLite database file (the embedded default). */
-        sqlite: z.string().min(1).default(".writ/writ.db"),
-      })
-      .strict()
-      .prefault({}),
+    store: storeConfigSchema.prefault({}),
     policy: z
       .object({
         /** Folder of .rego files compiled at start (tests excluded). */
@@ -132,7 +127,7 @@ function resolvePaths(config: GatewayConfig, base: string): GatewayConfig {
   const at = (p: string) => (p === ":memory:" || path.isAbsolute(p) ? p : path.resolve(base, p));
   return {
     ...config,
-    store: { ...config.store, sqlite: at(config.store.sqlite) },
+    store: config.store.postgres === undefined ? { sqlite: at(config.store.sqlite) } : config.store,
     policy: {
       ...config.policy,
       dir: at(config.policy.dir),

@@ -4,7 +4,7 @@
  * them.
  */
 import { randomUUID } from "node:crypto";
-import { mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
+import { link, mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { WritError } from "../core/errors.ts";
 
@@ -54,27 +54,27 @@ export async function stampOf(file: string): Promise<FileStamp | undefined> {
   }
 }
 
-/** Creates the file (0600) unless it exists; `false` when another process created it first. */
+/**
+ * Creates the file (0600) unless it exists; `false` when another process created it first. The
+ * content is written to a sibling first and linked into place, so a reader never sees the file
+ * empty or half-written.
+ */
 export async function createSecretFile(file: string, text: string): Promise<boolean> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  let handle: Awaited<ReturnType<typeof open>>;
+  const temporary = await writeSibling(file, text);
   try {
-    handle = await open(file, "wx", 0o600);
+    await link(temporary, file);
+    return true;
   } catch (error) {
     if (isErrno(error, "EEXIST")) return false;
     throw error;
-  }
-  try {
-    await handle.writeFile(text, "utf8");
-    await handle.sync();
   } finally {
-    await handle.close();
+    await rm(temporary, { force: true });
   }
-  return true;
 }
 
-/** Replaces the file's content atomically (write a 0600 sibling, then rename over it). */
-export async function replaceSecretFile(file: string, text: string): Promise<FileStamp> {
+/** Writes `text` to a new 0600 sibling of `file` (synced) and returns its path. */
+async function writeSibling(file: string, text: string): Promise<string> {
   const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${randomUUID()}.tmp`);
   const handle = await open(temporary, "wx", 0o600);
   try {
@@ -83,6 +83,12 @@ export async function replaceSecretFile(file: string, text: string): Promise<Fil
   } finally {
     await handle.close();
   }
+  return temporary;
+}
+
+/** Replaces the file's content atomically (write a 0600 sibling, then rename over it). */
+export async function replaceSecretFile(file: string, text: string): Promise<FileStamp> {
+  const temporary = await writeSibling(file, text);
   try {
     await rename(temporary, file);
   } catch (error) {

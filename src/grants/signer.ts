@@ -10,10 +10,11 @@
  * file, where other instances may have signed with the key until they noticed the rotation, it
  * also stays until `retired_at + max_ttl_s + retired_key_grace_s`.
  *
- * Key file. With `key_file` the keys live in a JSON file (created 0600, replaced atomically) that
- * several instances may share: each loads every key in it and publishes all of them, re-reads it
- * when it changes (checked at most every `reload_interval_s`, from `issue()` and `refresh()`), and
- * `rotate()` on any instance is seen by all. Without `key_file` the keys live in memory only.
+ * Shared keys. With `key_file`, or with a `KeySetStorage` passed in (the PostgreSQL store keeps the
+ * key set in a table), the keys live where several instances share them: each loads every key
+ * and publishes all of them, re-reads the set when it changes (checked at most every
+ * `reload_interval_s`, from `issue()` and `refresh()`, and in the background with `watch()`), and
+ * `rotate()` on any instance is seen by all. Otherwise the keys live in memory only.
  */
 import { randomUUID } from "node:crypto";
 import { type CryptoKey, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT } from "jose";
@@ -21,13 +22,7 @@ import { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { GRANT_TYPE, type GrantClaims } from "../core/types.ts";
 import { grantClaimsSchema } from "../executor/schemas.ts";
-import {
-  createSecretFile,
-  type FileStamp,
-  readSecretFile,
-  replaceSecretFile,
-  stampOf,
-} from "./secret-file.ts";
+import { KeyFileStorage, type KeySetStorage } from "./key-storage.ts";
 
 export const grantAlgorithms = ["EdDSA", "ES256"] as const;
 export type GrantAlgorithm = (typeof grantAlgorithms)[number];
@@ -126,6 +121,8 @@ interface LoadedKey {
 export interface GrantSignerOptions {
   /** Milliseconds since the epoch; defaults to `Date.now`. */
   clock?: () => number;
+  /** Where the shared key set lives; wins over `key_file` (the PostgreSQL store passes its table). */
+  storage?: KeySetStorage;
 }
 
 export class GrantSigner {
@@ -134,21 +131,26 @@ export class GrantSigner {
   readonly #clock: () => number;
   readonly #latestExp = new Map<string, number>();
   #keys: LoadedKey[];
-  #stamp: FileStamp | undefined;
+  readonly #storage: KeySetStorage | undefined;
+  #stamp: string | undefined;
+  #watch: NodeJS.Timeout | undefined;
   #lastCheck: number;
   #refreshing: Promise<void> | undefined;
+  #lastUnknownKidReload = Number.NEGATIVE_INFINITY;
   #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(
     config: GrantsConfig,
     clock: () => number,
     keys: LoadedKey[],
-    stamp: FileStamp | undefined,
+    storage: KeySetStorage | undefined,
+    stamp: string | undefined,
   ) {
     this.issuer = config.issuer;
     this.#config = config;
     this.#clock = clock;
     this.#keys = keys;
+    this.#storage = storage;
     this.#stamp = stamp;
     this.#lastCheck = clock();
   }
@@ -165,33 +167,31 @@ export class GrantSigner {
     const config = parsed.data;
     const clock = options.clock ?? Date.now;
     const now = Math.floor(clock() / 1000);
-    if (config.key_file === undefined) {
+    const storage =
+      options.storage ?? (config.key_file === undefined ? undefined : new KeyFileStorage(config.key_file));
+    if (storage === undefined) {
       const records = [
         await newKey(config.algorithm, "current", now),
         await newKey(config.algorithm, "next", now),
       ];
-      return new GrantSigner(config, clock, await loadKeys(records), undefined);
+      return new GrantSigner(config, clock, await loadKeys(records), undefined, undefined);
     }
-    let existing = await readKeyFile(config.key_file);
+    let existing = await readKeySet(storage);
     if (existing === undefined) {
       const records = [
         await newKey(config.algorithm, "current", now),
         await newKey(config.algorithm, "next", now),
       ];
-      await createSecretFile(config.key_file, serialize(records));
-      // Another instance may have created the file first: whatever is on disk wins.
-      existing = await readKeyFile(config.key_file);
+      await storage.create(serialize(records));
+      // Another instance may have created the key set first: whatever is stored wins.
+      existing = await readKeySet(storage);
       if (existing === undefined) {
-        throw new WritError(
-          "internal",
-          `grant key file ${config.key_file} vanished right after it was created`,
-          {
-            suggestedFix: "check that nothing else deletes files in that directory, then restart",
-          },
-        );
+        throw new WritError("internal", `the ${storage.description} vanished right after it was created`, {
+          suggestedFix: "check that nothing else deletes it, then restart",
+        });
       }
     }
-    return new GrantSigner(config, clock, await loadKeys(existing.file.keys), existing.stamp);
+    return new GrantSigner(config, clock, await loadKeys(existing.file.keys), storage, existing.stamp);
   }
 
   /** The `kid` new grants are signed with. */
@@ -242,21 +242,24 @@ export class GrantSigner {
   rotate(): Promise<string> {
     return this.#serially(async () => {
       const now = Math.floor(this.#clock() / 1000);
-      const file = this.#config.key_file;
-      const records =
-        file === undefined ? this.#keys.map((key) => key.record) : await this.#readRecords(file);
-      const next = records.find((key) => key.status === "next");
-      const rotated: KeyRecord[] = [];
-      for (const key of records) {
-        if (key.status === "current") rotated.push({ ...key, status: "retired", retired_at: now });
-        else if (key.status === "next") rotated.push({ ...key, status: "current" });
-        else if (now < this.#publishUntil(key)) rotated.push(key);
+      const storage = this.#storage;
+      if (storage === undefined) {
+        this.#keys = await loadKeys(
+          await this.#rotated(
+            this.#keys.map((key) => key.record),
+            now,
+          ),
+        );
+        return this.#current().record.kid;
       }
-      if (next === undefined) rotated.push(await newKey(this.#config.algorithm, "current", now));
-      rotated.push(await newKey(this.#config.algorithm, "next", now));
-      const keys = await loadKeys(rotated);
-      if (file !== undefined) this.#stamp = await replaceSecretFile(file, serialize(rotated));
-      this.#keys = keys;
+      // Read, rotate and write as one step: racing rotations on two instances do not lose a key.
+      const stored = await storage.replace(async (current) => {
+        const records =
+          current === undefined ? this.#keys.map((key) => key.record) : parseKeySet(current, storage).keys;
+        return serialize(await this.#rotated(records, now));
+      });
+      this.#keys = await loadKeys(parseKeySet(stored.text, storage).keys);
+      this.#stamp = stored.stamp;
       return this.#current().record.kid;
     });
   }
@@ -273,14 +276,14 @@ export class GrantSigner {
     };
   }
 
-  /** Re-reads the key file now (no-op without a key file). */
+  /** Re-reads the shared key set now (no-op with keys in memory). */
   reload(): Promise<void> {
     return this.#serially(async () => {
-      const file = this.#config.key_file;
-      if (file === undefined) return;
-      const loaded = await readKeyFile(file);
+      const storage = this.#storage;
+      if (storage === undefined) return;
+      const loaded = await readKeySet(storage);
       if (loaded === undefined) {
-        throw new WritError("internal", `grant key file ${file} is gone`, {
+        throw new WritError("internal", `the ${storage.description} is gone`, {
           suggestedFix:
             "restore it from backup; deleting it makes new keys and the grants signed by the old ones stop verifying",
         });
@@ -290,21 +293,68 @@ export class GrantSigner {
     });
   }
 
-  /** Re-reads the key file if another instance changed it; checks at most every `reload_interval_s`. */
+  /**
+   * A grant names a key this instance does not hold: another instance may have rotated since the
+   * last check. Re-reads the shared key set at once (at most once a second, so made-up key ids
+   * cannot hammer the store); true when the key is known afterwards.
+   */
+  async reloadForKid(kid: string): Promise<boolean> {
+    const known = () => this.#keys.some((key) => key.publicJwk.kid === kid);
+    if (known() || this.#storage === undefined) return known();
+    const now = this.#clock();
+    if (now - this.#lastUnknownKidReload < 1000) return false;
+    this.#lastUnknownKidReload = now;
+    await this.reload();
+    return known();
+  }
+
+  /** Re-reads the key set if another instance changed it; checks at most every `reload_interval_s`. */
   async refresh(): Promise<void> {
-    const file = this.#config.key_file;
-    if (file === undefined) return;
+    const storage = this.#storage;
+    if (storage === undefined) return;
     const now = this.#clock();
     if (this.#refreshing === undefined && now - this.#lastCheck >= this.#config.reload_interval_s * 1000) {
       this.#lastCheck = now;
       this.#refreshing = (async () => {
-        const stamp = await stampOf(file);
-        if (!sameStamp(stamp, this.#stamp)) await this.reload();
+        const stamp = await storage.stamp();
+        if (stamp === undefined || stamp !== this.#stamp) await this.reload();
       })().finally(() => {
         this.#refreshing = undefined;
       });
     }
     await this.#refreshing;
+  }
+
+  /**
+   * Checks for another instance's rotation every `reload_interval_s` in the background too, so an
+   * instance that only verifies grants (and never signs one) still learns new keys. Failures are
+   * reported to `onError` and retried at the next interval; the last loaded keys stay in use.
+   */
+  watch(onError: (error: unknown) => void = () => {}): void {
+    if (this.#storage === undefined || this.#watch !== undefined) return;
+    this.#watch = setInterval(() => {
+      this.refresh().catch(onError);
+    }, this.#config.reload_interval_s * 1000);
+    this.#watch.unref();
+  }
+
+  /** Stops `watch()`. */
+  unwatch(): void {
+    clearInterval(this.#watch);
+    this.#watch = undefined;
+  }
+
+  async #rotated(records: readonly KeyRecord[], now: number): Promise<KeyRecord[]> {
+    const next = records.find((key) => key.status === "next");
+    const rotated: KeyRecord[] = [];
+    for (const key of records) {
+      if (key.status === "current") rotated.push({ ...key, status: "retired", retired_at: now });
+      else if (key.status === "next") rotated.push({ ...key, status: "current" });
+      else if (now < this.#publishUntil(key)) rotated.push(key);
+    }
+    if (next === undefined) rotated.push(await newKey(this.#config.algorithm, "current", now));
+    rotated.push(await newKey(this.#config.algorithm, "next", now));
+    return rotated;
   }
 
   #current(): LoadedKey {
@@ -316,15 +366,9 @@ export class GrantSigner {
   /** Until when (seconds) a retired key must stay published. */
   #publishUntil(record: KeyRecord): number {
     const signedHere = this.#latestExp.get(record.kid) ?? Number.NEGATIVE_INFINITY;
-    if (this.#config.key_file === undefined || record.retired_at === undefined) return signedHere;
+    if (this.#storage === undefined || record.retired_at === undefined) return signedHere;
     const signedElsewhere = record.retired_at + this.#config.max_ttl_s + this.#config.retired_key_grace_s;
     return Math.max(signedHere, signedElsewhere);
-  }
-
-  async #readRecords(file: string): Promise<KeyRecord[]> {
-    const loaded = await readKeyFile(file);
-    if (loaded === undefined) return this.#keys.map((key) => key.record);
-    return loaded.file.keys;
   }
 
   #serially<T>(task: () => Promise<T>): Promise<T> {
@@ -372,14 +416,17 @@ function serialize(keys: readonly KeyRecord[]): string {
   return `${JSON.stringify(file, null, 2)}\n`;
 }
 
-async function readKeyFile(file: string): Promise<{ file: KeyFile; stamp: FileStamp } | undefined> {
-  const read = await readSecretFile(file);
-  if (read === undefined) return undefined;
+async function readKeySet(storage: KeySetStorage): Promise<{ file: KeyFile; stamp: string } | undefined> {
+  const read = await storage.read();
+  return read === undefined ? undefined : { file: parseKeySet(read.text, storage), stamp: read.stamp };
+}
+
+function parseKeySet(text: string, storage: KeySetStorage): KeyFile {
   let json: unknown;
   try {
-    json = JSON.parse(read.text);
+    json = JSON.parse(text);
   } catch (error) {
-    throw new WritError("internal", `grant key file ${file} is not valid JSON`, {
+    throw new WritError("internal", `the ${storage.description} is not valid JSON`, {
       suggestedFix:
         "restore it from backup (deleting it makes new keys; grants signed by the old ones stop verifying)",
       cause: error,
@@ -387,17 +434,11 @@ async function readKeyFile(file: string): Promise<{ file: KeyFile; stamp: FileSt
   }
   const parsed = keyFileSchema.safeParse(json);
   if (!parsed.success) {
-    throw new WritError("internal", `grant key file ${file} is not a valid Writ key file`, {
+    throw new WritError("internal", `the ${storage.description} is not a valid Writ key file`, {
       suggestedFix:
         "restore it from backup (deleting it makes new keys; grants signed by the old ones stop verifying)",
       fieldErrors: fieldErrorsFromZod(parsed.error),
     });
   }
-  return { file: parsed.data, stamp: read.stamp };
-}
-
-function sameStamp(a: FileStamp | undefined, b: FileStamp | undefined): boolean {
-  return (
-    a !== undefined && b !== undefined && a.mtimeMs === b.mtimeMs && a.size === b.size && a.ino === b.ino
-  );
+  return parsed.data;
 }

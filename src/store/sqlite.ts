@@ -8,36 +8,47 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { z } from "zod";
-import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
-import { UnreadableEntryError } from "./errors.ts";
+import { WritError } from "../core/errors.ts";
 import { type Migration, sqliteMigrations } from "./migrations.ts";
 import { decodeCursor, encodeCursor, normalizeFilter, pageSize, readBatchSize } from "./paging.ts";
 import {
-  bodyOfNewEntry,
-  decisionBodySchema,
-  decisionRowSchema,
-  entryFromBody,
-  GENESIS_HASH,
-  hashSchema,
-  resourceAttributesSchema,
-  resourceRowSchema,
-} from "./schema.ts";
-import {
-  type ApprovalFilter,
-  type ApprovalPage,
-  type ApprovalRecord,
-  type ApprovalUpdate,
-  approvalStatuses,
-  type DecisionFilter,
-  type DecisionLogEntry,
-  type DecisionPage,
-  type GrantConsumption,
-  type IdempotencyClaim,
-  type NewApproval,
-  type NewDecisionEntry,
-  type ResourceWrite,
-  type Store,
-  type StoredResource,
+  approvalOfJson,
+  chainEntry,
+  checkExpectedRevision,
+  checkGrantUse,
+  decidedFields,
+  duplicateApproval,
+  duplicateDecision,
+  entryOf,
+  grantRowSchema,
+  idempotencyRowSchema,
+  jsonText,
+  lastRowSchema,
+  parseApprovalFilter,
+  parseResourceWrite,
+  parseStored,
+  pendingApproval,
+  prepareEntries,
+  resourceOf,
+  usesRowSchema,
+  versionRowSchema,
+} from "./rows.ts";
+import { GENESIS_HASH } from "./schema.ts";
+import type {
+  ApprovalFilter,
+  ApprovalPage,
+  ApprovalRecord,
+  ApprovalUpdate,
+  DecisionFilter,
+  DecisionLogEntry,
+  DecisionPage,
+  GrantConsumption,
+  IdempotencyClaim,
+  NewApproval,
+  NewDecisionEntry,
+  ResourceWrite,
+  Store,
+  StoredResource,
 } from "./types.ts";
 
 export interface SqliteStoreOptions {
@@ -55,47 +66,7 @@ export interface SqliteStoreOptions {
 
 const MEMORY = ":memory:";
 
-const resourceWriteSchema = z
-  .object({
-    type: z.string().min(1),
-    id: z.string().min(1),
-    owner: z.string(),
-    tenant: z.string(),
-    attributes: z.record(z.string(), z.unknown()),
-  })
-  .strict();
-
-const lastRowSchema = z.object({ seq: z.number().int().positive(), hash: z.string() });
-const grantRowSchema = z.object({
-  uses: z.number().int(),
-  max_uses: z.number().int(),
-  expires_at: z.number().int(),
-});
-const usesRowSchema = z.object({ uses: z.number().int().positive() });
-const idempotencyRowSchema = z.object({
-  request_digest: z.string(),
-  state: z.enum(["pending", "done"]),
-  outcome: z.string().nullable(),
-  expires_at: z.number().int(),
-});
-const versionRowSchema = z.object({ version: z.number().int() });
 const approvalRowSchema = z.object({ seq: z.number().int().positive(), record: z.string() });
-/** The fields a stored approval record must have; the rest is what Writ wrote. */
-const approvalRecordSchema = z.looseObject({
-  id: z.string().min(1),
-  status: z.enum(approvalStatuses),
-  requester: z.looseObject({ id: z.string(), tenant: z.string() }),
-  approver_roles: z.array(z.string()),
-  expires_at: z.string(),
-});
-const approvalFilterSchema = z
-  .object({
-    status: z.enum(approvalStatuses).optional(),
-    tenant: z.string().optional(),
-    requester: z.string().optional(),
-    approverRoles: z.array(z.string()).optional(),
-  })
-  .strict();
 
 type Statement = Database.Statement<unknown[], unknown>;
 
@@ -287,18 +258,12 @@ export class SqliteStore implements Store {
   }
 
   async putResource(resource: ResourceWrite): Promise<StoredResource> {
-    const parsed = resourceWriteSchema.safeParse(resource);
-    if (!parsed.success) {
-      throw new WritError("invalid_argument", "the resource is invalid", {
-        fieldErrors: fieldErrorsFromZod(parsed.error, "/resource"),
-        suggestedFix: "give a non-empty type and id, an owner, a tenant and an attributes object",
-      });
-    }
-    const attributes = jsonText(parsed.data.attributes, "/resource/attributes");
+    const parsed = parseResourceWrite(resource);
+    const attributes = parsed.attributes;
     return this.#run("write a resource", () =>
       resourceOf(
         this.#stmts().putResource.get({
-          ...parsed.data,
+          ...parsed.resource,
           attributes,
           updated_at: this.#now().toISOString(),
         }),
@@ -312,16 +277,7 @@ export class SqliteStore implements Store {
     expectedRevision: number,
     attributes: Record<string, unknown>,
   ): Promise<StoredResource | undefined> {
-    if (!Number.isSafeInteger(expectedRevision)) {
-      throw new WritError(
-        "invalid_argument",
-        `expectedRevision must be an integer, got ${String(expectedRevision)}`,
-        {
-          fieldErrors: [{ path: "/expectedRevision", message: "expected an integer" }],
-          suggestedFix: "pass the revision read with getResource",
-        },
-      );
-    }
+    checkExpectedRevision(expectedRevision);
     const text = jsonText(attributes, "/attributes");
     return this.#run("update a resource", () => {
       const row = this.#stmts().updateResource.get({
@@ -343,21 +299,7 @@ export class SqliteStore implements Store {
     expiresAt: Date,
     now: Date = this.#now(),
   ): Promise<GrantConsumption> {
-    if (
-      jti === "" ||
-      !Number.isSafeInteger(maxUses) ||
-      maxUses < 1 ||
-      !validDate(expiresAt) ||
-      !validDate(now)
-    ) {
-      throw new WritError(
-        "invalid_argument",
-        "consumeGrant needs a jti, a positive integer maxUses and valid dates",
-        {
-          suggestedFix: "pass the grant's jti, its max claim (at least 1) and its exp as a Date",
-        },
-      );
-    }
+    checkGrantUse(jti, maxUses, expiresAt, now);
     if (now.getTime() >= expiresAt.getTime()) return { ok: false, reason: "expired" };
     return this.#run("record a grant use", () =>
       this.#db
@@ -401,19 +343,7 @@ export class SqliteStore implements Store {
     entries: readonly NewDecisionEntry[],
     computeHash: (entry: Omit<DecisionLogEntry, "hash">) => string,
   ): Promise<DecisionLogEntry[]> {
-    // Store exactly what will be read back: round-trip through JSON and the schema first, so the
-    // hash covers the stored form (no undefined, no Dates, defaults filled in).
-    const bodies = entries.map((entry) => {
-      const parsed = decisionBodySchema.safeParse(JSON.parse(jsonText(bodyOfNewEntry(entry), "/entry")));
-      if (!parsed.success) {
-        throw new WritError("invalid_argument", "the decision log entry is invalid", {
-          fieldErrors: fieldErrorsFromZod(parsed.error, "/entry"),
-          suggestedFix: "build entries with the decision log (DecisionLog.append), which fills every field",
-        });
-      }
-      const body = { ...parsed.data, timestamp: new Date(parsed.data.timestamp).toISOString() };
-      return { body, text: JSON.stringify(body), codes: new Set(body.reasons.map((reason) => reason.code)) };
-    });
+    const bodies = prepareEntries(entries);
     return this.#run("append to the decision log", () =>
       this.#db
         .transaction((): DecisionLogEntry[] => {
@@ -424,29 +354,20 @@ export class SqliteStore implements Store {
           let seq = last?.seq ?? 0;
           let prevHash = last?.hash ?? GENESIS_HASH;
           const stored: DecisionLogEntry[] = [];
-          for (const { body, text, codes } of bodies) {
+          for (const prepared of bodies) {
             seq += 1;
-            const unhashed = entryFromBody(seq, body, prevHash);
-            const hash = computeHash(unhashed);
-            if (!hashSchema.safeParse(hash).success) {
-              throw new WritError("internal", "the entry hash is not 64 lowercase hex digits", {
-                suggestedFix: "compute entry hashes with hashEntry from src/decisionlog",
-              });
-            }
+            const entry = chainEntry(prepared, seq, prevHash, computeHash);
             try {
-              stmts.insertDecision.run(seq, text, unhashed.prev_hash, hash);
+              stmts.insertDecision.run(seq, prepared.text, entry.prev_hash, entry.hash);
             } catch (error) {
               if (error instanceof Database.SqliteError && error.code === "SQLITE_CONSTRAINT_UNIQUE") {
-                throw new WritError("conflict", `decision ${body.decision_id} is already in the log`, {
-                  suggestedFix: "log each decision once, with a fresh decision_id (crypto.randomUUID())",
-                  cause: error,
-                });
+                throw duplicateDecision(prepared.body.decision_id, error);
               }
               throw error;
             }
-            for (const code of codes) stmts.insertReason.run(code, seq);
-            stored.push({ ...unhashed, hash });
-            prevHash = hash;
+            for (const code of prepared.codes) stmts.insertReason.run(code, seq);
+            stored.push(entry);
+            prevHash = entry.hash;
           }
           return stored;
         })
@@ -520,23 +441,7 @@ export class SqliteStore implements Store {
   // ------------------------------------------------------------------------------ approvals
 
   async createApproval(request: NewApproval): Promise<ApprovalRecord> {
-    const expiresAt = new Date(request.expires_at).getTime();
-    if (request.id === "" || Number.isNaN(expiresAt) || request.approver_roles.some((r) => r === "")) {
-      throw new WritError("invalid_argument", "the approval request is invalid", {
-        suggestedFix: "give an id, an ISO 8601 expires_at and non-empty approver roles",
-      });
-    }
-    const record: ApprovalRecord = {
-      ...request,
-      status: "pending",
-      resolution: null,
-      decided_by: null,
-      decided_at: null,
-      reason: null,
-      reasons: [],
-      grant_jti: null,
-      grant: null,
-    };
+    const { record, expiresAtMs: expiresAt } = pendingApproval(request);
     const text = jsonText(record, "/approval");
     return this.#run("store an approval request", () => {
       try {
@@ -552,10 +457,7 @@ export class SqliteStore implements Store {
         );
       } catch (error) {
         if (error instanceof Database.SqliteError && error.code === "SQLITE_CONSTRAINT_UNIQUE") {
-          throw new WritError("conflict", `approval ${request.id} already exists`, {
-            suggestedFix: "use a fresh approval id (crypto.randomUUID())",
-            cause: error,
-          });
+          throw duplicateApproval(request.id, error);
         }
         throw error;
       }
@@ -570,15 +472,7 @@ export class SqliteStore implements Store {
   }
 
   async listApprovals(filter: ApprovalFilter, limit: number, cursor?: string): Promise<ApprovalPage> {
-    const parsed = approvalFilterSchema.safeParse(filter);
-    if (!parsed.success) {
-      throw new WritError("invalid_argument", "the approval filter is invalid", {
-        fieldErrors: fieldErrorsFromZod(parsed.error, "/filter"),
-        suggestedFix:
-          "use only status (pending|approved|rejected|expired), tenant, requester and approverRoles",
-      });
-    }
-    const f = parsed.data;
+    const f = parseApprovalFilter(filter);
     const size = pageSize(limit);
     const before = cursor === undefined ? undefined : decodeCursor(cursor);
     const where: string[] = [];
@@ -637,13 +531,7 @@ export class SqliteStore implements Store {
           if (row === undefined) return undefined;
           const current = approvalOf(row);
           if (current.status !== expectedStatus) return undefined;
-          const { grant, ...rest } = update;
-          const next: ApprovalRecord = {
-            ...current,
-            ...rest,
-            grant: grant ?? null,
-            grant_jti: grant?.jti ?? null,
-          };
+          const next: ApprovalRecord = { ...current, ...decidedFields(update) };
           const updated = stmts.decideApproval.get({
             id,
             status: update.status,
@@ -737,68 +625,6 @@ export class SqliteStore implements Store {
   }
 }
 
-function validDate(date: Date): boolean {
-  return date instanceof Date && !Number.isNaN(date.getTime());
-}
-
-/** JSON text of a value, or `invalid_argument` naming where it is not JSON. */
-function jsonText(value: unknown, pointer: string): string {
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(value);
-  } catch (error) {
-    throw new WritError("invalid_argument", `${pointer} is not JSON: ${String(error)}`, {
-      fieldErrors: [{ path: pointer, message: "not serializable as JSON" }],
-      suggestedFix: "pass plain JSON data (no cycles, no BigInt)",
-      cause: error,
-    });
-  }
-  if (text === undefined) {
-    throw new WritError("invalid_argument", `${pointer} is not JSON`, {
-      fieldErrors: [{ path: pointer, message: "not serializable as JSON" }],
-      suggestedFix: "pass plain JSON data",
-    });
-  }
-  return text;
-}
-
-function parseStored<T>(schema: z.ZodType<T>, row: unknown, what: string): T {
-  const parsed = schema.safeParse(row);
-  if (!parsed.success) {
-    throw new WritError(
-      "internal",
-      `${what} in the database is malformed: ${z.prettifyError(parsed.error)}`,
-      {
-        suggestedFix: "the database was changed outside Writ or by a newer release: restore it from a backup",
-      },
-    );
-  }
-  return parsed.data;
-}
-
-function resourceOf(row: unknown): StoredResource {
-  const r = parseStored(resourceRowSchema, row, "a resource row");
-  let attributes: unknown;
-  try {
-    attributes = JSON.parse(r.attributes);
-  } catch {
-    attributes = undefined;
-  }
-  return {
-    type: r.type,
-    id: r.id,
-    owner: r.owner,
-    tenant: r.tenant,
-    revision: r.revision,
-    attributes: parseStored(
-      resourceAttributesSchema,
-      attributes,
-      `the attributes of resource ${r.type}/${r.id}`,
-    ),
-    updated_at: r.updated_at,
-  };
-}
-
 function approvalOf(row: unknown): ApprovalRecord {
   const r = parseStored(approvalRowSchema, row, "an approval row");
   let json: unknown;
@@ -807,28 +633,7 @@ function approvalOf(row: unknown): ApprovalRecord {
   } catch {
     json = undefined;
   }
-  // The record is what createApproval/decideApproval wrote; its key fields are checked here.
-  return parseStored(approvalRecordSchema, json, `approval row ${r.seq}`) as unknown as ApprovalRecord;
-}
-
-function entryOf(row: unknown): DecisionLogEntry {
-  const r = parseStored(decisionRowSchema, row, "a decision row");
-  let json: unknown;
-  try {
-    json = JSON.parse(r.entry);
-  } catch (error) {
-    throw new UnreadableEntryError(r.seq, null, "its JSON does not parse", error);
-  }
-  const body = decisionBodySchema.safeParse(json);
-  if (!body.success) {
-    const id = z.object({ decision_id: z.string() }).safeParse(json);
-    throw new UnreadableEntryError(
-      r.seq,
-      id.success ? id.data.decision_id : null,
-      z.prettifyError(body.error),
-    );
-  }
-  return { ...entryFromBody(r.seq, body.data, r.prev_hash), hash: r.hash };
+  return approvalOfJson(json, r.seq);
 }
 
 /**

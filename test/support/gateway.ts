@@ -134,6 +134,31 @@ export interface StartOptions {
 
 const recordSchema = z.record(z.string(), z.unknown());
 
+/** A bearer token from the test identity provider (its key is `issuerKey`). */
+export function testToken(issuerKey: TestKey, subject: string, options: TokenOptions = {}): Promise<string> {
+  return sign(issuerKey, {
+    iss: TEST_ISSUER,
+    aud: TEST_AUDIENCE,
+    sub: subject,
+    tnt: options.tenant ?? "demo",
+    roles: options.roles ?? ["developer"],
+    exp: Math.floor(Date.now() / 1000) + 600,
+    ...options.claims,
+  });
+}
+
+/** A fetch response read whole: its body as text, and as JSON when it is JSON. */
+export async function answerOf(response: Response): Promise<HttpAnswer> {
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, json, text };
+}
+
 function section(document: Record<string, unknown>, name: string): Record<string, unknown> {
   const value = document[name];
   return value === undefined ? {} : recordSchema.parse(value);
@@ -207,14 +232,7 @@ export async function startTestGateway(options: StartOptions = {}): Promise<Test
         headers,
         ...(body === undefined ? {} : { body }),
       });
-      const text = await response.text();
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-      return { status: response.status, headers: response.headers, json, text };
+      return answerOf(response);
     };
 
     const decisionRego = path.join(policyDir, "writ", "decision.rego");
@@ -227,16 +245,7 @@ export async function startTestGateway(options: StartOptions = {}): Promise<Test
       policyDir,
       decisionRego,
       issuerKey,
-      token: (subject, tokenOptions = {}) =>
-        sign(issuerKey, {
-          iss: TEST_ISSUER,
-          aud: TEST_AUDIENCE,
-          sub: subject,
-          tnt: tokenOptions.tenant ?? "demo",
-          roles: tokenOptions.roles ?? ["developer"],
-          exp: Math.floor(Date.now() / 1000) + 600,
-          ...tokenOptions.claims,
-        }),
+      token: (subject, tokenOptions = {}) => testToken(issuerKey, subject, tokenOptions),
       request,
       propose: (token, body, requestId = randomUUID()) =>
         request("POST", "/v1/proposals", { ...(token === undefined ? {} : { token }), body, requestId }),

@@ -1,0 +1,122 @@
+/**
+ * The PostgreSQL schema as numbered migrations (the counterpart of `migrations.ts`). A migration
+ * is never edited once released: changes come as a new, higher version. `schema_migrations`
+ * records which versions a database has; instances apply them one at a time under an advisory
+ * lock, so several instances starting together are safe.
+ */
+import type { Migration } from "./migrations.ts";
+
+export const postgresMigrations: readonly Migration[] = [
+  {
+    version: 1,
+    name: "resources, grant uses, decision log",
+    sql: `
+CREATE TABLE resources (
+  type TEXT NOT NULL,
+  id TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  tenant TEXT NOT NULL,
+  revision BIGINT NOT NULL CHECK (revision > 0),
+  attributes TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (type, id)
+);
+
+CREATE TABLE grant_uses (
+  jti TEXT PRIMARY KEY,
+  uses INTEGER NOT NULL,
+  max_uses INTEGER NOT NULL CHECK (max_uses > 0),
+  -- milliseconds since the Unix epoch
+  expires_at BIGINT NOT NULL
+);
+CREATE INDEX grant_uses_expires_at ON grant_uses (expires_at);
+
+-- One global chain: seq is assigned under an advisory lock (never a SEQUENCE, which leaves gaps
+-- on rollback). The hashed entry (without seq, prev_hash and hash) is the JSON text in entry,
+-- kept byte for byte; the filter columns are generated from it, so they cannot disagree with
+-- what the hash covers.
+CREATE TABLE decisions (
+  seq BIGINT PRIMARY KEY CHECK (seq > 0),
+  entry TEXT NOT NULL,
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  decision_id TEXT GENERATED ALWAYS AS (entry::jsonb ->> 'decision_id') STORED,
+  logged_at TEXT GENERATED ALWAYS AS (entry::jsonb ->> 'timestamp') STORED,
+  subject TEXT GENERATED ALWAYS AS (entry::jsonb ->> 'subject') STORED,
+  tenant TEXT GENERATED ALWAYS AS (entry::jsonb ->> 'tenant') STORED,
+  action TEXT GENERATED ALWAYS AS (entry::jsonb ->> 'action') STORED,
+  resource_type TEXT GENERATED ALWAYS AS (entry::jsonb -> 'resource' ->> 'type') STORED,
+  resource_id TEXT GENERATED ALWAYS AS (entry::jsonb -> 'resource' ->> 'id') STORED,
+  decision TEXT GENERATED ALWAYS AS (entry::jsonb ->> 'decision') STORED
+);
+CREATE UNIQUE INDEX decisions_decision_id ON decisions (decision_id);
+CREATE INDEX decisions_logged_at ON decisions (logged_at);
+CREATE INDEX decisions_subject ON decisions (subject);
+CREATE INDEX decisions_tenant ON decisions (tenant);
+CREATE INDEX decisions_action ON decisions (action);
+CREATE INDEX decisions_resource ON decisions (resource_type, resource_id);
+CREATE INDEX decisions_decision ON decisions (decision);
+
+-- Every reason code of every entry, for the indexed "any reason" filter.
+CREATE TABLE decision_reasons (
+  code TEXT NOT NULL,
+  seq BIGINT NOT NULL,
+  PRIMARY KEY (code, seq)
+);
+`,
+  },
+  {
+    version: 2,
+    name: "approvals",
+    sql: `
+-- One row per approval request: the whole request is the JSON in record; the columns filter lists
+-- by index, and a decision is one compare-and-swap UPDATE on status.
+CREATE TABLE approvals (
+  seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  tenant TEXT NOT NULL,
+  requester TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'rejected', 'expired')),
+  approver_roles TEXT[] NOT NULL,
+  -- milliseconds since the Unix epoch
+  expires_at BIGINT NOT NULL,
+  record JSONB NOT NULL
+);
+CREATE INDEX approvals_requester ON approvals (requester, seq);
+CREATE INDEX approvals_status ON approvals (status, seq);
+CREATE INDEX approvals_roles ON approvals USING GIN (approver_roles);
+`,
+  },
+  {
+    version: 3,
+    name: "idempotency keys",
+    sql: `
+CREATE TABLE idempotency (
+  subject TEXT NOT NULL,
+  key TEXT NOT NULL,
+  request_digest TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'done')),
+  outcome TEXT,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  PRIMARY KEY (subject, key)
+);
+CREATE INDEX idempotency_expires_at ON idempotency (expires_at);
+`,
+  },
+  {
+    version: 4,
+    name: "grant signing keys",
+    sql: `
+-- The grant signing key set every instance signs with and publishes (one row; the document is
+-- the same JSON a grant key file holds). revision increases on every change, so an instance
+-- notices a rotation by another with one cheap read.
+CREATE TABLE grant_key_set (
+  id SMALLINT PRIMARY KEY DEFAULT 1 CHECK (id = 1),
+  revision BIGINT NOT NULL,
+  document TEXT NOT NULL,
+  updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+`,
+  },
+];

@@ -1,0 +1,306 @@
+/**
+ * What every `Store` implementation checks the same way: arguments coming in (resources, decision
+ * entries, approval requests, grant uses) and rows coming back out (parsed with zod, never trusted
+ * because they came from our own database).
+ */
+import { z } from "zod";
+import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
+import { UnreadableEntryError } from "./errors.ts";
+import {
+  bodyOfNewEntry,
+  decisionBodySchema,
+  decisionRowSchema,
+  entryFromBody,
+  hashSchema,
+  resourceAttributesSchema,
+  resourceRowSchema,
+} from "./schema.ts";
+import {
+  type ApprovalRecord,
+  type ApprovalUpdate,
+  approvalStatuses,
+  type DecisionLogEntry,
+  type NewApproval,
+  type NewDecisionEntry,
+  type StoredResource,
+} from "./types.ts";
+
+export const resourceWriteSchema = z
+  .object({
+    type: z.string().min(1),
+    id: z.string().min(1),
+    owner: z.string(),
+    tenant: z.string(),
+    attributes: z.record(z.string(), z.unknown()),
+  })
+  .strict();
+
+export const usesRowSchema = z.object({ uses: z.number().int().positive() });
+export const grantRowSchema = z.object({
+  uses: z.number().int(),
+  max_uses: z.number().int(),
+  expires_at: z.number().int(),
+});
+export const idempotencyRowSchema = z.object({
+  request_digest: z.string(),
+  state: z.enum(["pending", "done"]),
+  outcome: z.string().nullable(),
+  expires_at: z.number().int(),
+});
+export const versionRowSchema = z.object({ version: z.number().int() });
+export const lastRowSchema = z.object({ seq: z.number().int().positive(), hash: z.string() });
+
+/** The fields a stored approval record must have; the rest is what Writ wrote. */
+const approvalRecordSchema = z.looseObject({
+  id: z.string().min(1),
+  status: z.enum(approvalStatuses),
+  requester: z.looseObject({ id: z.string(), tenant: z.string() }),
+  approver_roles: z.array(z.string()),
+  expires_at: z.string(),
+});
+
+export const approvalFilterSchema = z
+  .object({
+    status: z.enum(approvalStatuses).optional(),
+    tenant: z.string().optional(),
+    requester: z.string().optional(),
+    approverRoles: z.array(z.string()).optional(),
+  })
+  .strict();
+
+export function validDate(date: Date): boolean {
+  return date instanceof Date && !Number.isNaN(date.getTime());
+}
+
+/** JSON text of a value, or `invalid_argument` naming where it is not JSON. */
+export function jsonText(value: unknown, pointer: string): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    throw new WritError("invalid_argument", `${pointer} is not JSON: ${String(error)}`, {
+      fieldErrors: [{ path: pointer, message: "not serializable as JSON" }],
+      suggestedFix: "pass plain JSON data (no cycles, no BigInt)",
+      cause: error,
+    });
+  }
+  if (text === undefined) {
+    throw new WritError("invalid_argument", `${pointer} is not JSON`, {
+      fieldErrors: [{ path: pointer, message: "not serializable as JSON" }],
+      suggestedFix: "pass plain JSON data",
+    });
+  }
+  return text;
+}
+
+export function parseStored<T>(schema: z.ZodType<T>, row: unknown, what: string): T {
+  const parsed = schema.safeParse(row);
+  if (!parsed.success) {
+    throw new WritError(
+      "internal",
+      `${what} in the database is malformed: ${z.prettifyError(parsed.error)}`,
+      {
+        suggestedFix: "the database was changed outside Writ or by a newer release: restore it from a backup",
+      },
+    );
+  }
+  return parsed.data;
+}
+
+/** A resource row (`attributes` as JSON text). */
+export function resourceOf(row: unknown): StoredResource {
+  const r = parseStored(resourceRowSchema, row, "a resource row");
+  let attributes: unknown;
+  try {
+    attributes = JSON.parse(r.attributes);
+  } catch {
+    attributes = undefined;
+  }
+  return {
+    type: r.type,
+    id: r.id,
+    owner: r.owner,
+    tenant: r.tenant,
+    revision: r.revision,
+    attributes: parseStored(
+      resourceAttributesSchema,
+      attributes,
+      `the attributes of resource ${r.type}/${r.id}`,
+    ),
+    updated_at: r.updated_at,
+  };
+}
+
+/** An approval record, already parsed from JSON; `seq` names the row in messages. */
+export function approvalOfJson(json: unknown, seq: number): ApprovalRecord {
+  // The record is what createApproval/decideApproval wrote; its key fields are checked here.
+  return parseStored(approvalRecordSchema, json, `approval row ${seq}`) as unknown as ApprovalRecord;
+}
+
+/** A decision row (`entry` as the JSON text the hash covers). */
+export function entryOf(row: unknown): DecisionLogEntry {
+  const r = parseStored(decisionRowSchema, row, "a decision row");
+  let json: unknown;
+  try {
+    json = JSON.parse(r.entry);
+  } catch (error) {
+    throw new UnreadableEntryError(r.seq, null, "its JSON does not parse", error);
+  }
+  const body = decisionBodySchema.safeParse(json);
+  if (!body.success) {
+    const id = z.object({ decision_id: z.string() }).safeParse(json);
+    throw new UnreadableEntryError(
+      r.seq,
+      id.success ? id.data.decision_id : null,
+      z.prettifyError(body.error),
+    );
+  }
+  return { ...entryFromBody(r.seq, body.data, r.prev_hash), hash: r.hash };
+}
+
+export interface PreparedEntry {
+  body: z.output<typeof decisionBodySchema>;
+  /** The JSON text stored (and read back, and hashed). */
+  text: string;
+  /** Its distinct reason codes. */
+  codes: Set<string>;
+}
+
+/**
+ * Checks new entries and puts them in the form they will be read back in: round-tripped through
+ * JSON and the schema, so the hash covers the stored form (no undefined, no Dates, defaults
+ * filled in, timestamps normalized).
+ */
+export function prepareEntries(entries: readonly NewDecisionEntry[]): PreparedEntry[] {
+  return entries.map((entry) => {
+    const parsed = decisionBodySchema.safeParse(JSON.parse(jsonText(bodyOfNewEntry(entry), "/entry")));
+    if (!parsed.success) {
+      throw new WritError("invalid_argument", "the decision log entry is invalid", {
+        fieldErrors: fieldErrorsFromZod(parsed.error, "/entry"),
+        suggestedFix: "build entries with the decision log (DecisionLog.append), which fills every field",
+      });
+    }
+    const body = { ...parsed.data, timestamp: new Date(parsed.data.timestamp).toISOString() };
+    return { body, text: JSON.stringify(body), codes: new Set(body.reasons.map((reason) => reason.code)) };
+  });
+}
+
+/** Links a prepared entry after `prevHash` at `seq` and hashes it; refuses a hash that is not one. */
+export function chainEntry(
+  prepared: PreparedEntry,
+  seq: number,
+  prevHash: string,
+  computeHash: (entry: Omit<DecisionLogEntry, "hash">) => string,
+): DecisionLogEntry {
+  const unhashed = entryFromBody(seq, prepared.body, prevHash);
+  const hash = computeHash(unhashed);
+  if (!hashSchema.safeParse(hash).success) {
+    throw new WritError("internal", "the entry hash is not 64 lowercase hex digits", {
+      suggestedFix: "compute entry hashes with hashEntry from src/decisionlog",
+    });
+  }
+  return { ...unhashed, hash };
+}
+
+export function duplicateDecision(decisionId: string, cause: unknown): WritError {
+  return new WritError("conflict", `decision ${decisionId} is already in the log`, {
+    suggestedFix: "log each decision once, with a fresh decision_id (crypto.randomUUID())",
+    cause,
+  });
+}
+
+export function duplicateApproval(id: string, cause: unknown): WritError {
+  return new WritError("conflict", `approval ${id} already exists`, {
+    suggestedFix: "use a fresh approval id (crypto.randomUUID())",
+    cause,
+  });
+}
+
+/** Refuses grant-use arguments that cannot be right. */
+export function checkGrantUse(jti: string, maxUses: number, expiresAt: Date, now: Date): void {
+  if (
+    jti === "" ||
+    !Number.isSafeInteger(maxUses) ||
+    maxUses < 1 ||
+    !validDate(expiresAt) ||
+    !validDate(now)
+  ) {
+    throw new WritError(
+      "invalid_argument",
+      "consumeGrant needs a jti, a positive integer maxUses and valid dates",
+      {
+        suggestedFix: "pass the grant's jti, its max claim (at least 1) and its exp as a Date",
+      },
+    );
+  }
+}
+
+export function checkExpectedRevision(expectedRevision: number): void {
+  if (!Number.isSafeInteger(expectedRevision)) {
+    throw new WritError(
+      "invalid_argument",
+      `expectedRevision must be an integer, got ${String(expectedRevision)}`,
+      {
+        fieldErrors: [{ path: "/expectedRevision", message: "expected an integer" }],
+        suggestedFix: "pass the revision read with getResource",
+      },
+    );
+  }
+}
+
+/** A checked resource write and its attributes as JSON text. */
+export function parseResourceWrite(resource: unknown): {
+  resource: z.output<typeof resourceWriteSchema>;
+  attributes: string;
+} {
+  const parsed = resourceWriteSchema.safeParse(resource);
+  if (!parsed.success) {
+    throw new WritError("invalid_argument", "the resource is invalid", {
+      fieldErrors: fieldErrorsFromZod(parsed.error, "/resource"),
+      suggestedFix: "give a non-empty type and id, an owner, a tenant and an attributes object",
+    });
+  }
+  return { resource: parsed.data, attributes: jsonText(parsed.data.attributes, "/resource/attributes") };
+}
+
+export function parseApprovalFilter(filter: unknown): z.output<typeof approvalFilterSchema> {
+  const parsed = approvalFilterSchema.safeParse(filter);
+  if (!parsed.success) {
+    throw new WritError("invalid_argument", "the approval filter is invalid", {
+      fieldErrors: fieldErrorsFromZod(parsed.error, "/filter"),
+      suggestedFix:
+        "use only status (pending|approved|rejected|expired), tenant, requester and approverRoles",
+    });
+  }
+  return parsed.data;
+}
+
+/** A new approval's pending record and its expiry in milliseconds; refuses an invalid request. */
+export function pendingApproval(request: NewApproval): { record: ApprovalRecord; expiresAtMs: number } {
+  const expiresAtMs = new Date(request.expires_at).getTime();
+  if (request.id === "" || Number.isNaN(expiresAtMs) || request.approver_roles.some((r) => r === "")) {
+    throw new WritError("invalid_argument", "the approval request is invalid", {
+      suggestedFix: "give an id, an ISO 8601 expires_at and non-empty approver roles",
+    });
+  }
+  return {
+    expiresAtMs,
+    record: {
+      ...request,
+      status: "pending",
+      resolution: null,
+      decided_by: null,
+      decided_at: null,
+      reason: null,
+      reasons: [],
+      grant_jti: null,
+      grant: null,
+    },
+  };
+}
+
+/** The fields a decision changes in an approval record. */
+export function decidedFields(update: ApprovalUpdate): Partial<ApprovalRecord> {
+  const { grant, ...rest } = update;
+  return { ...rest, grant: grant ?? null, grant_jti: grant?.jti ?? null };
+}

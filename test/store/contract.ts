@@ -1,0 +1,395 @@
+/**
+ * The `Store` contract: every implementation (SQLite, PostgreSQL) must pass these tests. A test
+ * file registers them with a harness that opens stores on fresh databases.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { WritError } from "../../src/core/errors.ts";
+import { hashEntry } from "../../src/decisionlog/index.ts";
+import {
+  type DecisionFilter,
+  type DecisionLogEntry,
+  GENESIS_HASH,
+  MAX_PAGE_SIZE,
+  type Store,
+  UnreadableEntryError,
+} from "../../src/store/index.ts";
+import { approvalContract, idempotencyContract } from "./contract-approvals.ts";
+import { concurrencyContract } from "./contract-concurrency.ts";
+import { newEntry } from "./fixtures.ts";
+
+/** A store as the contract tests it (both implementations also prune expired grant uses). */
+export interface ContractStore extends Store {
+  pruneExpiredGrants(now?: Date): Promise<number>;
+}
+
+export interface StoreHarness {
+  /** A migrated store on a fresh, empty database. */
+  open(): Promise<ContractStore>;
+  /** Another store, with its own connections, on the database of the last `open()`. */
+  openSame(): Promise<ContractStore>;
+  /** Edits decision `seq` behind Writ's back: its reasons become the string "nope". */
+  corruptReasons(seq: number): Promise<void>;
+  /** Closes every store opened since the last cleanup. */
+  cleanup(): Promise<void>;
+}
+
+export async function expectWritError(promise: Promise<unknown>, category: string): Promise<WritError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(WritError);
+  if (!(error instanceof WritError)) throw new Error("unreachable");
+  expect(error.category).toBe(category);
+  expect(error.suggestedFix.length).toBeGreaterThan(10);
+  return error;
+}
+
+/** Registers the contract tests for one implementation. */
+export function storeContract(h: StoreHarness): void {
+  afterEach(async () => {
+    await h.cleanup();
+  });
+
+  describe("resources", () => {
+    it("puts, gets and bumps the revision on every put", async () => {
+      const store = await h.open();
+      expect(await store.getResource("repo", "r1")).toBeUndefined();
+      const first = await store.putResource({
+        type: "repo",
+        id: "r1",
+        owner: "alice",
+        tenant: "acme",
+        attributes: { visibility: "private", tags: ["a"] },
+      });
+      expect(first).toMatchObject({ type: "repo", id: "r1", owner: "alice", tenant: "acme", revision: 1 });
+      expect(first.attributes).toEqual({ visibility: "private", tags: ["a"] });
+      const second = await store.putResource({
+        type: "repo",
+        id: "r1",
+        owner: "bob",
+        tenant: "acme",
+        attributes: {},
+      });
+      expect(second.revision).toBe(2);
+      expect(await store.getResource("repo", "r1")).toEqual(second);
+    });
+
+    it("compare-and-swaps attribute updates on the revision", async () => {
+      const store = await h.open();
+      const put = await store.putResource({
+        type: "doc",
+        id: "d",
+        owner: "a",
+        tenant: "t",
+        attributes: { v: 1 },
+      });
+      const updated = await store.updateResourceAttributes("doc", "d", put.revision, { v: 2 });
+      expect(updated).toMatchObject({ revision: 2, attributes: { v: 2 }, owner: "a" });
+      expect(await store.updateResourceAttributes("doc", "d", put.revision, { v: 3 })).toBeUndefined();
+      expect(await store.getResource("doc", "d")).toEqual(updated);
+      expect(await store.updateResourceAttributes("doc", "missing", 1, { v: 3 })).toBeUndefined();
+    });
+
+    it("rejects invalid resources with field errors", async () => {
+      const store = await h.open();
+      const error = await expectWritError(
+        store.putResource({ type: "", id: "x", owner: "a", tenant: "t", attributes: {} }),
+        "invalid_argument",
+      );
+      expect(error.fieldErrors[0]?.path).toBe("/resource/type");
+      await expectWritError(
+        store.putResource({ type: "t", id: "x", owner: "a", tenant: "t", attributes: { n: 1n } }),
+        "invalid_argument",
+      );
+    });
+  });
+
+  describe("grant uses", () => {
+    const later = new Date("2030-01-01T00:00:00Z");
+    const now = new Date("2029-12-31T23:59:00Z");
+
+    it("allows a single-use grant once", async () => {
+      const store = await h.open();
+      expect(await store.consumeGrant("jti-1", 1, later, now)).toEqual({ ok: true, uses: 1 });
+      expect(await store.consumeGrant("jti-1", 1, later, now)).toEqual({ ok: false, reason: "exhausted" });
+    });
+
+    it("counts up to max_uses = 3", async () => {
+      const store = await h.open();
+      const results = [];
+      for (let i = 0; i < 5; i++) results.push(await store.consumeGrant("jti-3", 3, later, now));
+      expect(results).toEqual([
+        { ok: true, uses: 1 },
+        { ok: true, uses: 2 },
+        { ok: true, uses: 3 },
+        { ok: false, reason: "exhausted" },
+        { ok: false, reason: "exhausted" },
+      ]);
+    });
+
+    it("refuses expired grants, before and after a first use, and prunes them", async () => {
+      const store = await h.open();
+      expect(await store.consumeGrant("jti-e", 1, later, later)).toEqual({ ok: false, reason: "expired" });
+      expect(await store.consumeGrant("jti-f", 5, later, now)).toEqual({ ok: true, uses: 1 });
+      expect(await store.consumeGrant("jti-f", 5, later, new Date(later.getTime() + 1))).toEqual({
+        ok: false,
+        reason: "expired",
+      });
+      expect(await store.pruneExpiredGrants(later)).toBe(1);
+      expect(await store.pruneExpiredGrants(later)).toBe(0);
+    });
+
+    it("rejects nonsense arguments", async () => {
+      const store = await h.open();
+      await expectWritError(store.consumeGrant("j", 0, later, now), "invalid_argument");
+      await expectWritError(store.consumeGrant("j", 1, new Date("nope"), now), "invalid_argument");
+    });
+  });
+
+  describe("decision log storage", () => {
+    it("chains entries from the genesis hash", async () => {
+      const store = await h.open();
+      const a = await store.appendDecision(newEntry(), hashEntry);
+      const b = await store.appendDecision(newEntry({ decision: "deny" }), hashEntry);
+      expect(a.seq).toBe(1);
+      expect(a.prev_hash).toBe(GENESIS_HASH);
+      expect(b.seq).toBe(2);
+      expect(b.prev_hash).toBe(a.hash);
+      expect(hashEntry(a)).toBe(a.hash);
+      expect(await store.getDecision(b.decision_id)).toEqual(b);
+      expect(await store.getDecision("nope")).toBeUndefined();
+    });
+
+    it("stores the JSON form it hashes (normalized timestamp, defaults filled, undefined dropped)", async () => {
+      const store = await h.open();
+      const entry = await store.appendDecision(
+        newEntry({
+          timestamp: "2025-01-01T02:00:00+02:00",
+          result: undefined,
+          input: { when: new Date("2025-01-01T00:00:00Z"), skip: undefined },
+          conditions: [{ type: "redact_result", paths: [], classifications: [] }],
+        }),
+        hashEntry,
+      );
+      expect(entry.timestamp).toBe("2025-01-01T00:00:00.000Z");
+      expect(entry.input).toEqual({ when: "2025-01-01T00:00:00.000Z" });
+      const read = await store.getDecision(entry.decision_id);
+      expect(read).toEqual(entry);
+      if (read === undefined) throw new Error("unreachable");
+      expect(hashEntry(read)).toBe(read.hash);
+    });
+
+    it("refuses a duplicate decision id and an invalid entry", async () => {
+      const store = await h.open();
+      const entry = newEntry();
+      await store.appendDecision(entry, hashEntry);
+      await expectWritError(store.appendDecision(entry, hashEntry), "conflict");
+      const bad = await expectWritError(
+        store.appendDecision(newEntry({ metrics: { t: Number.NaN } }), hashEntry),
+        "invalid_argument",
+      );
+      expect(bad.fieldErrors[0]?.path).toBe("/entry/metrics/t");
+      await expectWritError(
+        store.appendDecision(newEntry({ timestamp: "yesterday" }), hashEntry),
+        "invalid_argument",
+      );
+      await expectWritError(
+        store.appendDecision(newEntry(), () => "not a hash"),
+        "internal",
+      );
+      // Nothing half-written: the next append still gets seq 2.
+      expect((await store.appendDecision(newEntry(), hashEntry)).seq).toBe(2);
+    });
+
+    it("is durable: another store on the same database reads the entry right after the append resolves", async () => {
+      const store = await h.open();
+      const entry = await store.appendDecision(newEntry({ subject: "durable" }), hashEntry);
+      const other = await h.openSame();
+      expect(await other.getDecision(entry.decision_id)).toEqual(entry);
+    });
+
+    it("reports a row edited into the wrong shape as unreadable, with its seq", async () => {
+      const store = await h.open();
+      const entry = await store.appendDecision(newEntry(), hashEntry);
+      await h.corruptReasons(1);
+      const error = await store.getDecision(entry.decision_id).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UnreadableEntryError);
+      expect(error).toMatchObject({ seq: 1, decisionId: entry.decision_id, category: "internal" });
+    });
+  });
+
+  describe("queryDecisions", () => {
+    const base = Date.parse("2025-03-01T00:00:00Z");
+    const at = (minutes: number) => new Date(base + minutes * 60_000).toISOString();
+
+    async function seeded() {
+      const store = await h.open();
+      const specs = [
+        {
+          subject: "alice",
+          tenant: "acme",
+          action: "repo_read",
+          decision: "allow",
+          codes: [],
+          type: "repo",
+          id: "r1",
+        },
+        {
+          subject: "bob",
+          tenant: "acme",
+          action: "repo_write",
+          decision: "deny",
+          codes: ["not_owner"],
+          type: "repo",
+          id: "r1",
+        },
+        {
+          subject: "alice",
+          tenant: "beta",
+          action: "repo_write",
+          decision: "require_approval",
+          codes: ["needs_review", "big_change"],
+          type: "repo",
+          id: "r2",
+        },
+        {
+          subject: "carol",
+          tenant: "beta",
+          action: "pay",
+          decision: "allow_with_conditions",
+          codes: ["capped"],
+          type: "account",
+          id: "a1",
+        },
+        {
+          subject: null,
+          tenant: null,
+          action: null,
+          decision: "error",
+          codes: ["unknown_tool"],
+          type: null,
+          id: null,
+        },
+      ] as const;
+      const entries: DecisionLogEntry[] = [];
+      for (const [i, s] of specs.entries()) {
+        entries.push(
+          await store.appendDecision(
+            newEntry({
+              timestamp: at(i * 10),
+              subject: s.subject,
+              tenant: s.tenant,
+              action: s.action,
+              decision: s.decision,
+              reasons: s.codes.map((code) => ({ code, message: code, visible_to_model: true })),
+              resource: s.type === null || s.id === null ? null : { type: s.type, id: s.id },
+            }),
+            hashEntry,
+          ),
+        );
+      }
+      return { store, entries };
+    }
+
+    it("filters on each field, newest first", async () => {
+      const { store } = await seeded();
+      const seqs = async (filter: Parameters<typeof store.queryDecisions>[0]) =>
+        (await store.queryDecisions(filter, 100)).entries.map((e) => e.seq);
+      expect(await seqs({})).toEqual([5, 4, 3, 2, 1]);
+      expect(await seqs({ subject: "alice" })).toEqual([3, 1]);
+      expect(await seqs({ tenant: "beta" })).toEqual([4, 3]);
+      expect(await seqs({ action: "repo_write" })).toEqual([3, 2]);
+      expect(await seqs({ decision: "deny" })).toEqual([2]);
+      expect(await seqs({ decision: "error" })).toEqual([5]);
+      expect(await seqs({ reason: "big_change" })).toEqual([3]);
+      expect(await seqs({ reason: "needs_review" })).toEqual([3]);
+      expect(await seqs({ reason: "absent" })).toEqual([]);
+      expect(await seqs({ resourceType: "repo" })).toEqual([3, 2, 1]);
+      expect(await seqs({ resourceType: "repo", resourceId: "r1" })).toEqual([2, 1]);
+      expect(await seqs({ resourceId: "a1" })).toEqual([4]);
+      expect(await seqs({ since: at(10) })).toEqual([5, 4, 3, 2]);
+      expect(await seqs({ until: at(10) })).toEqual([1]);
+      expect(await seqs({ since: at(10), until: at(30) })).toEqual([3, 2]);
+      // Offsets and plain dates are normalized before comparing.
+      expect(await seqs({ since: "2025-03-01T02:10:00+02:00" })).toEqual([5, 4, 3, 2]);
+      expect(await seqs({ until: "2025-03-01" })).toEqual([]);
+      expect(await seqs({ subject: "alice", tenant: "acme", decision: "allow" })).toEqual([1]);
+    });
+
+    it("rejects invalid filters and limits with field errors", async () => {
+      const { store } = await seeded();
+      const since = await expectWritError(
+        store.queryDecisions({ since: "yesterday" }, 10),
+        "invalid_argument",
+      );
+      expect(since.fieldErrors[0]?.path).toBe("/filter/since");
+      const extra: DecisionFilter = JSON.parse('{"subjekt": "alice"}');
+      await expectWritError(store.queryDecisions(extra, 10), "invalid_argument");
+      await expectWritError(store.queryDecisions({}, 0), "invalid_argument");
+      await expectWritError(store.queryDecisions({}, 1.5), "invalid_argument");
+      await expectWritError(store.readDecisions(0, 10), "invalid_argument");
+    });
+
+    it("pages through 120 entries 50 at a time without gaps or duplicates", async () => {
+      const store = await h.open();
+      for (let i = 0; i < 120; i++) await store.appendDecision(newEntry({ timestamp: at(i) }), hashEntry);
+      const pages: number[][] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.queryDecisions({}, 50, cursor);
+        pages.push(page.entries.map((e) => e.seq));
+        cursor = page.next_cursor;
+      } while (cursor !== undefined);
+      expect(pages.map((p) => p.length)).toEqual([50, 50, 20]);
+      expect(pages.flat()).toEqual(Array.from({ length: 120 }, (_, i) => 120 - i));
+    });
+
+    it("pages a filtered query and ends without a cursor when the last page is exactly full", async () => {
+      const store = await h.open();
+      for (let i = 0; i < 40; i++) {
+        await store.appendDecision(
+          newEntry({ subject: i % 2 === 0 ? "even" : "odd", timestamp: at(i) }),
+          hashEntry,
+        );
+      }
+      const first = await store.queryDecisions({ subject: "even" }, 10);
+      expect(first.entries.map((e) => e.seq)).toEqual([39, 37, 35, 33, 31, 29, 27, 25, 23, 21]);
+      const second = await store.queryDecisions({ subject: "even" }, 10, first.next_cursor);
+      expect(second.entries.map((e) => e.seq)).toEqual([19, 17, 15, 13, 11, 9, 7, 5, 3, 1]);
+      expect(second.next_cursor).toBeUndefined();
+    });
+
+    it("caps the page size at 500", async () => {
+      const store = await h.open();
+      for (let i = 0; i < MAX_PAGE_SIZE + 5; i++) await store.appendDecision(newEntry(), hashEntry);
+      const page = await store.queryDecisions({}, 10_000);
+      expect(page.entries).toHaveLength(MAX_PAGE_SIZE);
+      expect(page.next_cursor).toBeDefined();
+    });
+
+    it("rejects a cursor it did not hand out", async () => {
+      const { store } = await seeded();
+      const good = (await store.queryDecisions({}, 2)).next_cursor;
+      expect(good).toBeDefined();
+      const bads = [
+        "",
+        "not a cursor!",
+        Buffer.from("abc").toString("base64url"),
+        Buffer.from("0").toString("base64url"),
+        Buffer.from("-3").toString("base64url"),
+        Buffer.from("3").toString("base64"),
+        `${good}=`,
+      ];
+      for (const cursor of bads) {
+        const error = await expectWritError(store.queryDecisions({}, 2, cursor), "invalid_argument");
+        expect(error.fieldErrors[0]?.path).toBe("/cursor");
+        expect(error.suggestedFix).toMatch(/next_cursor/);
+      }
+    });
+  });
+
+  approvalContract(h);
+  idempotencyContract(h);
+  concurrencyContract(h);
+}

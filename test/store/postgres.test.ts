@@ -1,0 +1,102 @@
+/**
+ * The `Store` contract on PostgreSQL (a throwaway server, see test/support/postgres.ts), and what
+ * only PostgreSQL has: migrations racing from several instances, its error mapping.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashEntry } from "../../src/decisionlog/index.ts";
+import { PostgresStore } from "../../src/store/postgres.ts";
+import { postgresMigrations } from "../../src/store/postgres-migrations.ts";
+import { postgresUnavailable, sql, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
+import { expectWritError, storeContract } from "./contract.ts";
+import { newEntry } from "./fixtures.ts";
+
+if (postgresUnavailable !== undefined)
+  console.warn(`skipping the PostgreSQL store tests: ${postgresUnavailable}`);
+
+describe.skipIf(postgresUnavailable !== undefined)("PostgresStore", () => {
+  let server: TestPostgres;
+  const opened: PostgresStore[] = [];
+  beforeAll(async () => {
+    server = await startTestPostgres();
+  });
+  afterAll(async () => {
+    for (const store of opened.splice(0)) await store.close();
+    await server?.stop();
+  });
+
+  async function open(url: string): Promise<PostgresStore> {
+    const store = await PostgresStore.open(url, { maxConnections: 4 });
+    opened.push(store);
+    return store;
+  }
+
+  describe("the Store contract on PostgreSQL", () => {
+    let last = "";
+    storeContract({
+      async open() {
+        last = await server.createDatabase();
+        return open(last);
+      },
+      openSame: () => open(last),
+      async corruptReasons(seq) {
+        await sql(
+          last,
+          `UPDATE decisions SET entry = jsonb_set(entry::jsonb, '{reasons}', '"nope"')::text WHERE seq = $1`,
+          [seq],
+        );
+      },
+      async cleanup() {
+        for (const store of opened.splice(0)) await store.close();
+      },
+    });
+  });
+
+  describe("migrations", () => {
+    it("applies every version once when several instances start at the same moment", async () => {
+      const url = await server.createDatabase();
+      const stores = await Promise.all(Array.from({ length: 5 }, () => open(url)));
+      await Promise.all(stores.map((store) => store.migrate()));
+      const versions = await sql(url, "SELECT version FROM schema_migrations ORDER BY version");
+      expect(versions).toEqual(postgresMigrations.map((m) => ({ version: m.version })));
+      await Promise.all(stores.map((store) => store.appendDecision(newEntry(), hashEntry)));
+      expect((await stores[0]?.readDecisions(1, 10))?.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+    });
+
+    it("refuses a database migrated by a newer release", async () => {
+      const url = await server.createDatabase();
+      const store = await open(url);
+      await sql(url, "INSERT INTO schema_migrations (version, name) VALUES (999, 'future')");
+      const error = await expectWritError(store.migrate(), "internal");
+      expect(error.message).toMatch(/schema version 999/);
+    });
+
+    it("says to migrate when the schema is missing, and refuses to work once closed", async () => {
+      const url = await server.createDatabase();
+      const store = new PostgresStore(url);
+      opened.push(store);
+      const error = await expectWritError(store.getResource("repo", "x"), "internal");
+      expect(error.suggestedFix).toMatch(/migrate/);
+      await store.migrate();
+      expect(await store.getResource("repo", "x")).toBeUndefined();
+      await store.close();
+      await expectWritError(store.getResource("repo", "x"), "internal");
+    });
+  });
+
+  describe("errors", () => {
+    it("is backend_unavailable (retryable) when the server cannot be reached", async () => {
+      const store = new PostgresStore("postgres://writ:secret@127.0.0.1:1/writ", { connectTimeoutMs: 1000 });
+      opened.push(store);
+      const error = await expectWritError(store.getResource("repo", "x"), "backend_unavailable");
+      expect(error.retryable).toBe(true);
+      expect(error.message).not.toMatch(/secret/);
+    });
+
+    it("names a missing database", async () => {
+      const url = new URL(server.adminUrl);
+      url.pathname = "/no_such_database";
+      const error = await expectWritError(PostgresStore.open(url.toString()), "internal");
+      expect(error.suggestedFix).toMatch(/create the database/);
+    });
+  });
+});

@@ -1,0 +1,150 @@
+/**
+ * Several real Writ processes (`node bin/writ.mjs serve`) on one PostgreSQL database: the setup
+ * of a scaled-out deployment, for the race and crash tests. Each instance is a child process
+ * started with a configuration written to a temp folder, sharing
+ *
+ * - the database (`store.postgres.url`), and with it the grant signing keys,
+ * - a temp copy of `policies/`,
+ * - one trusted identity issuer whose JWKS is served over HTTP on 127.0.0.1.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { defaultConfigFile } from "../../src/config/index.ts";
+import { type JwksServer, jwksOf, makeKey, startJwksServer, type TestKey } from "../identity/helpers.ts";
+import { TEST_AUDIENCE, TEST_ISSUER, testToken } from "./gateway.ts";
+import { repoRoot } from "./paths.ts";
+
+export interface WritProcess {
+  /** e.g. http://127.0.0.1:41234 */
+  url: string;
+  child: ChildProcess;
+  /** What the process wrote to stderr so far (the last 8 KB). */
+  stderr(): string;
+  /** SIGTERM, and wait for the exit. */
+  stop(): Promise<void>;
+}
+
+export interface Deployment {
+  databaseUrl: string;
+  /** The configuration file every instance (and `writ logs`) reads. */
+  configFile: string;
+  /** The policy folder every instance watches. */
+  policyDir: string;
+  /** A bearer token from the test identity provider. */
+  token(subject: string, roles?: string[]): Promise<string>;
+  /** Starts one more instance. */
+  start(): Promise<WritProcess>;
+  close(): Promise<void>;
+}
+
+const LISTENING = /writ listening on (http:\/\/\S+)/;
+
+export async function startDeployment(databaseUrl: string): Promise<Deployment> {
+  const tmp = await mkdtemp(path.join(os.tmpdir(), "writ-scale-"));
+  const processes: WritProcess[] = [];
+  let jwks: JwksServer | undefined;
+  try {
+    const policyDir = path.join(tmp, "policies");
+    await cp(path.join(repoRoot, "policies"), policyDir, { recursive: true });
+    const issuerKey: TestKey = await makeKey("EdDSA");
+    jwks = await startJwksServer(jwksOf(issuerKey));
+    const configFile = path.join(tmp, "writ.json");
+    // JSON is YAML; relative paths are resolved against this file's folder.
+    const defaults = z
+      .record(z.string(), z.unknown())
+      .parse(parseYaml(await readFile(defaultConfigFile, "utf8")));
+    await writeFile(
+      configFile,
+      JSON.stringify({
+        ...defaults,
+        server: { host: "127.0.0.1", port: 0 },
+        store: { postgres: { url: databaseUrl, max_connections: 10 } },
+        policy: { dir: policyDir, watch: true },
+        identity: {
+          issuers: [
+            { issuer: TEST_ISSUER, audience: TEST_AUDIENCE, algorithms: ["EdDSA"], jwks_uri: jwks.url },
+          ],
+          dev_issuer: { enabled: false },
+        },
+        grants: { issuer: "writ", default_ttl_s: 300, max_ttl_s: 600 },
+      }),
+    );
+    const server = jwks;
+    return {
+      databaseUrl,
+      configFile,
+      policyDir,
+      token: (subject, roles = ["developer"]) => testToken(issuerKey, subject, { roles }),
+      async start() {
+        const instance = await startWrit(configFile);
+        processes.push(instance);
+        return instance;
+      },
+      async close() {
+        try {
+          await Promise.all(processes.map((p) => p.stop()));
+        } finally {
+          await server.close();
+          await rm(tmp, { recursive: true, force: true });
+        }
+      },
+    };
+  } catch (error) {
+    await jwks?.close();
+    await rm(tmp, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** Starts `writ serve --config <file> --port 0` and waits for its "listening on" line. */
+export async function startWrit(configFile: string): Promise<WritProcess> {
+  const child = spawn(
+    process.execPath,
+    [path.join(repoRoot, "bin", "writ.mjs"), "serve", "--config", configFile, "--port", "0"],
+    {
+      cwd: repoRoot,
+      stdio: ["ignore", "pipe", "pipe"],
+      // The test's own database selection must not leak into the child.
+      env: { ...process.env, WRIT_DATABASE_URL: "" },
+    },
+  );
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-8192);
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    let stdout = "";
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`writ serve did not start within 30 s:\n${stderr}`));
+    }, 30_000);
+    child.stdout?.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = LISTENING.exec(stdout);
+      if (match?.[1] !== undefined) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`writ serve exited with ${code} before listening:\n${stderr}`));
+    });
+  });
+  child.stdout?.resume();
+  return {
+    url,
+    child,
+    stderr: () => stderr,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    },
+  };
+}
