@@ -607,7 +607,8 @@ export async function dispatch(gw: Gateway, req: DispatchRequest): Promise<Layer
   try {
     claims = await verify().catch(async (error: unknown) => {
       // Signed by a key another instance rotated in since this one last looked: look again.
-      const kid = error instanceof GrantError && error.code === "bad_signature" ? kidOf(req.token) : undefined;
+      const kid =
+        error instanceof GrantError && error.code === "bad_signature" ? kidOf(req.token) : undefined;
       if (kid !== undefined && (await gw.grants.reloadForKid(kid))) return verify();
       throw error;
     });
