@@ -4,8 +4,9 @@
  * `grantRequired`) and `echo_direct` (no check). Measured, each for a fixed time with several
  * concurrent SDK clients:
  * - direct: clients call `echo_direct` on the server itself;
- * - writ:   clients call `echo` on Writ's /mcp (JWT, policy, grant, durable log entry, dispatch
- *           to the server with the grant, grant verification there, result handling).
+ * - writ-api: the same call through POST /v1/proposals with execute (no MCP front);
+ * - writ-mcp: clients call `echo` on Writ's /mcp (JWT, policy, grant, durable log entry,
+ *           dispatch to the server with the grant, grant verification there, result handling).
  *
  * Run: npx tsx bench/mcp.ts [seconds-per-run] [clients]
  */
@@ -139,36 +140,72 @@ async function connect(url: string, headers: Record<string, string> = {}): Promi
   return client;
 }
 
-async function run(label: string, url: string, tool: string, headers: Record<string, string> = {}) {
-  const pool = await Promise.all(Array.from({ length: clients }, () => connect(url, headers)));
+/** `clients` loops calling `once` (true: success) for `seconds`; prints and returns calls/s. */
+async function measure(label: string, once: (worker: number) => Promise<boolean>) {
   const latencies: number[] = [];
   const deadline = performance.now() + seconds * 1000;
   let failures = 0;
   await Promise.all(
-    pool.map(async (client) => {
+    Array.from({ length: clients }, async (_, worker) => {
       while (performance.now() < deadline) {
         const started = performance.now();
-        const result = await client.callTool({ name: tool, arguments: { text: "hello" } });
-        if (result.isError) failures += 1;
+        if (!(await once(worker))) failures += 1;
         latencies.push(performance.now() - started);
       }
     }),
   );
-  for (const client of pool) await client.close();
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
   const rate = latencies.length / seconds;
   console.log(
-    `${label.padEnd(8)} ${rate.toFixed(0).padStart(6)} calls/s  p50 ${at(0.5).toFixed(2)} ms  p99 ${at(0.99).toFixed(2)} ms  failures ${failures}`,
+    `${label.padEnd(10)} ${rate.toFixed(0).padStart(6)} calls/s  p50 ${at(0.5).toFixed(2)} ms  p99 ${at(0.99).toFixed(2)} ms  failures ${failures}`,
   );
   return rate;
+}
+
+async function run(label: string, url: string, tool: string, headers: Record<string, string> = {}) {
+  const pool = await Promise.all(Array.from({ length: clients }, () => connect(url, headers)));
+  const rate = await measure(label, async (worker) => {
+    const result = await pool[worker]?.callTool({ name: tool, arguments: { text: "hello" } });
+    return result !== undefined && !result.isError;
+  });
+  for (const client of pool) await client.close();
+  return rate;
+}
+
+/** The same call through Writ's HTTP API (POST /v1/proposals with execute), no MCP on the front. */
+function viaApi(label: string) {
+  const body = JSON.stringify({
+    format: "mcp",
+    execute: true,
+    payload: {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "echo", arguments: { text: "hello" } },
+    },
+  });
+  return measure(label, async () => {
+    const response = await fetch(`${running.url}/v1/proposals`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body,
+    });
+    const answer = z
+      .object({ results: z.array(z.object({ result: z.unknown().optional() })) })
+      .parse(await response.json());
+    return answer.results[0]?.result !== undefined;
+  });
 }
 
 try {
   console.log(`${clients} concurrent SDK clients, ${seconds} s per run`);
   const direct = await run("direct", upstreamUrl, "echo_direct");
-  const writ = await run("writ", `${running.url}/mcp`, "echo", { authorization: `Bearer ${token}` });
-  console.log(`writ/direct: ${(writ / direct).toFixed(3)}`);
+  const api = await viaApi("writ-api");
+  const writ = await run("writ-mcp", `${running.url}/mcp`, "echo", { authorization: `Bearer ${token}` });
+  console.log(
+    `writ-mcp/direct: ${(writ / direct).toFixed(3)}  writ-api/direct: ${(api / direct).toFixed(3)}`,
+  );
 } finally {
   await running.close();
   await new Promise<void>((resolve) => (upstream ? upstream.close(() => resolve()) : resolve()));

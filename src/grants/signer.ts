@@ -16,8 +16,8 @@
  * `reload_interval_s`, from `issue()` and `refresh()`, and in the background with `watch()`), and
  * `rotate()` on any instance is seen by all. Otherwise the keys live in memory only.
  */
-import { randomUUID } from "node:crypto";
-import { type CryptoKey, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT } from "jose";
+import { createPrivateKey, type KeyObject, randomUUID, sign } from "node:crypto";
+import { calculateJwkThumbprint, exportJWK, generateKeyPair } from "jose";
 import { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { GRANT_TYPE, type GrantClaims } from "../core/types.ts";
@@ -114,7 +114,8 @@ type KeyFile = z.output<typeof keyFileSchema>;
 
 interface LoadedKey {
   record: KeyRecord;
-  privateKey: CryptoKey;
+  /** node:crypto's key: signing with it is synchronous (WebCrypto's queues on the thread pool). */
+  privateKey: KeyObject;
   publicJwk: Readonly<GrantJwk>;
 }
 
@@ -226,9 +227,7 @@ export class GrantSigner {
     }
     const claims = parsed.data;
     const key = this.#current();
-    const token = await new SignJWT(claims)
-      .setProtectedHeader({ alg: key.record.alg, kid: key.record.kid, typ: GRANT_TYPE })
-      .sign(key.privateKey);
+    const token = signCompactJws({ alg: key.record.alg, kid: key.record.kid, typ: GRANT_TYPE }, claims, key);
     const kid = key.record.kid;
     this.#latestExp.set(kid, Math.max(this.#latestExp.get(kid) ?? 0, claims.exp));
     return { token, claims };
@@ -396,11 +395,25 @@ function publicPart(jwk: z.output<typeof privateJwkSchema>): {
     : { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y };
 }
 
+/**
+ * A JWS in compact serialization (RFC 7515), signed with node:crypto: EdDSA over the signing
+ * input, ES256 as the raw r||s pair JWS requires. Executors verify these with jose.
+ */
+function signCompactJws(header: Record<string, string>, claims: GrantClaims, key: LoadedKey): string {
+  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+  const input = `${encode(header)}.${encode(claims)}`;
+  const signature =
+    key.record.alg === "EdDSA"
+      ? sign(null, Buffer.from(input), key.privateKey)
+      : sign("sha256", Buffer.from(input), { key: key.privateKey, dsaEncoding: "ieee-p1363" });
+  return `${input}.${signature.toString("base64url")}`;
+}
+
 async function loadKeys(records: readonly KeyRecord[]): Promise<LoadedKey[]> {
   return Promise.all(
     records.map(async (record) => ({
       record,
-      privateKey: await importJWK(record.private_jwk, record.alg),
+      privateKey: createPrivateKey({ key: record.private_jwk, format: "jwk" }),
       publicJwk: Object.freeze({
         ...publicPart(record.private_jwk),
         kid: record.kid,
