@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
+import { reasonSchema } from "../core/types.ts";
 import { UnreadableEntryError } from "./errors.ts";
 import {
   bodyOfNewEntry,
@@ -50,14 +51,61 @@ export const idempotencyRowSchema = z.object({
 export const versionRowSchema = z.object({ version: z.number().int() });
 export const lastRowSchema = z.object({ seq: z.number().int().positive(), hash: z.string() });
 
-/** The fields a stored approval record must have; the rest is what Writ wrote. */
-const approvalRecordSchema = z.looseObject({
-  id: z.string().min(1),
-  status: z.enum(approvalStatuses),
-  requester: z.looseObject({ id: z.string(), tenant: z.string() }),
-  approver_roles: z.array(z.string()),
-  expires_at: z.string(),
+const subjectSchema = z.object({
+  id: z.string(),
+  tenant: z.string(),
+  roles: z.array(z.string()),
+  scopes: z.array(z.string()),
+  issuer: z.string(),
+  claims: z.record(z.string(), z.unknown()),
 });
+
+const actionSchema = z.object({
+  name: z.string(),
+  version: z.string(),
+  side_effect: z.enum(["none", "reversible", "committing"]),
+  idempotency: z.enum(["natural", "keyed", "none"]),
+  data_classification: z.string(),
+  args: z.record(z.string(), z.unknown()),
+  args_digest: z.string(),
+});
+
+/** A stored approval record, every field checked: what createApproval/decideApproval wrote. */
+const approvalRecordSchema = z.object({
+  id: z.string().min(1),
+  requester: subjectSchema,
+  tool: z.object({ name: z.string(), version: z.string(), call_name: z.string() }),
+  action: actionSchema,
+  resource: z.object({ type: z.string(), id: z.string() }).nullable(),
+  resource_revision: z.number().nullable(),
+  policy_revision: z.string(),
+  decision_id: z.string(),
+  source: z.enum(["openai", "anthropic", "mcp", "canonical"]),
+  session: z.string().nullable(),
+  approver_roles: z.array(z.string()),
+  requested_at: z.string(),
+  expires_at: z.string(),
+  status: z.enum(approvalStatuses),
+  resolution: z.enum(["approved", "rejected", "policy_denied", "stale_revision", "expired"]).nullable(),
+  decided_by: z.string().nullable(),
+  decided_at: z.string().nullable(),
+  reason: z.string().nullable(),
+  reasons: z.array(reasonSchema),
+  grant_jti: z.string().nullable(),
+  grant: z
+    .object({
+      token: z.string(),
+      jti: z.string(),
+      audience: z.string(),
+      expires_at: z.string(),
+      max_uses: z.number(),
+    })
+    .nullable(),
+});
+
+// The schema's output must stay assignable to the stored type.
+const _approvalMatchesType = (record: z.output<typeof approvalRecordSchema>): ApprovalRecord => record;
+void _approvalMatchesType;
 
 export const approvalFilterSchema = z
   .object({
@@ -134,7 +182,7 @@ export function resourceOf(row: unknown): StoredResource {
 /** An approval record, already parsed from JSON; `seq` names the row in messages. */
 export function approvalOfJson(json: unknown, seq: number): ApprovalRecord {
   // The record is what createApproval/decideApproval wrote; its key fields are checked here.
-  return parseStored(approvalRecordSchema, json, `approval row ${seq}`) as unknown as ApprovalRecord;
+  return parseStored(approvalRecordSchema, json, `approval row ${seq}`);
 }
 
 /** A decision row (`entry` as the JSON text the hash covers). */
