@@ -1,6 +1,6 @@
 /** The hash chain's verification status, for the whole log and for one entry. */
 import type { FC } from "hono/jsx";
-import type { VerifyResult } from "../decisionlog/index.ts";
+import type { ChainStatus, VerifyResult } from "../decisionlog/index.ts";
 
 export type EntryChainState = "verified" | "broken" | "after_break";
 
@@ -17,10 +17,20 @@ const reasons = {
   unreadable: "the stored row does not parse: it was changed outside Writ",
 } as const;
 
-export const ChainBanner: FC<{ result: VerifyResult }> = ({ result }) =>
+/** When the whole log was last walked, for the banner. */
+const FullCheck: FC<{ at: string }> = ({ at }) => (
+  <span class="muted">
+    {" "}
+    (whole chain walked at {at.replace("T", " ").slice(0, 19)} UTC; entries since then, and every entry shown,
+    checked now)
+  </span>
+);
+
+export const ChainBanner: FC<{ status: ChainStatus }> = ({ status: { result, full_checked_at } }) =>
   result.ok ? (
     <div class="chain ok" data-chain="intact">
       Hash chain intact: all {result.entries} entries verify.
+      <FullCheck at={full_checked_at} />
     </div>
   ) : (
     <div class="chain broken" data-chain="broken">

@@ -5,7 +5,7 @@
  * is what the log entry holds.
  */
 import type { FC } from "hono/jsx";
-import type { VerifyResult } from "../decisionlog/index.ts";
+import type { ChainStatus } from "../decisionlog/index.ts";
 import { loggedResourceRevision } from "../decisionlog/query.ts";
 import type { DecisionLogEntry } from "../store/types.ts";
 import { EntryChain } from "./chain.tsx";
@@ -38,7 +38,7 @@ function millis(ns: number): string {
   return `${(ns / 1e6).toFixed(3)} ms`;
 }
 
-export const DecisionPage: FC<{ viewer: Viewer; entry: DecisionLogEntry; chain: VerifyResult }> = ({
+export const DecisionPage: FC<{ viewer: Viewer; entry: DecisionLogEntry; chain: ChainStatus }> = ({
   viewer,
   entry: e,
   chain,
@@ -50,7 +50,7 @@ export const DecisionPage: FC<{ viewer: Viewer; entry: DecisionLogEntry; chain: 
     <h1>
       Decision {String(e.seq)} <DecisionBadge decision={e.decision} />
     </h1>
-    <EntryChain result={chain} seq={e.seq} />
+    <EntryChain result={chain.result} seq={e.seq} />
     <section>
       <p data-summary>
         <strong>{e.subject ?? "An unauthenticated caller"}</strong>

@@ -1,7 +1,7 @@
 /** The decision list: the filters of `writ logs query`, cursor paging, charts and the chain status. */
 import type { FC } from "hono/jsx";
 import { z } from "zod";
-import type { VerifyResult } from "../decisionlog/index.ts";
+import type { ChainStatus, VerifyResult } from "../decisionlog/index.ts";
 import {
   type DecisionFilterFields,
   decisionFilterFieldsSchema,
@@ -124,7 +124,7 @@ export interface DecisionListProps {
   query: DecisionListQuery;
   entries: DecisionLogEntry[];
   nextCursor: string | undefined;
-  chain: VerifyResult;
+  chain: ChainStatus;
   /** The most recent matching decisions the charts are drawn from. */
   sample: DecisionLogEntry[];
 }
@@ -143,7 +143,7 @@ export const DecisionListPage: FC<DecisionListProps> = ({
   return (
     <Layout title="Decisions" viewer={viewer}>
       <h1>Decisions</h1>
-      <ChainBanner result={chain} />
+      <ChainBanner status={chain} />
       <section>
         <FilterForm query={query} />
       </section>
@@ -166,7 +166,7 @@ export const DecisionListPage: FC<DecisionListProps> = ({
         {entries.length === 0 ? (
           <p>No decisions match these filters.</p>
         ) : (
-          <DecisionRows entries={entries} chain={chain} />
+          <DecisionRows entries={entries} chain={chain.result} />
         )}
         <div class="pager">
           {query.cursor !== undefined && (

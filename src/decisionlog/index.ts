@@ -8,4 +8,10 @@ export {
   type DecisionParts,
   type VerifyResult,
 } from "./log.ts";
+export {
+  ChainMonitor,
+  type ChainMonitorOptions,
+  type ChainStatus,
+  DEFAULT_FULL_CHECK_MS,
+} from "./monitor.ts";
 export { type Redacted, type RedactionRules, redact, redactionRulesSchema } from "./redact.ts";

@@ -184,8 +184,16 @@ export class DecisionLog {
    * Walks the whole log in seq order and checks that seqs run 1, 2, 3… without gaps, that each
    * entry links to the previous entry's hash (the first to the genesis hash) and that each hash
    * matches the entry. Stops at the first break.
+   *
+   * With `after` (a prefix already verified: its last seq and hash), only the entries after it
+   * are walked, and the first of them must link to that hash; `entries` still counts the whole
+   * log. When the prefix's last entry is gone or no longer has that hash, that is the break:
+   * the log was cut back or rewritten after it was verified. Other edits inside the prefix are
+   * not seen: a full walk now and then must catch them (see ChainMonitor).
    */
-  async verify(options: { batch?: number } = {}): Promise<VerifyResult> {
+  async verify(
+    options: { batch?: number; after?: { seq: number; hash: string } } = {},
+  ): Promise<VerifyResult> {
     const batch = options.batch ?? DEFAULT_VERIFY_BATCH;
     if (!Number.isSafeInteger(batch) || batch < 1) {
       throw new WritError("invalid_argument", `batch must be a positive integer, got ${String(batch)}`, {
@@ -193,14 +201,29 @@ export class DecisionLog {
         suggestedFix: `omit batch (default ${DEFAULT_VERIFY_BATCH}) or pass a positive integer`,
       });
     }
-    let expected = 1;
-    let prevHash = GENESIS_HASH;
+    const after = options.after;
+    if (after !== undefined && after.seq > 0) {
+      const [last] = await this.#store.readDecisions(after.seq, 1).catch(() => []);
+      if (last?.seq !== after.seq || last.hash !== after.hash) {
+        return {
+          ok: false,
+          entries_checked: after.seq - 1,
+          first_broken: {
+            seq: after.seq,
+            decision_id: last?.seq === after.seq ? last.decision_id : null,
+            reason: last?.seq === after.seq ? "hash_mismatch" : "missing_entries",
+          },
+        };
+      }
+    }
+    let expected = (after?.seq ?? 0) + 1;
+    let prevHash = after?.hash ?? GENESIS_HASH;
     const broken = (seq: number, decisionId: string | null, reason: BreakReason): VerifyResult => ({
       ok: false,
       entries_checked: expected - 1,
       first_broken: { seq, decision_id: decisionId, reason },
     });
-    for await (const item of this.#walk(batch)) {
+    for await (const item of this.#walk(batch, expected)) {
       if (item.seq !== expected) return broken(expected, null, "missing_entries");
       if (item instanceof UnreadableEntryError) return broken(item.seq, item.decisionId, "unreadable");
       if (item.prev_hash !== prevHash) return broken(item.seq, item.decision_id, "broken_link");
@@ -262,8 +285,8 @@ export class DecisionLog {
    * The log's rows in seq order; an unreadable row is yielded as its error (and ends the walk),
    * after every readable row before it.
    */
-  async *#walk(batch: number): AsyncGenerator<DecisionLogEntry | UnreadableEntryError> {
-    let from = 1;
+  async *#walk(batch: number, start = 1): AsyncGenerator<DecisionLogEntry | UnreadableEntryError> {
+    let from = start;
     for (;;) {
       let entries: DecisionLogEntry[];
       try {
