@@ -9,7 +9,10 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolResult,
@@ -116,7 +119,6 @@ export class McpUpstreams {
       });
     }
     const upstream = this.upstreams.get(backend.server);
-    const effectful = contract.side_effect !== "none";
     if (!upstream) {
       throw new WritError("backend_unavailable", `no MCP server named ${backend.server} is configured`, {
         suggestedFix: "check the tool's backend.server against mcp.servers in the configuration",
@@ -126,21 +128,39 @@ export class McpUpstreams {
     }
     // A server that went away is retried on its back-off schedule, not by every call.
     if (upstream.client === undefined && upstream.reconnectTimer === undefined) await this.connect(upstream);
+    try {
+      return await this.#callOnce(upstream, contract, args, grant, requestId);
+    } catch (error) {
+      if (!(error instanceof StreamableHTTPError) || error.code !== 404) throw error;
+      // The server no longer knows Writ's session (it restarted): it did not run the call, so
+      // a new session may send it once more.
+      await this.#drop(upstream);
+      await this.connect(upstream);
+      return this.#callOnce(upstream, contract, args, grant, requestId);
+    }
+  }
+
+  async #callOnce(
+    upstream: Upstream,
+    contract: ToolContract,
+    args: Record<string, unknown>,
+    grant: string,
+    requestId: string,
+  ): Promise<CallToolResult> {
+    const server = upstream.config.name;
+    const tool = contract.backend.kind === "mcp" ? contract.backend.tool : contract.name;
+    const effectful = contract.side_effect !== "none";
     const client = upstream.client;
     if (client === undefined) {
       throw new WritError(
         "backend_unavailable",
-        `${contract.name}: the MCP server ${backend.server} is not connected${upstream.error ? ` (${upstream.error})` : ""}`,
+        `${contract.name}: the MCP server ${server} is not connected${upstream.error ? ` (${upstream.error})` : ""}`,
         { suggestedFix: "retry later; Writ reconnects on its own", retryable: true, effectCommitted: false },
       );
     }
     try {
       const result = await client.callTool(
-        {
-          name: backend.tool,
-          arguments: args,
-          _meta: { [GRANT_META_KEY]: grant, "writ/request_id": requestId },
-        },
+        { name: tool, arguments: args, _meta: { [GRANT_META_KEY]: grant, "writ/request_id": requestId } },
         CallToolResultSchema,
         { timeout: contract.timeout_ms },
       );
@@ -159,8 +179,20 @@ export class McpUpstreams {
       return parsed.data;
     } catch (error) {
       if (error instanceof WritError) throw error;
-      throw callFailure(contract, backend.server, error);
+      if (error instanceof StreamableHTTPError && error.code === 404) throw error;
+      // The server is unreachable or the connection broke: reconnect on the back-off schedule.
+      if (!(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed)
+        await this.#drop(upstream);
+      throw callFailure(contract, server, error);
     }
+  }
+
+  /** Closes the current connection; `lost` then hides its tools and schedules a reconnect. */
+  async #drop(upstream: Upstream): Promise<void> {
+    const client = upstream.client;
+    if (client === undefined) return;
+    await client.close().catch(() => undefined);
+    this.lost(upstream, client);
   }
 
   async close(): Promise<void> {

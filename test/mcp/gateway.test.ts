@@ -12,6 +12,7 @@ import { createRemoteJWKSet } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { writErrorSchema } from "../../src/core/errors.ts";
+import type { GrantKeys } from "../../src/executor/index.ts";
 import { freePort, startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
 import type { NotesCall } from "../support/mcp-notes.ts";
 import { type NotesHttpServer, startNotesHttpServer } from "../support/mcp-notes-http.ts";
@@ -382,4 +383,51 @@ describe("an upstream MCP server that cannot be reached", () => {
       await rm(policyDir, { recursive: true, force: true });
     }
   });
+});
+
+describe("an upstream MCP server over HTTP that restarts", () => {
+  it("gets a new session: the call that meets the stale one is sent again, once", async () => {
+    const policyDir = await notesPolicyDir();
+    let jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
+    const keys: GrantKeys = (header, token) => {
+      if (!jwks) throw new Error("the gateway is not up yet");
+      return jwks(header, token);
+    };
+    let http = await startNotesHttpServer(keys);
+    const port = Number(new URL(http.url).port);
+    const gw = await startTestGateway({
+      configure: withNotes({ transport: "http", url: http.url }, policyDir),
+    });
+    jwks = createRemoteJWKSet(new URL(gw.jwksUrl));
+    const viewer = await connect(gw, await gw.token("vera", { roles: ["viewer"] }));
+    try {
+      expect((await call(viewer, "read_note", { id: "n1" })).isError).toBeFalsy();
+
+      // Restarted before Writ noticed: its session id is unknown to the new process.
+      await http.close();
+      http = await startNotesHttpServer(keys, port);
+      const afterRestart = await call(viewer, "read_note", { id: "n1" });
+      expect(afterRestart.isError).toBeFalsy();
+      expect(http.calls.filter((c) => c.granted)).toHaveLength(1);
+
+      // Down: calls fail closed, the tools leave the list; back up: Writ reconnects by itself.
+      await http.close();
+      const down = toolError(await call(viewer, "read_note", { id: "n1" }));
+      expect(down.error.category).toBe("backend_unavailable");
+      expect((await viewer.listTools()).tools).toEqual([]);
+      http = await startNotesHttpServer(keys, port);
+      await waitFor(
+        "the gateway to reconnect",
+        async () => ((await viewer.listTools()).tools.length > 0 ? true : undefined),
+        10_000,
+        100,
+      );
+      expect((await call(viewer, "read_note", { id: "n1" })).isError).toBeFalsy();
+    } finally {
+      await viewer.close();
+      await gw.close();
+      await http.close();
+      await rm(policyDir, { recursive: true, force: true });
+    }
+  }, 30_000);
 });

@@ -18,7 +18,8 @@ export interface NotesHttpServer {
   close(): Promise<void>;
 }
 
-export async function startNotesHttpServer(keys: GrantKeys): Promise<NotesHttpServer> {
+/** Starts the server on `port` (default: one chosen now); the same port serves a restart. */
+export async function startNotesHttpServer(keys: GrantKeys, port = 0): Promise<NotesHttpServer> {
   const calls: NotesCall[] = [];
   const sessions = new Map<
     string,
@@ -47,12 +48,12 @@ export async function startNotesHttpServer(keys: GrantKeys): Promise<NotesHttpSe
     return transport.handleRequest(c.req.raw);
   });
   let server: ServerType | undefined;
-  const port = await new Promise<number>((resolve, reject) => {
-    server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, (info) => resolve(info.port));
+  const listening = await new Promise<number>((resolve, reject) => {
+    server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port }, (info) => resolve(info.port));
     server.on("error", reject);
   });
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${listening}/mcp`,
     calls,
     addArchiveTool() {
       archive = true;
