@@ -81,6 +81,11 @@ export async function createGateway(
     }
     const identity = new IdentityVerifier({ issuers });
     // With PostgreSQL the signing keys live in the database, shared by every instance on it.
+    if (store instanceof PostgresStore && config.grants.key_file !== undefined) {
+      console.error(
+        `grant signing keys: kept in PostgreSQL, shared by every instance (grants.key_file ${config.grants.key_file} is not used)`,
+      );
+    }
     const grants = await GrantSigner.create(
       config.grants,
       store instanceof PostgresStore ? { storage: store.grantKeySet() } : {},

@@ -36,7 +36,7 @@ export const decisionFilterFieldsSchema = z.object({
 export type DecisionFilterFields = z.output<typeof decisionFilterFieldsSchema>;
 
 /** The filter fields that are set, as the store's filter. */
-export function toDecisionFilter(fields: DecisionFilterFields): DecisionFilter {
+export function toDecisionFilter(fields: Partial<DecisionFilterFields>): DecisionFilter {
   return {
     ...(fields.subject ? { subject: fields.subject } : {}),
     ...(fields.tenant ? { tenant: fields.tenant } : {}),

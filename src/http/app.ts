@@ -34,10 +34,11 @@ import { consoleRoutes } from "../console/index.tsx";
 import { jsonDigest } from "../core/digest.ts";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { proposalFormats, type Subject } from "../core/types.ts";
+import { toDecisionFilter } from "../decisionlog/query.ts";
 import type { TokenCacheStats } from "../identity/index.ts";
 import { mcpEndpoint } from "../mcp/endpoint.ts";
 import { executeWithGrant, type Gateway, handleProposal, ToolDiscovery } from "../pipeline.ts";
-import { approvalStatuses, type DecisionFilter } from "../store/types.ts";
+import { approvalStatuses } from "../store/types.ts";
 
 export interface AppOptions {
   bodyLimitBytes: number;
@@ -388,18 +389,7 @@ export function createApp(gw: Gateway, options: AppOptions): Hono {
     const subject = await gw.identity.verify(c.req.header("authorization"));
     requireRole(subject, options.roles.reviewer, "reading the decision log");
     const q = parseWith(decisionQuerySchema, c.req.query(), "", "the decision query");
-    const filter: DecisionFilter = {
-      ...(q.subject ? { subject: q.subject } : {}),
-      ...(q.tenant ? { tenant: q.tenant } : {}),
-      ...(q.action ? { action: q.action } : {}),
-      ...(q.decision ? { decision: q.decision } : {}),
-      ...(q.reason ? { reason: q.reason } : {}),
-      ...(q.resource_type ? { resourceType: q.resource_type } : {}),
-      ...(q.resource_id ? { resourceId: q.resource_id } : {}),
-      ...(q.since ? { since: q.since } : {}),
-      ...(q.until ? { until: q.until } : {}),
-    };
-    const page = await gw.log.query(filter, q.limit, q.cursor);
+    const page = await gw.log.query(toDecisionFilter(q), q.limit, q.cursor);
     return c.json(page);
   });
 
