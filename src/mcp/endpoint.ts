@@ -27,6 +27,7 @@ import {
 import type { Context } from "hono";
 import { readApproval } from "../approvals/index.ts";
 import { WritError, type WritErrorBody } from "../core/errors.ts";
+import { isRecord } from "../core/json.ts";
 import type { Subject } from "../core/types.ts";
 import {
   type CallOutcome,
@@ -250,6 +251,35 @@ function jsonRpcError(
   });
 }
 
+/**
+ * Tool calls refused for want of a valid token are in the decision log like any refused
+ * proposal: the pipeline's identity stage logs each one (and refuses it again).
+ */
+async function logRefusedCalls(
+  gw: Gateway,
+  request: Request,
+  authorization: string | undefined,
+  requestId: string,
+): Promise<void> {
+  let body: unknown;
+  try {
+    body = await request.clone().json();
+  } catch {
+    return;
+  }
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  for (const message of messages) {
+    if (!isRecord(message) || message.method !== "tools/call") continue;
+    await handleProposal(gw, {
+      authorization,
+      format: "mcp",
+      payload: message,
+      execute: false,
+      requestId,
+    }).catch(() => undefined);
+  }
+}
+
 /** The hono handler for `/mcp`. */
 export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context) => Promise<Response> {
   return async (c) => {
@@ -268,6 +298,7 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     try {
       subject = await gw.identity.verify(authorization);
     } catch (error) {
+      await logRefusedCalls(gw, c.req.raw, authorization, c.req.header("x-request-id") ?? randomUUID());
       const body = asErrorBody(error);
       return new Response(JSON.stringify(body), {
         status: 401,

@@ -5,7 +5,6 @@
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer as createHttpServer, type Server } from "node:http";
-import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,21 +15,10 @@ import { type PaymentsService, paymentsContracts, startPaymentsService } from ".
 import { DevIssuer } from "../../src/identity/index.ts";
 import { type RunningGateway, startGateway } from "../../src/server.ts";
 import { repoRoot } from "../support/paths.ts";
+import { freePort } from "../support/ports.ts";
 
 const SECRET = "pay-secret-3f9a1c";
 const ENV = "WRIT_E2E_PAYMENTS_TOKEN";
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const outcomeSchema = z.object({
   decision: z.string(),

@@ -53,6 +53,22 @@ describe("the default configuration over MCP", () => {
     expect(result.content[0]?.type).toBe("text");
   });
 
+  it("logs a tool call refused for its token, as the HTTP API does", async () => {
+    const answer = await gw.request("POST", "/mcp", {
+      token: "not-a-jwt",
+      headers: { accept: "application/json, text/event-stream" },
+      body: {
+        jsonrpc: "2.0",
+        id: 7,
+        method: "tools/call",
+        params: { name: "repo_read", arguments: { workspace: "ws-demo", path: "README.md" } },
+      },
+    });
+    expect(answer.status).toBe(401);
+    const page = await gw.gateway.log.query({ action: "repo.read", decision: "error" }, 10);
+    expect(page.entries.map((e) => [e.error, e.subject])).toContainEqual(["unauthenticated", null]);
+  });
+
   it("answers GET with 405: the endpoint is stateless", async () => {
     const answer = await gw.request("GET", "/mcp", { token: await gw.token("alice") });
     expect(answer.status).toBe(405);

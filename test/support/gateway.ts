@@ -295,16 +295,4 @@ export async function waitFor<T>(
   }
 }
 
-/** A port on 127.0.0.1 that was free a moment ago (for servers whose URL must be known first). */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  return new Promise<number>((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from "./ports.ts";

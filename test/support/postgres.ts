@@ -22,11 +22,11 @@ import {
   readFileSync,
   rmSync,
 } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
+import { freePort } from "./ports.ts";
 
 const run = promisify(execFile);
 
@@ -64,18 +64,6 @@ export async function sql(url: string, text: string, params: unknown[] = []): Pr
   } finally {
     await client.end();
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function asPostgresUser(command: string, args: string[]): [string, string[]] {

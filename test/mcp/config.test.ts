@@ -1,0 +1,61 @@
+/** The `mcp:` section of the gateway configuration: what `writ config check` refuses and why. */
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "../../src/config/index.ts";
+import { NOTES_CONTRACTS } from "./notes-fixture.ts";
+
+function problems(document: Record<string, unknown>): string {
+  try {
+    parseConfig(document, "/srv/writ", "test.yaml");
+  } catch (error) {
+    if (error instanceof ConfigError) return error.message;
+    throw error;
+  }
+  return "";
+}
+
+describe("mcp configuration", () => {
+  it("refuses a tool on an MCP server that is not configured, naming where", () => {
+    expect(problems({ tools: NOTES_CONTRACTS })).toContain(
+      '/tools/0/backend/server: no MCP server named "notes" under mcp.servers:',
+    );
+  });
+
+  it("refuses two servers with one name and an HTTP server with unknown credentials", () => {
+    const message = problems({
+      mcp: {
+        servers: [
+          { name: "notes", transport: "stdio", command: "node" },
+          { name: "notes", transport: "http", url: "https://notes.internal/mcp", credentials_ref: "nope" },
+        ],
+      },
+    });
+    expect(message).toContain("/mcp/servers/1/name");
+    expect(
+      problems({
+        mcp: {
+          servers: [
+            { name: "n", transport: "http", url: "https://notes.internal/mcp", credentials_ref: "nope" },
+          ],
+        },
+      }),
+    ).toContain('/mcp/servers/0/credentials_ref: no credentials named "nope"');
+    expect(problems({ mcp: { servers: [{ name: "n", transport: "http", url: "ftp://x" }] } })).toContain(
+      "/mcp/servers/0/url",
+    );
+  });
+
+  it("resolves a stdio server's folder against the configuration file's folder", () => {
+    const config = parseConfig(
+      {
+        tools: NOTES_CONTRACTS,
+        mcp: {
+          servers: [{ name: "notes", transport: "stdio", command: "node", args: ["server.js"], cwd: "mcp" }],
+        },
+      },
+      "/srv/writ",
+      "test.yaml",
+    );
+    expect(config.mcp.endpoint).toBe(true);
+    expect(config.mcp.servers[0]).toMatchObject({ cwd: "/srv/writ/mcp", args: ["server.js"], env: {} });
+  });
+});
