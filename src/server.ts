@@ -44,9 +44,14 @@ export async function createGateway(
     const metrics = new GatewayMetrics();
     const contracts = new ContractRegistry(config.tools, { pointer: "/tools" });
 
+    const credentials = new CredentialResolver(config.credentials);
+    const bundleCredentials = config.policy.bundle_credentials_ref;
     const policy = new PolicyEngine({
       entrypoint: config.policy.entrypoint,
       timeBudgetMs: config.policy.time_budget_ms,
+      ...(bundleCredentials === undefined
+        ? {}
+        : { bundleHeaders: () => credentials.resolve(bundleCredentials) }),
     });
     const source = config.policy.bundle ?? config.policy.dir;
     if (config.policy.bundle) await policy.loadBundle(config.policy.bundle);
@@ -65,8 +70,9 @@ export async function createGateway(
           );
         },
       };
-      if (config.policy.bundle) policy.watchBundle(config.policy.bundle, events);
-      else policy.watchDirectory(config.policy.dir, events);
+      if (config.policy.bundle) {
+        policy.watchBundle(config.policy.bundle, events, config.policy.bundle_poll_interval_s * 1000);
+      } else policy.watchDirectory(config.policy.dir, events);
       closers.push(() => policy.unwatch());
     }
 
@@ -111,7 +117,6 @@ export async function createGateway(
       if (!(await store.getResource(seed.type, seed.id))) await store.putResource(seed);
     }
 
-    const credentials = new CredentialResolver(config.credentials);
     let mcp: McpUpstreams | undefined;
     if (config.mcp.servers.length > 0) {
       const upstreams = new McpUpstreams(config.mcp.servers, {

@@ -53,6 +53,10 @@ export const gatewayConfigSchema = z
          * `opa`) to load instead of compiling `dir`.
          */
         bundle: z.string().min(1).optional(),
+        /** How often a bundle server (`bundle` as an http(s) URL) is asked for a newer bundle. */
+        bundle_poll_interval_s: z.number().positive().default(10),
+        /** Credentials (a name under `credentials:`) sent to the bundle server. */
+        bundle_credentials_ref: z.string().min(1).optional(),
         entrypoint: z.string().min(1).default("writ/decision"),
         /** Recompile when files in `dir` change; a broken change keeps the last good policy. */
         watch: z.boolean().default(true),
@@ -131,7 +135,14 @@ function resolvePaths(config: GatewayConfig, base: string): GatewayConfig {
     policy: {
       ...config.policy,
       dir: at(config.policy.dir),
-      ...(config.policy.bundle ? { bundle: at(config.policy.bundle) } : {}),
+      // A bundle server's URL stays as it is; a bundle file is relative to the configuration.
+      ...(config.policy.bundle
+        ? {
+            bundle: /^https?:\/\//i.test(config.policy.bundle)
+              ? config.policy.bundle
+              : at(config.policy.bundle),
+          }
+        : {}),
     },
     identity: {
       ...config.identity,
@@ -176,6 +187,11 @@ export function parseConfig(document: unknown, base: string, source = "configura
       }
       return [];
     }),
+    ...(credentials(parsed.data.policy.bundle_credentials_ref)
+      ? []
+      : [
+          `  /policy/bundle_credentials_ref: no credentials named ${JSON.stringify(parsed.data.policy.bundle_credentials_ref)} under credentials:`,
+        ]),
     ...parsed.data.mcp.servers.flatMap((s, i) =>
       s.transport === "http" && !credentials(s.credentials_ref)
         ? [

@@ -95,6 +95,8 @@ export interface PolicyEngineOptions {
   entrypoint?: string;
   /** Evaluations slower than this are treated as failures (default 250 ms). */
   timeBudgetMs?: number;
+  /** Headers for requests to a bundle server (its credentials), resolved per request. */
+  bundleHeaders?: () => Promise<Record<string, string>>;
 }
 
 export class PolicyEngine {
@@ -104,12 +106,16 @@ export class PolicyEngine {
   private watcher: FSWatcher | undefined;
   private stopPolling: (() => void) | undefined;
   private reloadTimer: NodeJS.Timeout | undefined;
+  private readonly bundleHeaders: (() => Promise<Record<string, string>>) | undefined;
+  /** The bundle last installed from a bundle server: where from, its digest and ETag. */
+  private served: { url: string; digest: string; etag?: string } | undefined;
   /** The last reload failure, until a reload succeeds. */
   lastLoadError: string | undefined;
 
   constructor(options: PolicyEngineOptions = {}) {
     this.entrypoint = options.entrypoint ?? DEFAULT_ENTRYPOINT;
     this.timeBudgetMs = options.timeBudgetMs ?? 250;
+    this.bundleHeaders = options.bundleHeaders;
   }
 
   get revision(): string | undefined {
@@ -179,21 +185,22 @@ export class PolicyEngine {
   /**
    * Loads a bundle in the layout of `opa build -t wasm` (built by `writ policy build` or by
    * `opa`), with its data, and swaps it in. Its revision is the manifest's, or a hash of it.
+   * `source` is a file, or an http(s) URL (a bundle server, as OPA's bundle service): every
+   * instance pointed at the same URL runs the same policy.
    */
-  async loadBundle(file: string): Promise<string> {
-    let bytes: Uint8Array;
-    try {
-      bytes = await readFile(file);
-    } catch {
-      throw new PolicyLoadError(`cannot read the bundle ${file}`, [
-        "check policy.bundle in the configuration",
-      ]);
-    }
+  async loadBundle(source: string): Promise<string> {
+    const bytes = isBundleUrl(source) ? (await this.fetchBundle(source)).bytes : await readBundleFile(source);
+    if (bytes === undefined)
+      throw new PolicyLoadError(`the bundle server at ${source} answered no bundle`, []);
+    return this.installBundle(bytes, source);
+  }
+
+  private async installBundle(bytes: Uint8Array, source: string): Promise<string> {
     let policy: Awaited<ReturnType<typeof loadPolicyFromBundle>>;
     try {
       policy = await loadPolicyFromBundle(bytes);
     } catch (error) {
-      throw new PolicyLoadError(`the bundle ${file} cannot be loaded`, [
+      throw new PolicyLoadError(`the bundle ${source} cannot be loaded`, [
         error instanceof Error ? error.message : String(error),
       ]);
     }
@@ -201,6 +208,36 @@ export class PolicyEngine {
       policy.manifest.revision || createHash("sha256").update(bytes).digest("hex").slice(0, 16);
     this.install(policy, revision);
     return revision;
+  }
+
+  /**
+   * Fetches a bundle from a bundle server; with `etag`, a 304 answer means it has not changed
+   * (`bytes` undefined).
+   */
+  private async fetchBundle(url: string, etag?: string): Promise<{ bytes?: Uint8Array; etag?: string }> {
+    const headers = new Headers(await this.bundleHeaders?.());
+    if (etag !== undefined) headers.set("if-none-match", etag);
+    let response: Response;
+    try {
+      response = await fetch(url, { headers, signal: AbortSignal.timeout(BUNDLE_FETCH_TIMEOUT_MS) });
+    } catch (error) {
+      throw new PolicyLoadError(`cannot fetch the bundle from ${url}`, [
+        error instanceof Error ? error.message : String(error),
+        "check that the bundle server is up and policy.bundle names it",
+      ]);
+    }
+    if (response.status === 304) return etag === undefined ? {} : { etag };
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw new PolicyLoadError(`the bundle server at ${url} answered ${response.status}`, [
+        response.status === 401 || response.status === 403
+          ? "check policy.bundle_credentials_ref"
+          : "check policy.bundle and the bundle server",
+      ]);
+    }
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const tag = response.headers.get("etag");
+    return tag === null ? { bytes } : { bytes, etag: tag };
   }
 
   /**
@@ -248,25 +285,61 @@ export class PolicyEngine {
     arm();
   }
 
-  /** Reloads a bundle file when it changes (polled each second; atomic replaces are fine). */
+  /**
+   * Reloads a bundle when it changes: a file is polled each second (atomic replaces are fine),
+   * a bundle server every `pollIntervalMs` with `If-None-Match`. A bundle that fails to load
+   * leaves the working policy in place.
+   */
   watchBundle(
-    file: string,
+    source: string,
     events: { onReload?: (revision: string) => void; onError?: (error: Error) => void } = {},
+    pollIntervalMs = 10_000,
   ): void {
     this.unwatch();
+    const failed = (error: unknown) => {
+      const e = error instanceof Error ? error : new Error(String(error));
+      this.lastLoadError = e.message;
+      events.onError?.(e);
+    };
+    if (isBundleUrl(source)) {
+      // Starting from what loadBundle installed, when it came from this server.
+      const known = this.served?.url === source ? this.served : undefined;
+      let etag = known?.etag;
+      let digest = known?.digest;
+      let stopped = false;
+      let timer: NodeJS.Timeout | undefined;
+      const poll = async () => {
+        try {
+          const fetched = await this.fetchBundle(source, etag);
+          etag = fetched.etag;
+          const next = fetched.bytes === undefined ? digest : digestOf(fetched.bytes);
+          if (fetched.bytes === undefined || next === digest) {
+            // The server answered and nothing changed: a failure reported earlier is over.
+            this.lastLoadError = undefined;
+            return;
+          }
+          const revision = await this.installBundle(fetched.bytes, source);
+          digest = next;
+          events.onReload?.(revision);
+        } catch (error) {
+          failed(error);
+        } finally {
+          if (!stopped) timer = setTimeout(() => void poll(), pollIntervalMs);
+        }
+      };
+      timer = setTimeout(() => void poll(), known ? pollIntervalMs : 0);
+      this.stopPolling = () => {
+        stopped = true;
+        clearTimeout(timer);
+      };
+      return;
+    }
     const listener = (current: Stats, previous: Stats) => {
       if (current.mtimeMs === previous.mtimeMs && current.size === previous.size) return;
-      this.loadBundle(file).then(
-        (revision) => events.onReload?.(revision),
-        (error: unknown) => {
-          const e = error instanceof Error ? error : new Error(String(error));
-          this.lastLoadError = e.message;
-          events.onError?.(e);
-        },
-      );
+      this.loadBundle(source).then((revision) => events.onReload?.(revision), failed);
     };
-    watchFile(file, { interval: 1000 }, listener);
-    this.stopPolling = () => unwatchFile(file, listener);
+    watchFile(source, { interval: 1000 }, listener);
+    this.stopPolling = () => unwatchFile(source, listener);
   }
 
   unwatch(): void {
@@ -355,4 +428,23 @@ export function validateDecision(value: unknown, entrypoint: string): PolicyDeci
     );
   }
   return { ...d, conditions };
+}
+
+const BUNDLE_FETCH_TIMEOUT_MS = 30_000;
+
+/** Whether a `policy.bundle` names a bundle server rather than a file. */
+export function isBundleUrl(source: string): boolean {
+  return /^https?:\/\//i.test(source);
+}
+
+function digestOf(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+async function readBundleFile(file: string): Promise<Uint8Array> {
+  try {
+    return await readFile(file);
+  } catch {
+    throw new PolicyLoadError(`cannot read the bundle ${file}`, ["check policy.bundle in the configuration"]);
+  }
 }
