@@ -634,9 +634,12 @@ export async function dispatch(gw: Gateway, req: DispatchRequest): Promise<Layer
   }
 
   let output: ToolOutput;
+  const backend = n.contract.backend.kind;
   try {
     output = await run(args, stored, claims);
+    gw.metrics.dispatches.inc({ backend, result: "ok" });
   } catch (error) {
+    gw.metrics.dispatches.inc({ backend, result: error instanceof WritError ? error.category : "internal" });
     if (error instanceof WritError) throw error;
     throw new WritError("internal", `the backend of ${n.contract.name} failed`, {
       suggestedFix:

@@ -37,6 +37,7 @@ import { proposalFormats, type Subject } from "../core/types.ts";
 import { toDecisionFilter } from "../decisionlog/query.ts";
 import type { TokenCacheStats } from "../identity/index.ts";
 import { mcpEndpoint } from "../mcp/endpoint.ts";
+import type { UpstreamStatus } from "../mcp/upstream.ts";
 import { executeWithGrant, type Gateway, handleProposal, ToolDiscovery } from "../pipeline.ts";
 import { approvalStatuses } from "../store/types.ts";
 
@@ -442,7 +443,8 @@ export function createApp(gw: Gateway, options: AppOptions): Hono {
 
   app.get("/metrics", (c) => {
     const stats = gw.identity.cacheStats();
-    const text = gw.metrics.render() + tokenCacheLines(stats);
+    const text =
+      gw.metrics.render() + tokenCacheLines(stats) + (gw.mcp ? upstreamLines(gw.mcp.status()) : "");
     return c.text(text, 200, { "content-type": "text/plain; version=0.0.4" });
   });
 
@@ -458,6 +460,19 @@ function tokenCacheLines(stats: TokenCacheStats): string {
     "# TYPE writ_token_cache_total counter",
     `writ_token_cache_total{result="hit"} ${stats.hits}`,
     `writ_token_cache_total{result="miss"} ${stats.misses}`,
+    "",
+  ].join("\n");
+}
+
+function upstreamLines(servers: readonly UpstreamStatus[]): string {
+  const label = (name: string) => `server="${name.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+  return [
+    "# HELP writ_mcp_upstream_up Whether Writ is connected to an upstream MCP server (1) or not (0).",
+    "# TYPE writ_mcp_upstream_up gauge",
+    ...servers.map((s) => `writ_mcp_upstream_up{${label(s.name)}} ${s.connected ? 1 : 0}`),
+    "# HELP writ_mcp_upstream_tools Tools an upstream MCP server currently offers.",
+    "# TYPE writ_mcp_upstream_tools gauge",
+    ...servers.map((s) => `writ_mcp_upstream_tools{${label(s.name)}} ${s.tools}`),
     "",
   ].join("\n");
 }

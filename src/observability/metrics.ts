@@ -91,8 +91,13 @@ export class GatewayMetrics {
     "Policy reloads, by result (ok, failed).",
   );
 
+  readonly dispatches = new Counter(
+    "writ_dispatches_total",
+    "Calls Writ ran on a backend, by backend kind (inprocess, http, mcp) and result (ok, or the error category).",
+  );
+
   render(): string {
-    return `${[this.decisions, this.decisionSeconds, this.policyFailures, this.policyReloads]
+    return `${[this.decisions, this.decisionSeconds, this.policyFailures, this.policyReloads, this.dispatches]
       .flatMap((m) => m.render())
       .join("\n")}\n`;
   }

@@ -200,6 +200,14 @@ describe.each([
     expect(entry?.decision).toBe("allow");
   });
 
+  it("reports the upstream's state and the dispatches in /metrics", async () => {
+    await call(viewer, "read_note", { id: "n1" });
+    const metrics = (await setup.gw.request("GET", "/metrics")).text;
+    expect(metrics).toContain('writ_mcp_upstream_up{server="notes"} 1');
+    expect(metrics).toMatch(/writ_mcp_upstream_tools\{server="notes"\} [1-9]/);
+    expect(metrics).toMatch(/writ_dispatches_total\{backend="mcp",result="ok"\} [1-9]/);
+  });
+
   it("redacts secrets in what the server returns", async () => {
     const result = await call(viewer, "read_note", { id: "n2" });
     expect(result.isError).toBeFalsy();
