@@ -6,7 +6,7 @@
 import type { FC } from "hono/jsx";
 import type { ApprovalRecord, DecisionLogEntry } from "../store/types.ts";
 import { Layout } from "./layout.tsx";
-import type { Viewer } from "./session.ts";
+import { CONSOLE_PATH, type Viewer } from "./session.ts";
 
 export interface PendingApproval {
   approval: ApprovalRecord;
@@ -105,7 +105,9 @@ export const ApprovalsPage: FC<{
   viewer: Viewer;
   pending: PendingApproval[];
   decided?: DecidedNotice | undefined;
-}> = ({ viewer, pending, decided }) => (
+  /** Where the next (older) page of requests starts, if there is one. */
+  nextCursor?: string | undefined;
+}> = ({ viewer, pending, decided, nextCursor }) => (
   <Layout title="Approvals" viewer={viewer}>
     <h1>Pending approvals</h1>
     {decided && (
@@ -122,6 +124,13 @@ export const ApprovalsPage: FC<{
       </section>
     ) : (
       pending.map((item) => <ApprovalCard item={item} viewer={viewer} />)
+    )}
+    {nextCursor && (
+      <p>
+        <a href={`${CONSOLE_PATH}/approvals?cursor=${encodeURIComponent(nextCursor)}`} data-next-page>
+          Older requests »
+        </a>
+      </p>
     )}
   </Layout>
 );

@@ -78,8 +78,15 @@ const rejectFormSchema = csrfFormSchema.extend({
 });
 /** A decision or approval id from the path. */
 const idSchema = z.string().min(1).max(200);
+/** Pending requests per page of the approvals queue (oldest pages follow the link at its end). */
+const APPROVALS_PER_PAGE = 50;
+
 const decidedQuerySchema = z
-  .object({ decided: z.string().max(200), outcome: z.enum(["approved", "rejected"]) })
+  .object({
+    decided: z.string().max(200),
+    outcome: z.enum(["approved", "rejected"]),
+    cursor: z.string().max(500),
+  })
   .partial()
   .strict();
 
@@ -208,7 +215,14 @@ export function consoleRoutes(gw: Gateway, roles: ConsoleRoles): Hono<ConsoleEnv
     const viewer = c.get("viewer");
     requireAbility(viewer, "approve", roles);
     const notice = parseExternal(decidedQuerySchema, c.req.query(), "the page address");
-    const page = await listApprovals(gw, viewer.subject, { status: "pending" }, 100, undefined, randomUUID());
+    const page = await listApprovals(
+      gw,
+      viewer.subject,
+      { status: "pending" },
+      APPROVALS_PER_PAGE,
+      notice.cursor,
+      randomUUID(),
+    );
     const decidable = page.approvals.filter((a) =>
       isEligibleApprover(viewer, a.approver_roles, a.requester.tenant),
     );
@@ -219,7 +233,10 @@ export function consoleRoutes(gw: Gateway, roles: ConsoleRoles): Hono<ConsoleEnv
       notice.decided !== undefined && notice.outcome !== undefined
         ? { id: notice.decided, outcome: notice.outcome }
         : undefined;
-    return sendPage(c, <ApprovalsPage viewer={viewer} pending={pending} decided={decided} />);
+    return sendPage(
+      c,
+      <ApprovalsPage viewer={viewer} pending={pending} decided={decided} nextCursor={page.next_cursor} />,
+    );
   });
 
   /** The approver, the approval id and the form, once the role and the anti-forgery token check out. */

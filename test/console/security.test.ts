@@ -170,4 +170,31 @@ describe("paging", () => {
     expect(rowsOf(second.text).length).toBeGreaterThan(0);
     expect(rowsOf(second.text)).not.toContain(rowsOf(first.text)[0]);
   });
+
+  it("pages the approvals queue past its first 50 requests", async () => {
+    const id = await pendingApproval(gw);
+    const stored = await gw.gateway.store.getApproval(id);
+    if (!stored) throw new Error("no approval stored");
+    const {
+      status: _s,
+      resolution: _r,
+      decided_by: _b,
+      decided_at: _a,
+      reason: _x,
+      reasons: _y,
+      grant_jti: _j,
+      grant: _g,
+      ...request
+    } = stored;
+    for (let i = 0; i < 55; i++) await gw.gateway.store.createApproval({ ...request, id: `${id}-copy-${i}` });
+    const { cookie } = await sessionCookie(gw, await gw.token("carol", { roles: ["maintainer"] }));
+    const first = await page("/console/approvals", cookie);
+    const next = /<a href="([^"]+)" data-next-page/.exec(first.text)?.[1]?.replaceAll("&amp;", "&");
+    expect(next).toMatch(/cursor=/);
+    const second = await page(next ?? "", cookie);
+    expect(second.status).toBe(200);
+    const idsOf = (text: string) => new Set([...text.matchAll(/copy-(\d+)/g)].map((m) => m[1]));
+    const seen = new Set([...idsOf(first.text), ...idsOf(second.text)]);
+    expect(seen.size).toBe(55);
+  });
 });
