@@ -203,18 +203,20 @@ export class DecisionLog {
     }
     const after = options.after;
     if (after !== undefined && after.seq > 0) {
-      const [last] = await this.#store.readDecisions(after.seq, 1).catch(() => []);
-      if (last?.seq !== after.seq || last.hash !== after.hash) {
-        return {
-          ok: false,
-          entries_checked: after.seq - 1,
-          first_broken: {
-            seq: after.seq,
-            decision_id: last?.seq === after.seq ? last.decision_id : null,
-            reason: last?.seq === after.seq ? "hash_mismatch" : "missing_entries",
-          },
-        };
+      const broken = (decisionId: string | null, reason: BreakReason): VerifyResult => ({
+        ok: false,
+        entries_checked: after.seq - 1,
+        first_broken: { seq: after.seq, decision_id: decisionId, reason },
+      });
+      let last: DecisionLogEntry | undefined;
+      try {
+        [last] = await this.#store.readDecisions(after.seq, 1);
+      } catch (error) {
+        if (error instanceof UnreadableEntryError) return broken(error.decisionId, "unreadable");
+        throw error;
       }
+      if (last?.seq !== after.seq) return broken(null, "missing_entries");
+      if (last.hash !== after.hash) return broken(last.decision_id, "hash_mismatch");
     }
     let expected = (after?.seq ?? 0) + 1;
     let prevHash = after?.hash ?? GENESIS_HASH;

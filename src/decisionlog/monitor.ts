@@ -10,6 +10,7 @@
  * - A break stays reported until a full walk finds the chain intact again.
  * Concurrent looks share one walk.
  */
+import type { DecisionLogEntry } from "../store/types.ts";
 import { hashEntry } from "./hash.ts";
 import type { DecisionLog, VerifyResult } from "./log.ts";
 
@@ -61,9 +62,7 @@ export class ChainMonitor {
    * The status for a page showing `entries`: each is re-hashed first, and one that no longer
    * matches its hash makes this a full walk.
    */
-  async checkEntries(
-    entries: Iterable<{ hash: string } & Parameters<typeof hashEntry>[0]>,
-  ): Promise<ChainStatus> {
+  async checkEntries(entries: Iterable<DecisionLogEntry>): Promise<ChainStatus> {
     for (const entry of entries) {
       if (hashEntry(entry) !== entry.hash) return this.recheck();
     }

@@ -175,7 +175,7 @@ export class GrantSigner {
         await newKey(config.algorithm, "current", now),
         await newKey(config.algorithm, "next", now),
       ];
-      return new GrantSigner(config, clock, await loadKeys(records), undefined, undefined);
+      return new GrantSigner(config, clock, loadKeys(records), undefined, undefined);
     }
     let existing = await readKeySet(storage);
     if (existing === undefined) {
@@ -192,7 +192,7 @@ export class GrantSigner {
         });
       }
     }
-    return new GrantSigner(config, clock, await loadKeys(existing.file.keys), storage, existing.stamp);
+    return new GrantSigner(config, clock, loadKeys(existing.file.keys), storage, existing.stamp);
   }
 
   /** The `kid` new grants are signed with. */
@@ -243,7 +243,7 @@ export class GrantSigner {
       const now = Math.floor(this.#clock() / 1000);
       const storage = this.#storage;
       if (storage === undefined) {
-        this.#keys = await loadKeys(
+        this.#keys = loadKeys(
           await this.#rotated(
             this.#keys.map((key) => key.record),
             now,
@@ -257,7 +257,7 @@ export class GrantSigner {
           current === undefined ? this.#keys.map((key) => key.record) : parseKeySet(current, storage).keys;
         return serialize(await this.#rotated(records, now));
       });
-      this.#keys = await loadKeys(parseKeySet(stored.text, storage).keys);
+      this.#keys = loadKeys(parseKeySet(stored.text, storage).keys);
       this.#stamp = stored.stamp;
       return this.#current().record.kid;
     });
@@ -287,7 +287,7 @@ export class GrantSigner {
             "restore it from backup; deleting it makes new keys and the grants signed by the old ones stop verifying",
         });
       }
-      this.#keys = await loadKeys(loaded.file.keys);
+      this.#keys = loadKeys(loaded.file.keys);
       this.#stamp = loaded.stamp;
     });
   }
@@ -409,19 +409,17 @@ function signCompactJws(header: Record<string, string>, claims: GrantClaims, key
   return `${input}.${signature.toString("base64url")}`;
 }
 
-async function loadKeys(records: readonly KeyRecord[]): Promise<LoadedKey[]> {
-  return Promise.all(
-    records.map(async (record) => ({
-      record,
-      privateKey: createPrivateKey({ key: record.private_jwk, format: "jwk" }),
-      publicJwk: Object.freeze({
-        ...publicPart(record.private_jwk),
-        kid: record.kid,
-        alg: record.alg,
-        use: "sig" as const,
-      }),
-    })),
-  );
+function loadKeys(records: readonly KeyRecord[]): LoadedKey[] {
+  return records.map((record) => ({
+    record,
+    privateKey: createPrivateKey({ key: record.private_jwk, format: "jwk" }),
+    publicJwk: Object.freeze({
+      ...publicPart(record.private_jwk),
+      kid: record.kid,
+      alg: record.alg,
+      use: "sig" as const,
+    }),
+  }));
 }
 
 function serialize(keys: readonly KeyRecord[]): string {

@@ -38,6 +38,7 @@ import { toDecisionFilter } from "../decisionlog/query.ts";
 import type { TokenCacheStats } from "../identity/index.ts";
 import { mcpEndpoint } from "../mcp/endpoint.ts";
 import type { UpstreamStatus } from "../mcp/upstream.ts";
+import { sampleLines } from "../observability/metrics.ts";
 import { executeWithGrant, type Gateway, handleProposal, ToolDiscovery } from "../pipeline.ts";
 import { approvalStatuses } from "../store/types.ts";
 
@@ -455,24 +456,25 @@ export function createApp(gw: Gateway, options: AppOptions): Hono {
 }
 
 function tokenCacheLines(stats: TokenCacheStats): string {
-  return [
-    "# HELP writ_token_cache_total Bearer token verifications, by cache result.",
-    "# TYPE writ_token_cache_total counter",
-    `writ_token_cache_total{result="hit"} ${stats.hits}`,
-    `writ_token_cache_total{result="miss"} ${stats.misses}`,
-    "",
-  ].join("\n");
+  return sampleLines("writ_token_cache_total", "Bearer token verifications, by cache result.", "counter", [
+    [{ result: "hit" }, stats.hits],
+    [{ result: "miss" }, stats.misses],
+  ]);
 }
 
 function upstreamLines(servers: readonly UpstreamStatus[]): string {
-  const label = (name: string) => `server="${name.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
-  return [
-    "# HELP writ_mcp_upstream_up Whether Writ is connected to an upstream MCP server (1) or not (0).",
-    "# TYPE writ_mcp_upstream_up gauge",
-    ...servers.map((s) => `writ_mcp_upstream_up{${label(s.name)}} ${s.connected ? 1 : 0}`),
-    "# HELP writ_mcp_upstream_tools Tools an upstream MCP server currently offers.",
-    "# TYPE writ_mcp_upstream_tools gauge",
-    ...servers.map((s) => `writ_mcp_upstream_tools{${label(s.name)}} ${s.tools}`),
-    "",
-  ].join("\n");
+  return (
+    sampleLines(
+      "writ_mcp_upstream_up",
+      "Whether Writ is connected to an upstream MCP server (1) or not (0).",
+      "gauge",
+      servers.map((s) => [{ server: s.name }, s.connected ? 1 : 0]),
+    ) +
+    sampleLines(
+      "writ_mcp_upstream_tools",
+      "Tools an upstream MCP server currently offers.",
+      "gauge",
+      servers.map((s) => [{ server: s.name }, s.tools]),
+    )
+  );
 }

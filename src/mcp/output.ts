@@ -29,29 +29,25 @@ export function upstreamOutput(contract: ToolContract, server: string, result: C
     const protocol = writErrorContentSchema.safeParse(result.structuredContent);
     if (protocol.success) {
       const e = protocol.data.error;
-      return fail(
-        new WritError(
-          e.category,
-          `${contract.name}: the MCP server ${server} refused the call: ${e.message}`,
-          {
-            suggestedFix: e.suggested_fix,
-            retryable: e.retryable,
-            effectCommitted: e.effect_committed,
-            fieldErrors: e.field_errors,
-          },
-        ),
+      throw new WritError(
+        e.category,
+        `${contract.name}: the MCP server ${server} refused the call: ${e.message}`,
+        {
+          suggestedFix: e.suggested_fix,
+          retryable: e.retryable,
+          effectCommitted: e.effect_committed,
+          fieldErrors: e.field_errors,
+        },
       );
     }
-    return fail(
-      new WritError(
-        "invalid_argument",
-        `${contract.name}: the MCP server ${server} reported an error${said === "" ? "" : `: ${said}`}`,
-        {
-          suggestedFix: "read the tool's message, then change the arguments or the resource's state",
-          retryable: false,
-          effectCommitted: contract.side_effect === "none" ? false : "unknown",
-        },
-      ),
+    throw new WritError(
+      "invalid_argument",
+      `${contract.name}: the MCP server ${server} reported an error${said === "" ? "" : `: ${said}`}`,
+      {
+        suggestedFix: "read the tool's message, then change the arguments or the resource's state",
+        retryable: false,
+        effectCommitted: contract.side_effect === "none" ? false : "unknown",
+      },
     );
   }
   const structured =
@@ -61,8 +57,4 @@ export function upstreamOutput(contract: ToolContract, server: string, result: C
     structured_content: structured,
     target: `mcp:${server}`,
   };
-}
-
-function fail(error: WritError): never {
-  throw error;
 }

@@ -129,26 +129,26 @@ export class McpUpstreams {
     // A server that went away is retried on its back-off schedule, not by every call.
     if (upstream.client === undefined && upstream.reconnectTimer === undefined) await this.connect(upstream);
     try {
-      return await this.#callOnce(upstream, contract, args, grant, requestId);
+      return await this.#callOnce(upstream, backend.tool, contract, args, grant, requestId);
     } catch (error) {
       if (!(error instanceof StreamableHTTPError) || error.code !== 404) throw error;
       // The server no longer knows Writ's session (it restarted): it did not run the call, so
       // a new session may send it once more.
       await this.#drop(upstream);
       await this.connect(upstream);
-      return this.#callOnce(upstream, contract, args, grant, requestId);
+      return this.#callOnce(upstream, backend.tool, contract, args, grant, requestId);
     }
   }
 
   async #callOnce(
     upstream: Upstream,
+    tool: string,
     contract: ToolContract,
     args: Record<string, unknown>,
     grant: string,
     requestId: string,
   ): Promise<CallToolResult> {
     const server = upstream.config.name;
-    const tool = contract.backend.kind === "mcp" ? contract.backend.tool : contract.name;
     const effectful = contract.side_effect !== "none";
     const client = upstream.client;
     if (client === undefined) {

@@ -71,6 +71,24 @@ class Histogram {
   }
 }
 
+/**
+ * Lines for values read at render time from elsewhere (a cache's counters, connection states):
+ * `rows` are each series' labels and value.
+ */
+export function sampleLines(
+  name: string,
+  help: string,
+  type: "counter" | "gauge",
+  rows: ReadonlyArray<readonly [Labels, number]>,
+): string {
+  const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`];
+  for (const [labels, value] of rows) {
+    const key = labelKey(labels);
+    lines.push(`${name}${key ? `{${key}}` : ""} ${value}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
 /** The gateway's metrics. */
 export class GatewayMetrics {
   readonly decisions = new Counter(

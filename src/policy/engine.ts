@@ -99,6 +99,12 @@ export interface PolicyEngineOptions {
   bundleHeaders?: () => Promise<Record<string, string>>;
 }
 
+/** What a watcher reports: a reload that worked (its revision) or one that failed. */
+export interface ReloadEvents {
+  onReload?: (revision: string) => void;
+  onError?: (error: Error) => void;
+}
+
 export class PolicyEngine {
   readonly entrypoint: string;
   private readonly timeBudgetMs: number;
@@ -244,16 +250,9 @@ export class PolicyEngine {
    * Reloads the folder when its files change (debounced). A policy that fails to load leaves
    * the working one in place and is reported through `lastLoadError` and `onError`.
    */
-  watchDirectory(
-    dir: string,
-    events: { onReload?: (revision: string) => void; onError?: (error: Error) => void } = {},
-  ): void {
+  watchDirectory(dir: string, events: ReloadEvents = {}): void {
     this.unwatch();
-    const failed = (error: unknown) => {
-      const e = error instanceof Error ? error : new Error(String(error));
-      this.lastLoadError = e.message;
-      events.onError?.(e);
-    };
+    const failed = (error: unknown) => this.reloadFailed(error, events);
     let arming = false;
     const arm = () => {
       this.watcher?.close();
@@ -290,17 +289,9 @@ export class PolicyEngine {
    * a bundle server every `pollIntervalMs` with `If-None-Match`. A bundle that fails to load
    * leaves the working policy in place.
    */
-  watchBundle(
-    source: string,
-    events: { onReload?: (revision: string) => void; onError?: (error: Error) => void } = {},
-    pollIntervalMs = 10_000,
-  ): void {
+  watchBundle(source: string, events: ReloadEvents = {}, pollIntervalMs = 10_000): void {
     this.unwatch();
-    const failed = (error: unknown) => {
-      const e = error instanceof Error ? error : new Error(String(error));
-      this.lastLoadError = e.message;
-      events.onError?.(e);
-    };
+    const failed = (error: unknown) => this.reloadFailed(error, events);
     if (isBundleUrl(source)) {
       // Starting from what loadBundle installed, when it came from this server.
       const known = this.served?.url === source ? this.served : undefined;
@@ -340,6 +331,13 @@ export class PolicyEngine {
     };
     watchFile(source, { interval: 1000 }, listener);
     this.stopPolling = () => unwatchFile(source, listener);
+  }
+
+  /** A reload that failed: the working policy stays, and the failure is reported. */
+  private reloadFailed(error: unknown, events: ReloadEvents): void {
+    const e = error instanceof Error ? error : new Error(String(error));
+    this.lastLoadError = e.message;
+    events.onError?.(e);
   }
 
   unwatch(): void {
