@@ -8,10 +8,10 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { jsonDigest } from "../../src/core/digest.ts";
 import { writErrorSchema } from "../../src/core/errors.ts";
 import { grantRequired, MCP_GRANT_META_KEY } from "../../src/executor/index.ts";
 import { type GrantRequest, GrantSigner } from "../../src/grants/index.ts";
+import { grantRequest } from "../grants/fixtures.ts";
 
 const refusalSchema = z.object({ error: writErrorSchema, code: z.string() });
 
@@ -21,19 +21,14 @@ let server: McpServer;
 const ran: string[] = [];
 
 function grantFor(args: Record<string, unknown>, overrides: Partial<GrantRequest> = {}) {
-  return signer.issue({
-    aud: "mcp:notes",
-    sub: "alice",
-    tnt: "acme",
-    act: { name: "notes.read", version: "1" },
-    res: { type: "note", id: String(args.id) },
-    args: jsonDigest(args),
-    cnd: [],
-    dec: "dec-1",
-    pol: "pol-1",
-    max: 1,
-    ...overrides,
-  });
+  return signer.issue(
+    grantRequest(args, {
+      aud: "mcp:notes",
+      act: { name: "notes.read", version: "1" },
+      res: { type: "note", id: String(args.id) },
+      ...overrides,
+    }),
+  );
 }
 
 beforeAll(async () => {

@@ -2,27 +2,19 @@ import type { AddressInfo } from "node:net";
 import { type ServerType, serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jsonDigest } from "../../src/core/digest.ts";
 import { writErrorSchema } from "../../src/core/errors.ts";
 import { type GrantEnv, requireGrant } from "../../src/executor/index.ts";
 import { type GrantRequest, GrantSigner } from "../../src/grants/index.ts";
+import { grantRequest } from "../grants/fixtures.ts";
 
 const args = { path: "README.md", content: "hello", dry_run: false };
 
 function request(overrides: Partial<GrantRequest> = {}): GrantRequest {
-  return {
-    aud: "repo-service",
-    sub: "alice",
-    tnt: "acme",
+  return grantRequest(args, {
     act: { name: "repo_write", version: "1.0.0" },
     res: { type: "repo", id: "site" },
-    args: jsonDigest(args),
-    cnd: [],
-    dec: "dec-1",
-    pol: "pol-1",
-    max: 1,
     ...overrides,
-  };
+  });
 }
 
 let signer: GrantSigner;

@@ -1,7 +1,6 @@
 import { createServer } from "node:http";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jsonDigest } from "../../src/core/digest.ts";
 import { GRANT_TYPE } from "../../src/core/types.ts";
 import {
   GrantError,
@@ -11,23 +10,12 @@ import {
   verifyGrant,
 } from "../../src/executor/index.ts";
 import { type GrantRequest, GrantSigner } from "../../src/grants/index.ts";
+import { grantRequest } from "../grants/fixtures.ts";
 
 const args = { repo: "acme/site", path: "README.md", dry_run: true, amount: 40 };
 
 function request(overrides: Partial<GrantRequest> = {}): GrantRequest {
-  return {
-    aud: "repo-service",
-    sub: "alice",
-    tnt: "acme",
-    act: { name: "repo_write", version: "2.1.0" },
-    res: { type: "repo", id: "acme/site" },
-    args: jsonDigest(args),
-    cnd: [],
-    dec: "dec-1",
-    pol: "pol-1",
-    max: 1,
-    ...overrides,
-  };
+  return grantRequest(args, { act: { name: "repo_write", version: "2.1.0" }, ...overrides });
 }
 
 let signer: GrantSigner;

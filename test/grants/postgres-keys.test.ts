@@ -4,25 +4,14 @@
  * on one instance reaches the others.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jsonDigest } from "../../src/core/digest.ts";
 import { MemoryReplayCache, verifyGrant } from "../../src/executor/index.ts";
 import { GrantSigner } from "../../src/grants/index.ts";
 import { PostgresStore } from "../../src/store/index.ts";
 import { postgresUnavailable, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
+import { grantRequest } from "./fixtures.ts";
 
 const args = { path: "README.md" };
-const grant = {
-  aud: "repo-service",
-  sub: "alice",
-  tnt: "acme",
-  act: { name: "repo_read", version: "1.0.0" },
-  res: { type: "repo", id: "acme/site", rev: "r7" },
-  args: jsonDigest(args),
-  cnd: [],
-  dec: "dec-1",
-  pol: "pol-1",
-  max: 1,
-};
+const grant = grantRequest(args, { res: { type: "repo", id: "acme/site", rev: "r7" } });
 
 function verify(token: string, signer: GrantSigner) {
   return verifyGrant(token, {

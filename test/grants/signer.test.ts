@@ -3,28 +3,16 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { decodeProtectedHeader } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { jsonDigest } from "../../src/core/digest.ts";
 import { WritError } from "../../src/core/errors.ts";
 import { GRANT_TYPE } from "../../src/core/types.ts";
 import { MemoryReplayCache, verifyGrant } from "../../src/executor/index.ts";
 import { type GrantRequest, GrantSigner } from "../../src/grants/index.ts";
+import { grantRequest } from "./fixtures.ts";
 
 const args = { repo: "acme/site", path: "README.md" };
 
 function request(overrides: Partial<GrantRequest> = {}): GrantRequest {
-  return {
-    aud: "repo-service",
-    sub: "alice",
-    tnt: "acme",
-    act: { name: "repo_read", version: "1.0.0" },
-    res: { type: "repo", id: "acme/site", rev: "r7" },
-    args: jsonDigest(args),
-    cnd: [],
-    dec: "dec-1",
-    pol: "pol-1",
-    max: 1,
-    ...overrides,
-  };
+  return grantRequest(args, { res: { type: "repo", id: "acme/site", rev: "r7" }, ...overrides });
 }
 
 /** A test clock in milliseconds. */
