@@ -9,9 +9,9 @@
 import { type LoadedPolicy, loadPolicy } from "@open-policy-agent/opa-wasm";
 import { z } from "zod";
 import { errorMessage } from "../core/errors.ts";
+import { type BuiltinContext, systemContext } from "./builtins/index.ts";
 import { type Bundle, type BundleManifest, type DataObject, readBundle } from "./bundle/index.ts";
 import { hasHostBuiltin, hostBuiltinsFor } from "./host/index.ts";
-import { type BuiltinContext, systemContext } from "./plan/builtins.ts";
 import { Wasm, type WasmInstance, type WasmModule } from "./wasm/host.ts";
 
 /** A loaded policy. Evaluations run one at a time (the SDK's instance is not re-entrant). */

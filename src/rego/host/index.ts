@@ -10,7 +10,7 @@
  * which lacks Go's verbs such as `%v`); Writ's module therefore names its own implementation
  * `writ.sprintf` (see `hostImportName`).
  */
-import { type BuiltinContext, builtinTable, systemContext } from "../plan/builtins.ts";
+import { type BuiltinContext, builtinTable, systemContext } from "../builtins/index.ts";
 import { fromJSON, toJSON } from "../plan/value.ts";
 
 export type HostBuiltin = (...args: unknown[]) => unknown;

@@ -1,15 +1,22 @@
 /**
  * A reference interpreter of the planner's IR (`ir.ts`), so that plans can be tested without
  * WebAssembly. It follows the IR's documented semantics statement by statement, with the value
- * model of `value.ts` and the builtins of `builtins.ts`.
+ * model of `value.ts` and the builtins of `../builtins/`.
  *
  * Control flow. Executing a statement list yields a *signal*: {@link DONE} when it ran to its
  * end, or `n ≥ 0` meaning "leave `n + 1` enclosing failure scopes". A failing statement yields 0
  * (it abandons the innermost scope), `break depth` yields `depth`. A failure scope receiving
  * `n` is left; with `n > 0` it passes `n - 1` on to the statement list around it.
  */
+
+import {
+  type BuiltinContext,
+  type BuiltinDef,
+  BuiltinError,
+  builtinTable,
+  systemContext,
+} from "../builtins/index.ts";
 import type { RegoErrorCode } from "../errors.ts";
-import { type BuiltinContext, type BuiltinDef, BuiltinError, builtinTable } from "./builtins.ts";
 import type { ErrorSite, IRFunction, IRPlan, Local, Operand, Stmt } from "./ir.ts";
 import {
   canonicalKey,
@@ -154,9 +161,7 @@ class Evaluation {
   ) {
     for (const f of plan.functions) this.functions.set(f.name, f);
     this.builtins = options.builtins ? new Map([...builtinTable, ...options.builtins]) : builtinTable;
-    let now: bigint | undefined;
-    const clock = options.now ?? (() => BigInt(Date.now()) * 1_000_000n);
-    this.context = { now: () => (now ??= clock()) };
+    this.context = systemContext(options.now);
   }
 
   func(name: string): IRFunction {

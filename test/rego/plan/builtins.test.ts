@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { builtins as catalog } from "../../../src/rego/builtins/catalog.ts";
-import { BuiltinError, builtinTable, callBuiltin, goSprintf } from "../../../src/rego/plan/builtins.ts";
+import {
+  BuiltinError,
+  builtinTable,
+  callBuiltin,
+  goSprintf,
+  systemContext,
+} from "../../../src/rego/builtins/index.ts";
 import {
   formatValue,
   fromJSON,
@@ -15,7 +21,7 @@ import {
   valueEquals,
 } from "../../../src/rego/plan/value.ts";
 
-const ctx = { now: () => 1_700_000_000_000_000_000n };
+const ctx = systemContext(() => 1_700_000_000_000_000_000n);
 
 function isValue(x: object): x is Value {
   return x instanceof ObjectValue || x instanceof SetValue || ("type" in x && typeof x.type === "string");

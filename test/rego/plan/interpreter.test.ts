@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { BuiltinDef } from "../../../src/rego/plan/builtins.ts";
+import type { BuiltinDef } from "../../../src/rego/builtins/index.ts";
 import { IRError, interpret, RegoRuntimeError } from "../../../src/rego/plan/interpreter.ts";
 import type { ErrorSite, IRFunction, IRPlan, Operand, Stmt } from "../../../src/rego/plan/ir.ts";
 import {

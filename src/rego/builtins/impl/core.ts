@@ -1,11 +1,8 @@
 /**
- * Reference implementations of the builtins in `../builtins/catalog.ts`, following OPA's
- * `topdown` semantics (checked against `v1/topdown/*.go`).
- *
- * Errors. An implementation throws {@link BuiltinError} with OPA's message (`operand 1 must be
- * string but got number`, `divide by zero`, …). OPA's Wasm target turns builtin errors into
- * undefined, so the table's `fn` returns undefined for them; `impl` keeps the error for callers
- * that want it (a strict mode, tests).
+ * The core builtins in JavaScript (comparison, arithmetic, aggregates, sets, arrays, objects,
+ * strings, sprintf, types, encodings, and a few others), following OPA's `topdown` semantics
+ * (checked against `v1/topdown/*.go`). Most are also native in the runtime module; these serve
+ * the plan interpreter, host calls and strict builtin errors.
  */
 import { createHash } from "node:crypto";
 import {
@@ -35,7 +32,6 @@ import {
   makeBoolean,
   makeObject,
   makeSet,
-  makeString,
   type NumberValue,
   numberFromBigFloat,
   numberFromBigInt,
@@ -49,191 +45,38 @@ import {
   toJSONText,
   type Value,
   valueEquals,
-} from "./value.ts";
-
-// ------------------------------------------------------------------------------------ framework
-
-export type BuiltinErrorCode = "eval_type_error" | "eval_builtin_error";
-
-/** An error raised by a builtin, with OPA's code and message (`name: detail`). */
-export class BuiltinError extends Error {
-  constructor(
-    readonly code: BuiltinErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = "BuiltinError";
-  }
-}
-
-export interface BuiltinContext {
-  /** Nanoseconds since the Unix epoch; constant within one evaluation. */
-  now(): bigint;
-}
-
-export type BuiltinFn = (args: readonly Value[], ctx: BuiltinContext) => Value | undefined;
-
-export interface BuiltinDef {
-  readonly arity: number;
-  /** Returns undefined when the result is undefined or the builtin raised an error. */
-  readonly fn: BuiltinFn;
-  /** Like `fn`, but throws {@link BuiltinError} (message prefixed with the builtin's name). */
-  readonly impl: BuiltinFn;
-}
-
-/** A context whose clock reads the system time once. */
-export function systemContext(): BuiltinContext {
-  let now: bigint | undefined;
-  return { now: () => (now ??= BigInt(Date.now()) * 1_000_000n) };
-}
-
-const table = new Map<string, BuiltinDef>();
-
-/** The reference builtins by name. */
-export const builtinTable: ReadonlyMap<string, BuiltinDef> = table;
-
-function define(name: string, arity: number, impl: BuiltinFn): void {
-  const named: BuiltinFn = (args, ctx) => {
-    try {
-      return impl(args, ctx);
-    } catch (e) {
-      if (e instanceof BuiltinError) throw new BuiltinError(e.code, `${name}: ${e.message}`);
-      throw e;
-    }
-  };
-  const lenient: BuiltinFn = (args, ctx) => {
-    try {
-      return impl(args, ctx);
-    } catch (e) {
-      if (e instanceof BuiltinError) return undefined;
-      throw e;
-    }
-  };
-  table.set(name, { arity, fn: lenient, impl: named });
-}
-
-/** Calls a builtin by name; undefined when it is undefined or raises an error. */
-export function callBuiltin(
-  name: string,
-  args: readonly Value[],
-  ctx: BuiltinContext = systemContext(),
-): Value | undefined {
-  const def = table.get(name);
-  if (!def) throw new Error(`unknown builtin ${name}`);
-  return def.fn(args, ctx);
-}
-
-// ------------------------------------------------------------------------------------ operands
-
-/** OPA's `ast.ValueName`, which is also `type_name`. */
-export function typeName(v: Value): string {
-  return v.type;
-}
-
-function typeError(pos: number, got: Value, ...expected: string[]): never {
-  const want = expected.length === 1 ? expected[0] : `one of {${expected.join(", ")}}`;
-  throw new BuiltinError("eval_type_error", `operand ${pos} must be ${want} but got ${typeName(got)}`);
-}
-
-function elementError(pos: number, composite: Value, got: Value, expected: string): never {
-  const t = typeName(composite);
-  throw new BuiltinError(
-    "eval_type_error",
-    `operand ${pos} must be ${t} of ${expected}s but got ${t} containing ${typeName(got)}`,
-  );
-}
-
-function fail(message: string): never {
-  throw new BuiltinError("eval_builtin_error", message);
-}
-
-function arg(args: readonly Value[], i: number): Value {
-  const v = args[i];
-  if (v === undefined) throw new BuiltinError("eval_type_error", `missing operand ${i + 1}`);
-  return v;
-}
-
-function stringArg(args: readonly Value[], i: number): string {
-  const v = arg(args, i);
-  return v.type === "string" ? v.value : typeError(i + 1, v, "string");
-}
-
-function numberArg(args: readonly Value[], i: number): NumberValue {
-  const v = arg(args, i);
-  return v.type === "number" ? v : typeError(i + 1, v, "number");
-}
-
-function arrayArg(args: readonly Value[], i: number): ArrayValue {
-  const v = arg(args, i);
-  return v.type === "array" ? v : typeError(i + 1, v, "array");
-}
-
-function objectArg(args: readonly Value[], i: number): ObjectValue {
-  const v = arg(args, i);
-  return v.type === "object" ? v : typeError(i + 1, v, "object");
-}
-
-function setArg(args: readonly Value[], i: number): SetValue {
-  const v = arg(args, i);
-  return v.type === "set" ? v : typeError(i + 1, v, "set");
-}
-
-/** OPA's `IntOperand`: a number written as a plain integer. */
-function intArg(args: readonly Value[], i: number): number {
-  const n = numberArg(args, i);
-  const int = asPlainInt(n);
-  if (int === undefined)
-    throw new BuiltinError(
-      "eval_type_error",
-      `operand ${i + 1} must be integer number but got floating-point number`,
-    );
-  return Number(int);
-}
-
-/** OPA's `BigIntOperand`: any integral number (`1.0` included). */
-function bigIntArg(args: readonly Value[], i: number): bigint {
-  const v = arg(args, i);
-  if (v.type !== "number") return typeError(i + 1, v, "integer");
-  if (v.int === undefined)
-    throw new BuiltinError(
-      "eval_type_error",
-      `operand ${i + 1} must be integer number but got floating-point number`,
-    );
-  return v.int;
-}
-
-/** The strings of an array or set (OPA's `StringSliceOperand`). */
-function stringsOf(v: Value, pos: number): string[] {
-  const items =
-    v.type === "array" ? v.items : v.type === "set" ? v.elements() : typeError(pos, v, "array", "set");
-  return items.map((x) => (x.type === "string" ? x.value : elementError(pos, v, x, "string")));
-}
-
-/** A string, or the strings of an array or set. */
-function stringOrStrings(v: Value, pos: number): string[] {
-  if (v.type === "string") return [v.value];
-  if (v.type === "array" || v.type === "set") return stringsOf(v, pos);
-  return typeError(pos, v, "string", "set", "array");
-}
-
-function str(s: string): Value {
-  return makeString(s);
-}
-
-function int(n: number | bigint): NumberValue {
-  return numberFromBigInt(BigInt(n));
-}
+} from "../../plan/value.ts";
+import {
+  arg,
+  arrayArg,
+  BuiltinError,
+  bigIntArg,
+  define,
+  elementError,
+  fail,
+  int,
+  intArg,
+  numberArg,
+  objectArg,
+  setArg,
+  str,
+  stringArg,
+  stringOrStrings,
+  stringsOf,
+  typeError,
+  typeName,
+} from "../registry.ts";
 
 // ------------------------------------------------------------------------------------ comparison
 
-define("eq", 2, (args) => makeBoolean(valueEquals(arg(args, 0), arg(args, 1))));
-define("assign", 2, (args) => makeBoolean(valueEquals(arg(args, 0), arg(args, 1))));
-define("equal", 2, (args) => makeBoolean(valueEquals(arg(args, 0), arg(args, 1))));
-define("neq", 2, (args) => makeBoolean(!valueEquals(arg(args, 0), arg(args, 1))));
-define("lt", 2, (args) => makeBoolean(compareValues(arg(args, 0), arg(args, 1)) < 0));
-define("lte", 2, (args) => makeBoolean(compareValues(arg(args, 0), arg(args, 1)) <= 0));
-define("gt", 2, (args) => makeBoolean(compareValues(arg(args, 0), arg(args, 1)) > 0));
-define("gte", 2, (args) => makeBoolean(compareValues(arg(args, 0), arg(args, 1)) >= 0));
+define("eq", (args) => makeBoolean(valueEquals(arg(args, 0), arg(args, 1))));
+define("assign", (args) => makeBoolean(valueEquals(arg(args, 0), arg(args, 1))));
+define("equal", (args) => makeBoolean(valueEquals(arg(args, 0), arg(args, 1))));
+define("neq", (args) => makeBoolean(!valueEquals(arg(args, 0), arg(args, 1))));
+define("lt", (args) => makeBoolean(compareValues(arg(args, 0), arg(args, 1)) < 0));
+define("lte", (args) => makeBoolean(compareValues(arg(args, 0), arg(args, 1)) <= 0));
+define("gt", (args) => makeBoolean(compareValues(arg(args, 0), arg(args, 1)) > 0));
+define("gte", (args) => makeBoolean(compareValues(arg(args, 0), arg(args, 1)) >= 0));
 
 function member(x: Value, coll: Value): boolean {
   switch (coll.type) {
@@ -255,10 +98,8 @@ function memberWithKey(key: Value, value: Value, coll: Value): boolean {
   return found !== undefined && valueEquals(found, value);
 }
 
-define("internal.member_2", 2, (args) => makeBoolean(member(arg(args, 0), arg(args, 1))));
-define("internal.member_3", 3, (args) =>
-  makeBoolean(memberWithKey(arg(args, 0), arg(args, 1), arg(args, 2))),
-);
+define("internal.member_2", (args) => makeBoolean(member(arg(args, 0), arg(args, 1))));
+define("internal.member_3", (args) => makeBoolean(memberWithKey(arg(args, 0), arg(args, 1), arg(args, 2))));
 
 // ------------------------------------------------------------------------------------ arithmetic
 
@@ -373,33 +214,33 @@ function floorFloat(x: BigFloat): BigFloat {
   return t >= 0n || bigFloatIsInt(x) ? f : bigFloatAdd(f, bigFloatNeg(ONE));
 }
 
-define("plus", 2, (args) =>
+define("plus", (args) =>
   arith(
     args,
     (x, y) => x + y,
     (x, y) => bigFloatAdd(x, y),
   ),
 );
-define("minus", 2, minus);
-define("mul", 2, (args) =>
+define("minus", minus);
+define("mul", (args) =>
   arith(
     args,
     (x, y) => x * y,
     (x, y) => bigFloatMul(x, y),
   ),
 );
-define("div", 2, divide);
-define("rem", 2, remainder);
-define("abs", 1, (args) =>
+define("div", divide);
+define("rem", remainder);
+define("abs", (args) =>
   unary(
     args,
     (x) => (x < 0n ? -x : x),
     (x) => ({ ...x, neg: false }),
   ),
 );
-define("round", 1, (args) => unary(args, (x) => x, roundFloat));
-define("ceil", 1, (args) => unary(args, (x) => x, ceilFloat));
-define("floor", 1, (args) => unary(args, (x) => x, floorFloat));
+define("round", (args) => unary(args, (x) => x, roundFloat));
+define("ceil", (args) => unary(args, (x) => x, ceilFloat));
+define("floor", (args) => unary(args, (x) => x, floorFloat));
 
 function range(from: bigint, to: bigint, step: bigint): ArrayValue {
   const items: Value[] = [];
@@ -408,8 +249,8 @@ function range(from: bigint, to: bigint, step: bigint): ArrayValue {
   return makeArray(items);
 }
 
-define("numbers.range", 2, (args) => range(bigIntArg(args, 0), bigIntArg(args, 1), 1n));
-define("numbers.range_step", 3, (args) => {
+define("numbers.range", (args) => range(bigIntArg(args, 0), bigIntArg(args, 1), 1n));
+define("numbers.range_step", (args) => {
   const from = bigIntArg(args, 0);
   const to = bigIntArg(args, 1);
   const step = bigIntArg(args, 2);
@@ -479,8 +320,8 @@ function sorted(args: readonly Value[]): ArrayValue {
   return typeError(1, v, "set", "array");
 }
 
-define("count", 1, count);
-define("sum", 1, (args) =>
+define("count", count);
+define("sum", (args) =>
   accumulate(
     args,
     0n,
@@ -489,7 +330,7 @@ define("sum", 1, (args) =>
     0,
   ),
 );
-define("product", 1, (args) =>
+define("product", (args) =>
   accumulate(
     args,
     1n,
@@ -498,9 +339,9 @@ define("product", 1, (args) =>
     53,
   ),
 );
-define("max", 1, (args) => extreme(args, (c) => c >= 0));
-define("min", 1, (args) => extreme(args, (c) => c <= 0));
-define("sort", 1, sorted);
+define("max", (args) => extreme(args, (c) => c >= 0));
+define("min", (args) => extreme(args, (c) => c <= 0));
+define("sort", sorted);
 
 // ------------------------------------------------------------------------------------ sets
 
@@ -512,22 +353,22 @@ function intersect(a: SetValue, b: SetValue): SetValue {
   return makeSet(a.elements().filter((x) => b.has(x)));
 }
 
-define("and", 2, (args) => intersect(setArg(args, 0), setArg(args, 1)));
-define("or", 2, (args) => makeSet([...setArg(args, 0).elements(), ...setArg(args, 1).elements()]));
-define("intersection", 1, (args) => {
+define("and", (args) => intersect(setArg(args, 0), setArg(args, 1)));
+define("or", (args) => makeSet([...setArg(args, 0).elements(), ...setArg(args, 1).elements()]));
+define("intersection", (args) => {
   const sets = setsOf(setArg(args, 0));
   return sets.length === 0 ? makeSet() : sets.reduce(intersect);
 });
-define("union", 1, (args) => makeSet(setsOf(setArg(args, 0)).flatMap((s) => [...s.elements()])));
+define("union", (args) => makeSet(setsOf(setArg(args, 0)).flatMap((s) => [...s.elements()])));
 
 // ------------------------------------------------------------------------------------ arrays
 
-define("array.concat", 2, (args) => makeArray([...arrayArg(args, 0).items, ...arrayArg(args, 1).items]));
-define("array.reverse", 1, (args) => makeArray([...arrayArg(args, 0).items].reverse()));
-define("array.flatten", 1, (args) =>
+define("array.concat", (args) => makeArray([...arrayArg(args, 0).items, ...arrayArg(args, 1).items]));
+define("array.reverse", (args) => makeArray([...arrayArg(args, 0).items].reverse()));
+define("array.flatten", (args) =>
   makeArray(arrayArg(args, 0).items.flatMap((x) => (x.type === "array" ? x.items : [x]))),
 );
-define("array.slice", 3, (args) => {
+define("array.slice", (args) => {
   const items = arrayArg(args, 0).items;
   let start = intArg(args, 1);
   let stop = intArg(args, 2);
@@ -620,25 +461,25 @@ function subset(args: readonly Value[]): Value {
   return makeBoolean(nestedSubset(sup, sub));
 }
 
-define("object.get", 3, objectGet);
-define("object.keys", 1, (args) => makeSet(objectArg(args, 0).keys()));
-define("object.union", 2, (args) => mergeWithOverwrite(objectArg(args, 0), objectArg(args, 1)));
-define("object.union_n", 1, (args) => {
+define("object.get", objectGet);
+define("object.keys", (args) => makeSet(objectArg(args, 0).keys()));
+define("object.union", (args) => mergeWithOverwrite(objectArg(args, 0), objectArg(args, 1)));
+define("object.union_n", (args) => {
   const arr = arrayArg(args, 0);
   const objects = arr.items.map((x) => (x.type === "object" ? x : elementError(1, arr, x, "object")));
   return objects.reduce(mergeWithOverwrite, makeObject());
 });
-define("object.remove", 2, (args) => {
+define("object.remove", (args) => {
   const obj = objectArg(args, 0);
   const keys = keysParam(arg(args, 1));
   return makeObject(obj.entries().filter(([k]) => !keys.has(k)));
 });
-define("object.filter", 2, (args) => {
+define("object.filter", (args) => {
   const obj = objectArg(args, 0);
   const keys = keysParam(arg(args, 1));
   return makeObject(obj.entries().filter(([k]) => keys.has(k)));
 });
-define("object.subset", 2, subset);
+define("object.subset", subset);
 
 // ------------------------------------------------------------------------------------ strings
 
@@ -788,45 +629,43 @@ function anyMatch(args: readonly Value[], test: (s: string, affix: string) => bo
   return makeBoolean(strs.some((s) => affixes.some((a) => test(s, a))));
 }
 
-define("concat", 2, concat);
-define("contains", 2, (args) => makeBoolean(stringArg(args, 0).includes(stringArg(args, 1))));
-define("startswith", 2, (args) => makeBoolean(stringArg(args, 0).startsWith(stringArg(args, 1))));
-define("endswith", 2, (args) => makeBoolean(stringArg(args, 0).endsWith(stringArg(args, 1))));
-define("lower", 1, (args) => str(mapCase(stringArg(args, 0), false)));
-define("upper", 1, (args) => str(mapCase(stringArg(args, 0), true)));
-define("split", 2, (args) => makeArray(split(stringArg(args, 0), stringArg(args, 1)).map(str)));
-define("strings.split_n", 3, (args) => {
+define("concat", concat);
+define("contains", (args) => makeBoolean(stringArg(args, 0).includes(stringArg(args, 1))));
+define("startswith", (args) => makeBoolean(stringArg(args, 0).startsWith(stringArg(args, 1))));
+define("endswith", (args) => makeBoolean(stringArg(args, 0).endsWith(stringArg(args, 1))));
+define("lower", (args) => str(mapCase(stringArg(args, 0), false)));
+define("upper", (args) => str(mapCase(stringArg(args, 0), true)));
+define("split", (args) => makeArray(split(stringArg(args, 0), stringArg(args, 1)).map(str)));
+define("strings.split_n", (args) => {
   const parts = split(stringArg(args, 0), stringArg(args, 1));
   const n = intArg(args, 2);
   return makeArray((n >= 0 ? parts.slice(0, n) : parts.slice(Math.max(0, parts.length + n))).map(str));
 });
-define("replace", 3, (args) =>
-  str(replaceAll(stringArg(args, 0), [[stringArg(args, 1), stringArg(args, 2)]])),
-);
-define("substring", 3, substring);
-define("indexof", 2, indexOf);
-define("indexof_n", 2, indexOfN);
-define("trim", 2, (args) => str(trimWith(stringArg(args, 0), cutset(stringArg(args, 1)), true, true)));
-define("trim_left", 2, (args) => str(trimWith(stringArg(args, 0), cutset(stringArg(args, 1)), true, false)));
-define("trim_right", 2, (args) => str(trimWith(stringArg(args, 0), cutset(stringArg(args, 1)), false, true)));
-define("trim_space", 1, (args) => str(trimWith(stringArg(args, 0), isGoSpace, true, true)));
-define("trim_prefix", 2, (args) => {
+define("replace", (args) => str(replaceAll(stringArg(args, 0), [[stringArg(args, 1), stringArg(args, 2)]])));
+define("substring", substring);
+define("indexof", indexOf);
+define("indexof_n", indexOfN);
+define("trim", (args) => str(trimWith(stringArg(args, 0), cutset(stringArg(args, 1)), true, true)));
+define("trim_left", (args) => str(trimWith(stringArg(args, 0), cutset(stringArg(args, 1)), true, false)));
+define("trim_right", (args) => str(trimWith(stringArg(args, 0), cutset(stringArg(args, 1)), false, true)));
+define("trim_space", (args) => str(trimWith(stringArg(args, 0), isGoSpace, true, true)));
+define("trim_prefix", (args) => {
   const s = stringArg(args, 0);
   const prefix = stringArg(args, 1);
   return str(s.startsWith(prefix) ? s.slice(prefix.length) : s);
 });
-define("trim_suffix", 2, (args) => {
+define("trim_suffix", (args) => {
   const s = stringArg(args, 0);
   const suffix = stringArg(args, 1);
   return str(s.endsWith(suffix) ? s.slice(0, s.length - suffix.length) : s);
 });
-define("format_int", 2, formatInt);
-define("strings.any_prefix_match", 2, (args) => anyMatch(args, (s, p) => s.startsWith(p)));
-define("strings.any_suffix_match", 2, (args) => anyMatch(args, (s, p) => s.endsWith(p)));
-define("strings.count", 2, stringsCount);
-define("strings.reverse", 1, (args) => str(codePoints(stringArg(args, 0)).reverse().join("")));
-define("strings.replace_n", 2, replaceN);
-define("sprintf", 2, (args) => {
+define("format_int", formatInt);
+define("strings.any_prefix_match", (args) => anyMatch(args, (s, p) => s.startsWith(p)));
+define("strings.any_suffix_match", (args) => anyMatch(args, (s, p) => s.endsWith(p)));
+define("strings.count", stringsCount);
+define("strings.reverse", (args) => str(codePoints(stringArg(args, 0)).reverse().join("")));
+define("strings.replace_n", replaceN);
+define("sprintf", (args) => {
   const format = stringArg(args, 0);
   return str(goSprintf(format, arrayArg(args, 1).items.map(toGoArg)));
 });
@@ -1369,10 +1208,10 @@ function toNumber(args: readonly Value[]): Value {
 }
 
 for (const t of ["number", "string", "boolean", "array", "set", "object", "null"] as const) {
-  define(`is_${t}`, 1, (args) => makeBoolean(arg(args, 0).type === t));
+  define(`is_${t}`, (args) => makeBoolean(arg(args, 0).type === t));
 }
-define("type_name", 1, (args) => str(typeName(arg(args, 0))));
-define("to_number", 1, toNumber);
+define("type_name", (args) => str(typeName(arg(args, 0))));
+define("to_number", toNumber);
 
 // ------------------------------------------------------------------------------------ encoding
 
@@ -1419,19 +1258,19 @@ function utf8(s: string): Buffer {
   return Buffer.from(s, "utf8");
 }
 
-define("json.marshal", 1, (args) => str(toJSONText(arg(args, 0))));
-define("json.unmarshal", 1, jsonUnmarshal);
-define("json.is_valid", 1, (args) => {
+define("json.marshal", (args) => str(toJSONText(arg(args, 0))));
+define("json.unmarshal", jsonUnmarshal);
+define("json.is_valid", (args) => {
   const v = arg(args, 0);
   return makeBoolean(v.type === "string" && isValidJSON(v.value));
 });
-define("base64.encode", 1, (args) => str(utf8(stringArg(args, 0)).toString("base64")));
-define("base64.decode", 1, (args) => str(decodeBase64(stringArg(args, 0), BASE64)));
-define("base64url.encode", 1, (args) =>
+define("base64.encode", (args) => str(utf8(stringArg(args, 0)).toString("base64")));
+define("base64.decode", (args) => str(decodeBase64(stringArg(args, 0), BASE64)));
+define("base64url.encode", (args) =>
   str(utf8(stringArg(args, 0)).toString("base64").replace(/\+/g, "-").replace(/\//g, "_")),
 );
-define("base64url.encode_no_pad", 1, (args) => str(utf8(stringArg(args, 0)).toString("base64url")));
-define("base64url.decode", 1, base64UrlDecode);
+define("base64url.encode_no_pad", (args) => str(utf8(stringArg(args, 0)).toString("base64url")));
+define("base64url.decode", base64UrlDecode);
 
 // ------------------------------------------------------------------------------------ glob.match
 
@@ -1551,7 +1390,7 @@ function globMatch(args: readonly Value[]): Value {
   return makeBoolean(re.test(subject));
 }
 
-define("glob.match", 3, globMatch);
+define("glob.match", globMatch);
 
 // ------------------------------------------------------------------------------------ regex
 
@@ -1702,13 +1541,13 @@ function regexSplit(re: RegExp, s: string, patternEmpty: boolean): string[] {
   return parts;
 }
 
-define("regex.match", 2, (args) => {
+define("regex.match", (args) => {
   const re = regexArg(args, 0);
   const s = stringArg(args, 1);
   re.lastIndex = 0;
   return makeBoolean(re.test(s));
 });
-define("regex.split", 2, (args) => {
+define("regex.split", (args) => {
   const re = regexArg(args, 0);
   const s = stringArg(args, 1);
   return makeArray(regexSplit(re, s, stringArg(args, 0) === "").map(str));
@@ -1823,7 +1662,7 @@ function cidrContains(args: readonly Value[]): Value {
   return makeBoolean(netContains(net, inner.ip) && netContains(net, lastAddress(inner)));
 }
 
-define("net.cidr_contains", 2, cidrContains);
+define("net.cidr_contains", cidrContains);
 
 // ------------------------------------------------------------------------------------ time
 
@@ -1882,8 +1721,8 @@ function parseRFC3339(s: string): bigint | undefined {
   return seconds * 1_000_000_000n + nanos;
 }
 
-define("time.now_ns", 0, (_args, ctx) => numberFromBigInt(ctx.now()));
-define("time.parse_rfc3339_ns", 1, (args) => {
+define("time.now_ns", (_args, ctx) => numberFromBigInt(ctx.now()));
+define("time.parse_rfc3339_ns", (args) => {
   const s = stringArg(args, 0);
   const ns = parseRFC3339(s);
   if (ns === undefined) fail(`parsing time ${goQuote(s)} as "2006-01-02T15:04:05Z07:00": cannot parse`);
@@ -1893,9 +1732,7 @@ define("time.parse_rfc3339_ns", 1, (args) => {
 
 // ------------------------------------------------------------------------------------ crypto, units, semver
 
-define("crypto.sha256", 1, (args) =>
-  str(createHash("sha256").update(stringArg(args, 0), "utf8").digest("hex")),
-);
+define("crypto.sha256", (args) => str(createHash("sha256").update(stringArg(args, 0), "utf8").digest("hex")));
 
 const BYTE_UNITS: Record<string, bigint> = {
   "": 1n,
@@ -1957,7 +1794,7 @@ function parseBytes(args: readonly Value[]): Value {
   return numberFromBigInt(bigFloatTrunc(bigFloatMul(amount, bigFloatFromBigInt(multiplier))));
 }
 
-define("units.parse_bytes", 1, parseBytes);
+define("units.parse_bytes", parseBytes);
 
 interface SemVer {
   major: bigint;
@@ -2027,11 +1864,11 @@ function compareSemVer(a: SemVer, b: SemVer): number {
   return comparePreRelease(a.pre, b.pre);
 }
 
-define("semver.is_valid", 1, (args) => {
+define("semver.is_valid", (args) => {
   const v = arg(args, 0);
   return v.type === "string" && parseSemVer(v.value) ? TRUE : FALSE;
 });
-define("semver.compare", 2, (args) => {
+define("semver.compare", (args) => {
   const a = stringArg(args, 0);
   const b = stringArg(args, 1);
   const va = parseSemVer(a);

@@ -1,0 +1,2 @@
+/** Every implementation file, imported for its registrations. */
+import "./core.ts";

@@ -1,0 +1,36 @@
+/**
+ * OPA's type language for builtin declarations, as its capabilities file writes it
+ * (`v1/types/types.go` marshalled to JSON).
+ */
+
+export type OpaType =
+  | { type: "any"; of?: OpaType[] | OpaType }
+  | { type: "null" | "boolean" | "number" | "string" }
+  | { type: "array"; static?: OpaType[]; dynamic?: OpaType }
+  | { type: "set"; of?: OpaType }
+  | {
+      type: "object";
+      static?: Array<{ key: unknown; value: OpaType }>;
+      dynamic?: { key: OpaType; value: OpaType };
+    }
+  | { type: "function"; args?: OpaType[]; result?: OpaType; variadic?: OpaType };
+
+export interface FunctionDecl {
+  type: "function";
+  args?: OpaType[];
+  result?: OpaType;
+  variadic?: OpaType;
+}
+
+/** One builtin as OPA declares it. */
+export interface BuiltinDeclaration {
+  name: string;
+  decl: FunctionDecl;
+  /** Operators written infix in Rego (`x + y`). */
+  infix?: string;
+  /** A relation (`walk`) enumerates its results instead of returning one value. */
+  relation?: boolean;
+  deprecated?: boolean;
+  /** Its value differs between evaluations (time, randomness, network). */
+  nondeterministic?: boolean;
+}
