@@ -1,2 +1,20 @@
-/** Every implementation file, imported for its registrations. */
+/** Every implementation file, imported for its registrations. One file per area. */
 import "./core.ts";
+import "./bits.ts";
+import "./crypto.ts";
+import "./deprecated.ts";
+import "./encoding.ts";
+import "./glob.ts";
+import "./graph.ts";
+import "./graphql.ts";
+import "./json.ts";
+import "./jwt.ts";
+import "./net.ts";
+import "./random.ts";
+import "./regex.ts";
+import "./rego.ts";
+import "./semver.ts";
+import "./template.ts";
+import "./time.ts";
+import "./units.ts";
+import "./yaml.ts";

@@ -1,0 +1,2 @@
+/** Builtins of this area: not yet implemented here. */
+export {};
