@@ -26,6 +26,12 @@ export interface BuildOptions {
   queries?: ReadonlyArray<{ name: string; query: string }>;
   /** Run binaryen's optimizer on the module (default true). */
   optimize?: boolean;
+  /**
+   * Strict builtin errors (OPA's `--strict-builtin-errors`): a builtin that raises an error
+   * (`count(null)`, a malformed JWT) aborts the evaluation with OPA's code and message instead
+   * of being undefined. Default false, as in OPA.
+   */
+  strictBuiltinErrors?: boolean;
 }
 
 export interface BuildResult {
@@ -118,7 +124,10 @@ export function buildModules(
   if (planned.errors.length > 0) return fail(planned.errors);
 
   const linker = new Linker();
-  const generator = new CodeGenerator(linker, { nativeBuiltin: (name) => linker.nativeBuiltin(name) });
+  const generator = new CodeGenerator(linker, {
+    nativeBuiltin: (name) => linker.nativeBuiltin(name),
+    strictBuiltinErrors: options.strictBuiltinErrors ?? false,
+  });
   try {
     generator.generate(planned.plan);
   } catch (error) {

@@ -1,41 +1,71 @@
 /**
  * Host builtins: the builtins a policy module calls through the SDK's `opa_builtinN` imports,
- * implemented in JavaScript by the reference builtins of the plan stage.
+ * implemented in JavaScript by the registry's implementations (`../builtins/`).
  *
- * The SDK marshals arguments and results as JSON, so values cross as plain JSON (sets arrive as
- * arrays); builtins that need sets or exact big numbers are native in the module instead. A
- * builtin that fails (a type error, a bad argument) is undefined, as in OPA's Wasm target.
+ * Two conventions, told apart by the import name:
  *
- * The SDK answers a few builtins itself and never asks for them (`sprintf` with sprintf-js,
- * which lacks Go's verbs such as `%v`); Writ's module therefore names its own implementation
- * `writ.sprintf` (see `hostImportName`).
+ * - `writ.<name>` and `writ.strict.<name>` (modules Writ builds): each argument crosses as a
+ *   string holding its Rego value text (`opa_value_dump`: sets stay sets, numbers stay exact),
+ *   and the result comes back the same way, so a host builtin sees and returns exactly what a
+ *   native one would. The SDK only ever sees strings. `writ.<name>` turns a builtin error into
+ *   undefined, as OPA's Wasm target does; `writ.strict.<name>` throws it (strict builtin errors),
+ *   and is also what a strict module calls after a native builtin came back undefined, to learn
+ *   the error it raised.
+ * - `<name>` (modules built by a real `opa`): arguments and result as plain JSON, as the SDK
+ *   marshals them (sets arrive as arrays). Builtins the SDK answers itself never reach here.
  */
-import { type BuiltinContext, builtinTable, systemContext } from "../builtins/index.ts";
-import { fromJSON, toJSON } from "../plan/value.ts";
+import { type BuiltinContext, BuiltinError, builtinTable, systemContext } from "../builtins/index.ts";
+import { fromJSON, parseValueText, toJSON, toValueText } from "../plan/value.ts";
 
 export type HostBuiltin = (...args: unknown[]) => unknown;
 
-/** Builtins the SDK implements itself in a way that differs from OPA. */
-const SHADOWED_BY_SDK = new Set(["sprintf"]);
+const PREFIX = "writ.";
+const STRICT_PREFIX = "writ.strict.";
 
-/** The name under which a module imports a host builtin. */
-export function hostImportName(builtin: string): string {
-  return SHADOWED_BY_SDK.has(builtin) ? `writ.${builtin}` : builtin;
+/** The name under which a Writ module imports a host builtin. */
+export function hostImportName(builtin: string, strict = false): string {
+  return (strict ? STRICT_PREFIX : PREFIX) + builtin;
 }
 
-function builtinOfImport(importName: string): string {
-  return importName.startsWith("writ.") ? importName.slice("writ.".length) : importName;
+interface ImportConvention {
+  builtin: string;
+  valueText: boolean;
+  strict: boolean;
+}
+
+function conventionOf(importName: string): ImportConvention {
+  if (importName.startsWith(STRICT_PREFIX))
+    return { builtin: importName.slice(STRICT_PREFIX.length), valueText: true, strict: true };
+  if (importName.startsWith(PREFIX))
+    return { builtin: importName.slice(PREFIX.length), valueText: true, strict: false };
+  return { builtin: importName, valueText: false, strict: false };
 }
 
 /** Whether `hostBuiltinsFor` can implement the builtin a module imports as `importName`. */
 export function hasHostBuiltin(importName: string): boolean {
-  return builtinTable.has(builtinOfImport(importName));
+  return builtinTable.has(conventionOf(importName).builtin);
+}
+
+/** A builtin error surfacing from a strict module, with OPA's code in its message. */
+export class StrictBuiltinError extends Error {
+  readonly code: BuiltinError["code"];
+
+  constructor(error: BuiltinError) {
+    super(`${error.code}: ${error.message}`, { cause: error });
+    this.name = "StrictBuiltinError";
+    this.code = error.code;
+  }
+}
+
+function valueTextArg(x: unknown): string {
+  if (typeof x !== "string") throw new TypeError(`host builtin argument is not value text: ${typeof x}`);
+  return x;
 }
 
 /**
  * The `customBuiltins` argument of the SDK's `loadPolicy` for a module that imports `names`.
- * `context` gives the clock: one reading per evaluation is the caller's to arrange (a fresh
- * context per evaluation); by default the clock is read at the first call.
+ * `context` gives the evaluation's context (clock, per-query memo): the caller starts a fresh
+ * one per evaluation.
  */
 export function hostBuiltinsFor(
   names: readonly string[],
@@ -43,12 +73,27 @@ export function hostBuiltinsFor(
 ): Record<string, HostBuiltin> {
   const out: Record<string, HostBuiltin> = {};
   for (const importName of names) {
-    const name = builtinOfImport(importName);
-    const def = builtinTable.get(name);
-    if (!def) throw new Error(`no host implementation of builtin ${name}`);
+    const { builtin, valueText, strict } = conventionOf(importName);
+    const def = builtinTable.get(builtin);
+    if (!def) throw new Error(`no host implementation of builtin ${builtin}`);
+    if (!valueText) {
+      out[importName] = (...args: unknown[]) => {
+        const result = def.fn(args.map(fromJSON), context());
+        return result === undefined ? undefined : toJSON(result);
+      };
+      continue;
+    }
     out[importName] = (...args: unknown[]) => {
-      const result = def.fn(args.map(fromJSON), context());
-      return result === undefined ? undefined : toJSON(result);
+      const values = args.map((a) => parseValueText(valueTextArg(a)));
+      let result: ReturnType<typeof def.impl>;
+      try {
+        result = def.impl(values, context());
+      } catch (error) {
+        if (!(error instanceof BuiltinError)) throw error;
+        if (strict) throw new StrictBuiltinError(error);
+        return undefined;
+      }
+      return result === undefined ? undefined : toValueText(result);
     };
   }
   return out;

@@ -586,7 +586,19 @@ export class JSONSyntaxError extends Error {
  * numbers; duplicate object keys keep the last value. Throws {@link JSONSyntaxError}.
  */
 export function parseJSON(text: string): Value {
-  const p = new JSONParser(text);
+  return parseText(text, false);
+}
+
+/**
+ * Parses Rego value text as the runtime's `opa_value_dump` writes it: JSON plus sets (`{1, 2}`,
+ * `set()`) and object keys of any type. Numbers keep their exact text.
+ */
+export function parseValueText(text: string): Value {
+  return parseText(text, true);
+}
+
+function parseText(text: string, rego: boolean): Value {
+  const p = new JSONParser(text, rego);
   p.skipSpace();
   const v = p.value();
   p.skipSpace();
@@ -609,7 +621,11 @@ const JSON_ESCAPES: Record<string, string> = {
 class JSONParser {
   private pos = 0;
 
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    /** Also read Rego value text: sets and non-string object keys. */
+    private readonly rego = false,
+  ) {}
 
   atEnd(): boolean {
     return this.pos >= this.text.length;
@@ -629,6 +645,10 @@ class JSONParser {
     if (c === "[") return this.array();
     if (c === '"') return makeString(this.string());
     if (c === "-" || (c !== undefined && c >= "0" && c <= "9")) return this.number();
+    if (this.rego && this.text.startsWith("set()", this.pos)) {
+      this.pos += 5;
+      return makeSet();
+    }
     for (const [word, value] of [
       ["true", TRUE],
       ["false", FALSE],
@@ -648,7 +668,7 @@ class JSONParser {
     this.pos++;
   }
 
-  private object(): ObjectValue {
+  private object(): ObjectValue | SetValue {
     const obj = new ObjectValue();
     this.pos++;
     this.skipSpace();
@@ -656,6 +676,7 @@ class JSONParser {
       this.pos++;
       return obj;
     }
+    if (this.rego) return this.regoObjectOrSet();
     for (;;) {
       this.skipSpace();
       if (this.text[this.pos] !== '"') this.fail("expected object key string");
@@ -669,6 +690,40 @@ class JSONParser {
         return obj;
       }
       this.expect(",");
+    }
+  }
+
+  /** After `{` of a non-empty collection in Rego text: an object if its first item has a `:`. */
+  private regoObjectOrSet(): ObjectValue | SetValue {
+    const first = this.value();
+    this.skipSpace();
+    if (this.text[this.pos] !== ":") {
+      const items = [first];
+      for (;;) {
+        this.skipSpace();
+        if (this.text[this.pos] === "}") {
+          this.pos++;
+          return makeSet(items);
+        }
+        this.expect(",");
+        this.skipSpace();
+        items.push(this.value());
+      }
+    }
+    const obj = new ObjectValue();
+    let key = first;
+    for (;;) {
+      this.expect(":");
+      this.skipSpace();
+      obj.set(key, this.value());
+      this.skipSpace();
+      if (this.text[this.pos] === "}") {
+        this.pos++;
+        return obj;
+      }
+      this.expect(",");
+      this.skipSpace();
+      key = this.value();
     }
   }
 
@@ -788,6 +843,32 @@ export function toJSONText(v: Value, options: JSONTextOptions = {}): string {
     }
   };
   return write(v);
+}
+
+/**
+ * Rego value text (what the runtime's `opa_value_parse` reads): JSON, with sets as `{1,2}` or
+ * `set()` and object keys written as values. Numbers exact, strings as JSON strings.
+ */
+export function toValueText(v: Value): string {
+  switch (v.type) {
+    case "null":
+      return "null";
+    case "boolean":
+      return v.value ? "true" : "false";
+    case "number":
+      return jsonNumberText(v);
+    case "string":
+      return JSON.stringify(v.value);
+    case "array":
+      return `[${v.items.map(toValueText).join(",")}]`;
+    case "set":
+      return v.size === 0 ? "set()" : `{${v.elements().map(toValueText).join(",")}}`;
+    case "object":
+      return `{${v
+        .entries()
+        .map(([k, x]) => `${toValueText(k)}:${toValueText(x)}`)
+        .join(",")}}`;
+  }
 }
 
 /** Object members with stringified keys, sorted as Go sorts map keys; a later key wins a clash. */

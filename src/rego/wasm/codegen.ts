@@ -12,7 +12,7 @@
 import binaryen from "binaryen";
 import { lookupBuiltin } from "../builtins/catalog.ts";
 import { RegoError } from "../errors.ts";
-import { hostImportName } from "../host/index.ts";
+import { hasHostBuiltin, hostImportName } from "../host/index.ts";
 import {
   CONFLICT_ERROR_CODE,
   type ErrorSite,
@@ -45,6 +45,11 @@ type BuiltinCall =
 export interface CodegenOptions {
   /** Runtime function implementing a native builtin, if the runtime has one. */
   nativeBuiltin: (name: string) => string | undefined;
+  /**
+   * Strict builtin errors: a builtin that raises an error aborts the evaluation with OPA's code
+   * (`eval_type_error`, `eval_builtin_error`) instead of being undefined.
+   */
+  strictBuiltinErrors?: boolean;
 }
 
 export class CodeGenerator {
@@ -242,6 +247,7 @@ export class CodeGenerator {
       case "callbuiltin":
         return m.block(null, [
           set(s.target, this.builtinCall(s.name, s.args, s.site)),
+          ...this.strictErrorCheck(s.name, s.args, get(s.target)),
           failIf(m.i32.eqz(get(s.target))),
         ]);
       case "callfunc": {
@@ -371,7 +377,6 @@ export class CodeGenerator {
   // ------------------------------------------------------------------------------ builtins
 
   private builtinCall(name: string, args: readonly Operand[], site: ErrorSite): binaryen.ExpressionRef {
-    const m = this.m;
     const call = this.resolveBuiltin(name, args.length, site);
     const ops = args.map((a) => this.operand(a));
     switch (call.kind) {
@@ -379,19 +384,68 @@ export class CodeGenerator {
         return call.emit(ops);
       case "runtime":
         return this.linker.callDynamic(call.func, ops);
-      case "host": {
-        const fns = [
-          "writ_call_builtin0",
-          "writ_call_builtin1",
-          "writ_call_builtin2",
-          "writ_call_builtin3",
-          "writ_call_builtin4",
-        ] as const;
-        const fn = fns[ops.length];
-        if (!fn) return m.i32.const(0);
-        return this.rt(fn, [m.i32.const(call.id), m.i32.const(0), ...ops]);
-      }
+      case "host":
+        return this.hostCall(call.id, ops);
     }
+  }
+
+  /**
+   * A host call: each argument crosses as a string of its Rego value text and the result comes
+   * back the same way (see `../host/`), so sets and exact numbers survive the SDK's JSON.
+   */
+  private hostCall(id: number, ops: readonly binaryen.ExpressionRef[]): binaryen.ExpressionRef {
+    const m = this.m;
+    const fns = [
+      "writ_call_builtin0",
+      "writ_call_builtin1",
+      "writ_call_builtin2",
+      "writ_call_builtin3",
+      "writ_call_builtin4",
+    ] as const;
+    const fn = fns[ops.length];
+    if (!fn) return m.i32.const(0);
+    const texts = ops.map((op) => this.rt("writ_to_json_string", [op, m.i32.const(1)]));
+    return this.rt("writ_parse_string", [
+      this.rt(fn, [m.i32.const(id), m.i32.const(0), ...texts]),
+      m.i32.const(1),
+    ]);
+  }
+
+  /**
+   * Under strict builtin errors, a native builtin that came back undefined is asked again of
+   * its JavaScript twin (`writ.strict.<name>`), which throws the error the builtin raised; the
+   * twin's value is not used. Host builtins throw by themselves in strict modules.
+   */
+  private strictErrorCheck(
+    name: string,
+    args: readonly Operand[],
+    result: binaryen.ExpressionRef,
+  ): binaryen.ExpressionRef[] {
+    if (!this.options.strictBuiltinErrors || args.length > 4) return [];
+    if (lookupBuiltin(name)?.implementation !== "native" || !this.options.nativeBuiltin(name)) return [];
+    if (!hasHostBuiltin(hostImportName(name, true))) return [];
+    const m = this.m;
+    const id = this.hostId(hostImportName(name, true));
+    return [
+      m.if(
+        m.i32.eqz(result),
+        m.drop(
+          this.hostCall(
+            id,
+            args.map((a) => this.operand(a)),
+          ),
+        ),
+      ),
+    ];
+  }
+
+  private hostId(importName: string): number {
+    let id = this.hostBuiltins.get(importName);
+    if (id === undefined) {
+      id = this.hostBuiltins.size;
+      this.hostBuiltins.set(importName, id);
+    }
+    return id;
   }
 
   private resolveBuiltin(name: string, arity: number, site: ErrorSite): BuiltinCall {
@@ -427,13 +481,7 @@ export class CodeGenerator {
       );
       return { kind: "inline", emit: () => m.i32.const(0) };
     }
-    const importName = hostImportName(name);
-    let id = this.hostBuiltins.get(importName);
-    if (id === undefined) {
-      id = this.hostBuiltins.size;
-      this.hostBuiltins.set(importName, id);
-    }
-    return { kind: "host", id, arity };
+    return { kind: "host", id: this.hostId(hostImportName(name, this.options.strictBuiltinErrors)), arity };
   }
 }
 
