@@ -37,8 +37,9 @@ export function compile(modules: readonly ast.Module[], queries: readonly QueryS
   }
 
   const rules: KRule[] = [];
+  const packageRules = collectPackageRules(modules);
   for (const module of modules) {
-    const env = moduleEnv(module, functions, errors);
+    const env = moduleEnv(module, packageRules, functions, errors);
     const lowerer = new Lowerer(env, names);
     lowerer.functionArity = (path) => functionArities.get(path.join("/"));
     for (const rule of module.rules) {
@@ -121,12 +122,37 @@ function collectFunctions(modules: readonly ast.Module[]): Set<string> {
   return functions;
 }
 
-function moduleEnv(module: ast.Module, functions: ReadonlySet<string>, errors: RegoError[]): ModuleEnv {
-  const ruleNames = new Set<string>();
+/**
+ * The first name of every rule head, per package: a package is one namespace over all its files,
+ * so a rule or function of one file is named bare in another (as in OPA).
+ */
+function collectPackageRules(modules: readonly ast.Module[]): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const m of modules) {
+    const key = m.package.path.join("/");
+    const names = out.get(key) ?? new Set<string>();
+    out.set(key, names);
+    for (const r of m.rules) {
+      const [first] = groundPrefix(r.head.ref);
+      if (first) names.add(first);
+    }
+  }
+  return out;
+}
+
+function moduleEnv(
+  module: ast.Module,
+  packageRules: ReadonlyMap<string, ReadonlySet<string>>,
+  functions: ReadonlySet<string>,
+  errors: RegoError[],
+): ModuleEnv {
+  // Imports are per file and, as in OPA, win over a rule of the same name in another file.
+  const ownRules = new Set<string>();
   for (const r of module.rules) {
     const [first] = groundPrefix(r.head.ref);
-    if (first) ruleNames.add(first);
+    if (first) ownRules.add(first);
   }
+  const ruleNames = new Set(packageRules.get(module.package.path.join("/")) ?? ownRules);
   const imports = new Map<string, string[]>();
   for (const imp of module.imports) {
     const path = opPath(imp.path);
@@ -144,12 +170,13 @@ function moduleEnv(module: ast.Module, functions: ReadonlySet<string>, errors: R
     }
     const alias = imp.alias ?? path[path.length - 1]!;
     if (path.length === 1 && imp.alias === undefined) continue;
-    if (ruleNames.has(alias)) {
+    if (ownRules.has(alias)) {
       errors.push(
         new RegoError("rego_compile_error", `import must not shadow ${[...path].join(".")}`, imp.loc),
       );
       continue;
     }
+    ruleNames.delete(alias);
     imports.set(alias, path);
   }
   return { file: module.file, packagePath: module.package.path, ruleNames, imports, functions };
@@ -260,11 +287,20 @@ function orderRule(rule: KRule, safety: SafetyChecker): void {
   rule.value = order(rule.value);
 }
 
+/** For a conflict between files of one package: where the other rule is. */
+function alsoAt(first: Location | undefined, rule: Location): string {
+  return first && first.file !== rule.file
+    ? ` (conflicts with ${first.file}:${first.line}:${first.col})`
+    : "";
+}
+
 function groupRules(rules: readonly KRule[], errors: RegoError[]): Map<string, RuleGroup> {
   const groups = new Map<string, RuleGroup>();
+  const firstLoc = new Map<string, Location>();
   for (const rule of rules) {
     const id = rule.path.join("/");
     let group = groups.get(id);
+    if (!firstLoc.has(id)) firstLoc.set(id, rule.loc);
     if (!group) {
       group = {
         path: rule.path,
@@ -276,9 +312,13 @@ function groupRules(rules: readonly KRule[], errors: RegoError[]): Map<string, R
       groups.set(id, group);
     }
     if (group.kind !== rule.kind || group.arity !== rule.args.length) {
-      const what =
-        group.kind === "function" || rule.kind === "function" ? "conflicting rules" : "conflicting rules";
-      errors.push(new RegoError("rego_type_error", `${what} data.${rule.path.join(".")} found`, rule.loc));
+      errors.push(
+        new RegoError(
+          "rego_type_error",
+          `conflicting rules data.${rule.path.join(".")} found${alsoAt(firstLoc.get(id), rule.loc)}`,
+          rule.loc,
+        ),
+      );
       continue;
     }
     if (rule.default) {
@@ -286,7 +326,7 @@ function groupRules(rules: readonly KRule[], errors: RegoError[]): Map<string, R
         errors.push(
           new RegoError(
             "rego_type_error",
-            `multiple default rules data.${rule.path.join(".")} found`,
+            `multiple default rules data.${rule.path.join(".")} found${alsoAt(group.defaultRule.loc, rule.loc)}`,
             rule.loc,
           ),
         );
