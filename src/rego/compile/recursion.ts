@@ -5,20 +5,30 @@
 import { RegoError } from "../errors.ts";
 import type { KBody, KExpr, KRule, KTerm, RuleGroup } from "./kernel.ts";
 
-function dataPrefix(t: KTerm): string[] | undefined {
-  if (t.type === "var" && t.name === "data") return [];
-  if (t.type !== "ref" || t.head.type !== "var" || t.head.name !== "data") return undefined;
-  const parts: string[] = [];
-  for (const p of t.path) {
-    if (p.type !== "string") break;
-    parts.push(p.value);
-  }
-  return parts;
+/**
+ * A data reference's ground prefix, and whether a key chosen at run time follows it
+ * (`data[input.ns].items` has prefix [] and is dynamic).
+ */
+interface DataRef {
+  prefix: string[];
+  dynamic: boolean;
 }
 
-function collectTerm(t: KTerm, refs: string[][]): void {
-  const prefix = dataPrefix(t);
-  if (prefix) refs.push(prefix);
+function dataRef(t: KTerm): DataRef | undefined {
+  if (t.type === "var" && t.name === "data") return { prefix: [], dynamic: false };
+  if (t.type !== "ref" || t.head.type !== "var" || t.head.name !== "data") return undefined;
+  const prefix: string[] = [];
+  for (const p of t.path) {
+    if (p.type !== "string") return { prefix, dynamic: true };
+    prefix.push(p.value);
+  }
+  return { prefix, dynamic: false };
+}
+
+function collectTerm(t: KTerm, refs: DataRef[]): void {
+  const ref = dataRef(t);
+  if (ref) refs.push(ref);
+  const prefix = ref?.prefix;
   switch (t.type) {
     case "ref":
       if (!prefix) collectTerm(t.head, refs);
@@ -49,14 +59,14 @@ function collectTerm(t: KTerm, refs: string[][]): void {
   }
 }
 
-function collectExpr(e: KExpr, refs: string[][]): void {
+function collectExpr(e: KExpr, refs: DataRef[]): void {
   switch (e.kind) {
     case "unify":
       collectTerm(e.left, refs);
       collectTerm(e.right, refs);
       break;
     case "call":
-      if (e.callee.kind === "function") refs.push(e.callee.path);
+      if (e.callee.kind === "function") refs.push({ prefix: e.callee.path, dynamic: false });
       for (const a of e.args) collectTerm(a, refs);
       if (e.output) collectTerm(e.output, refs);
       break;
@@ -78,7 +88,7 @@ function collectExpr(e: KExpr, refs: string[][]): void {
   }
 }
 
-function collectBody(body: KBody, refs: string[][]): void {
+function collectBody(body: KBody, refs: DataRef[]): void {
   for (const e of body) collectExpr(e, refs);
 }
 
@@ -89,13 +99,18 @@ function rulesOf(group: RuleGroup): KRule[] {
   return rules;
 }
 
-/** Ids of the groups a data path prefix can reach: the group at or above it, or all below it. */
-function groupsReached(prefix: string[], ids: readonly string[]): string[] {
+/**
+ * Ids of the groups a data reference reaches: the group at or above its prefix, and, when the
+ * reference is ground, every group below it. As in OPA (`GetRules`), a key chosen at run time
+ * stops the walk: `data[input.ns].items` depends on no rule in particular, so a rule may read
+ * data that way without being called recursive.
+ */
+function groupsReached(ref: DataRef, ids: readonly string[]): string[] {
   const reached: string[] = [];
-  const joined = prefix.join("/");
+  const joined = ref.prefix.join("/");
   for (const id of ids) {
-    if (joined === id || joined.startsWith(`${id}/`) || id.startsWith(joined === "" ? "" : `${joined}/`))
-      reached.push(id);
+    if (joined === id || joined.startsWith(`${id}/`)) reached.push(id);
+    else if (!ref.dynamic && id.startsWith(joined === "" ? "" : `${joined}/`)) reached.push(id);
   }
   return reached;
 }
@@ -104,7 +119,7 @@ export function checkRecursion(groups: ReadonlyMap<string, RuleGroup>): RegoErro
   const ids = [...groups.keys()];
   const edges = new Map<string, string[]>();
   for (const [id, group] of groups) {
-    const refs: string[][] = [];
+    const refs: DataRef[] = [];
     for (const rule of rulesOf(group)) {
       collectBody(rule.body, refs);
       for (const t of [...rule.keyPath, rule.value, ...(rule.key ? [rule.key] : [])]) collectTerm(t, refs);

@@ -761,7 +761,7 @@ export class Planner {
   ): void {
     const ops: Operand[] = [];
     const next = (i: number, e: Env): void => {
-      if (i === ts.length) return k(ops, e);
+      if (i === ts.length) return k([...ops], e);
       this.term(fb, ts[i]!, e, (op, e2) => {
         ops[i] = op;
         next(i + 1, e2);
@@ -951,6 +951,9 @@ export class Planner {
     if (underPrefix.length === 0 && packagesInside.length === 0) {
       return this.path(fb, env.data, path, 0, env, k);
     }
+    if (ground.length < path.length) {
+      return this.dynamicDataRef(fb, path, ground, [...underPrefix, ...packagesInside.map(groupId)], env, k);
+    }
     const below = underPrefix.filter((id) => this.policy.groups.get(id)!.kind !== "function");
     // Packages, and the ref prefixes of every rule (defined or not, function or not), are
     // documents: empty objects unless something fills them.
@@ -1017,6 +1020,71 @@ export class Planner {
       fb.emit({ op: "objectmerge", a: base, b: virtual, target: merged });
     });
     this.path(fb, merged, path.slice(ground.length), 0, env, k);
+  }
+
+  /**
+   * `data.a[key]…` where the key is chosen at run time and rules live below `data.a`: as OPA's
+   * planner does, each child of the rule tree is tried with its own key (so only the document
+   * the key selects is evaluated, and a rule may read `data[input.ns]` without evaluating
+   * itself), and base documents under the other keys are scanned.
+   */
+  private dynamicDataRef(
+    fb: FunctionBuilder,
+    path: readonly KTerm[],
+    ground: readonly string[],
+    below: readonly string[],
+    env: Env,
+    k: TermCont,
+  ): void {
+    const next = path[ground.length]!;
+    const childKeys = [
+      ...new Set(below.map((id) => id.split("/")[ground.length]).filter((c) => c !== undefined)),
+    ].sort();
+    for (const child of childKeys) {
+      fb.block(() => {
+        const key = fb.local();
+        fb.emit({ op: "assign", source: { kind: "string", value: child }, target: key });
+        this.unifyLocal(fb, next, key, env, (env2) =>
+          this.dataRef(
+            fb,
+            [
+              ...path.slice(0, ground.length),
+              { type: "string", value: child, loc: next.loc },
+              ...path.slice(ground.length + 1),
+            ],
+            env2,
+            k,
+          ),
+        );
+      });
+    }
+    fb.block(() => {
+      let base: Local = env.data;
+      for (const part of ground) {
+        const step = fb.local();
+        fb.emit({ op: "dot", source: base, key: { kind: "string", value: part }, target: step });
+        base = step;
+      }
+      const key = fb.local();
+      const value = fb.local();
+      fb.emit({
+        op: "scan",
+        source: base,
+        key,
+        value,
+        body: fb.nested(() => {
+          for (const child of childKeys)
+            fb.emit({
+              op: "notequal",
+              a: { kind: "local", local: key },
+              b: { kind: "string", value: child },
+            });
+          this.unifyLocal(fb, next, key, env, (env2) =>
+            this.path(fb, value, path, ground.length + 1, env2, k),
+          );
+        }),
+      });
+    });
   }
 
   /** Inside `with data.p.q as …` where `p` is a rule: the mocked value replaces part of p's value. */
