@@ -17,4 +17,5 @@ import "./semver.ts";
 import "./template.ts";
 import "./time.ts";
 import "./units.ts";
+import "./x509.ts";
 import "./yaml.ts";
