@@ -92,6 +92,10 @@ describe("time.format, date, clock, weekday", () => {
       '"Fri Dec  2 13:40:53 EST 2022"',
     );
     expect(run("time.format", a(T, s(""), s("3:4:5.000 pm __2 Z07")))).toBe('"6:40:53.141 pm 336 Z"');
+    // Zone abbreviations as tzdata has them, numeric where it has none.
+    expect(run("time.format", a(T, s("Europe/Berlin"), s("MST")))).toBe('"CET"');
+    expect(run("time.format", a(T, s("Asia/Kolkata"), s("MST")))).toBe('"IST"');
+    expect(run("time.format", a(T, s("America/Sao_Paulo"), s("MST -07")))).toBe('"-03 -03"');
   });
 
   it("reads the calendar in a zone", () => {

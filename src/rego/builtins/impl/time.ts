@@ -78,11 +78,13 @@ function civilFromDays(days: number): { year: number; month: number; day: number
 // ------------------------------------------------------------------------------------ zones
 
 interface Zone {
-  /** The offset east of UTC in seconds, and the abbreviation, in effect at a Unix second. */
-  at(unixSec: number): { offset: number; abbr: string };
+  /** The offset east of UTC in seconds in effect at a Unix second. */
+  offset(unixSec: number): number;
+  /** The zone's abbreviation at a Unix second (layout `MST`). */
+  abbr(unixSec: number): string;
 }
 
-const UTC: Zone = { at: () => ({ offset: 0, abbr: "UTC" }) };
+const UTC: Zone = { offset: () => 0, abbr: () => "UTC" };
 
 /** Go's numeric abbreviation for a zone without a letter one (`+0530`, `-03`). */
 function numericAbbr(offset: number): string {
@@ -95,8 +97,19 @@ function numericAbbr(offset: number): string {
 
 const MAX_DATE_SEC = 8.64e12;
 
+/**
+ * Locales whose short zone names are tried in turn for a letter abbreviation like tzdata's
+ * (en-US has PST and GMT, en-GB CET and BST, en-IN IST, en-AU AEST, …); measured against
+ * tzdata, this chain names about nine in ten lettered zones as Go does.
+ */
+const ABBR_LOCALES = ["en-US", "en-GB", "en-IN", "en-AU", "en-ZA", "en-HK", "en-IE"];
+
+function clampToDate(unixSec: number): Date {
+  return new Date(Math.min(Math.max(unixSec, -MAX_DATE_SEC), MAX_DATE_SEC) * 1000);
+}
+
 function intlZone(name: string): Zone {
-  const fmt = new Intl.DateTimeFormat("en-US", {
+  const fields = new Intl.DateTimeFormat("en-US", {
     timeZone: name,
     hourCycle: "h23",
     era: "short",
@@ -106,23 +119,33 @@ function intlZone(name: string): Zone {
     hour: "numeric",
     minute: "numeric",
     second: "numeric",
-    timeZoneName: "short",
   });
+  let names: Intl.DateTimeFormat[] | undefined;
+  const offset = (unixSec: number): number => {
+    const date = clampToDate(unixSec);
+    const parts: Record<string, string> = {};
+    for (const p of fields.formatToParts(date)) parts[p.type] = p.value;
+    const yearOfEra = Number(parts.year);
+    const year = parts.era === "BC" || parts.era === "B" ? 1 - yearOfEra : yearOfEra;
+    const local =
+      daysFromCivil(year, Number(parts.month), Number(parts.day)) * 86400 +
+      Number(parts.hour) * 3600 +
+      Number(parts.minute) * 60 +
+      Number(parts.second);
+    return local - date.getTime() / 1000;
+  };
   return {
-    at(unixSec) {
-      const sec = Math.min(Math.max(unixSec, -MAX_DATE_SEC), MAX_DATE_SEC);
-      const parts: Record<string, string> = {};
-      for (const p of fmt.formatToParts(new Date(sec * 1000))) parts[p.type] = p.value;
-      const yearOfEra = Number(parts.year);
-      const year = parts.era === "BC" || parts.era === "B" ? 1 - yearOfEra : yearOfEra;
-      const local =
-        daysFromCivil(year, Number(parts.month), Number(parts.day)) * 86400 +
-        Number(parts.hour) * 3600 +
-        Number(parts.minute) * 60 +
-        Number(parts.second);
-      const offset = local - sec;
-      const short = parts.timeZoneName ?? "";
-      return { offset, abbr: /^[A-Za-z]+$/.test(short) ? short : numericAbbr(offset) };
+    offset,
+    abbr(unixSec) {
+      names ??= ABBR_LOCALES.map(
+        (l) => new Intl.DateTimeFormat(l, { timeZone: name, timeZoneName: "short" }),
+      );
+      const date = clampToDate(unixSec);
+      for (const f of names) {
+        const short = f.formatToParts(date).find((p) => p.type === "timeZoneName")?.value ?? "";
+        if (/^[A-Za-z]+$/.test(short)) return short;
+      }
+      return numericAbbr(offset(unixSec));
     },
   };
 }
@@ -166,7 +189,7 @@ interface Civil {
   second: number;
   nsec: number;
   offset: number;
-  abbr: string;
+  abbr: () => string;
 }
 
 function unixSeconds(ns: bigint): { sec: number; nsec: number } {
@@ -182,7 +205,7 @@ function unixSeconds(ns: bigint): { sec: number; nsec: number } {
 /** The calendar fields of an instant in a zone (Go's `Date`, `Clock`, `Weekday`, `YearDay`). */
 function civil(ns: bigint, zone: Zone): Civil {
   const { sec, nsec } = unixSeconds(ns);
-  const { offset, abbr } = zone.at(sec);
+  const offset = zone.offset(sec);
   const local = sec + offset;
   const days = floorDiv(local, 86400);
   const secOfDay = local - days * 86400;
@@ -198,7 +221,7 @@ function civil(ns: bigint, zone: Zone): Civil {
     second: secOfDay % 60,
     nsec,
     offset,
-    abbr,
+    abbr: () => zone.abbr(sec),
   };
 }
 
@@ -224,8 +247,8 @@ function fromCivil(
   const local = days * 86400n + BigInt(hour * 3600 + minute * 60 + second);
   let offset = 0;
   if (zone !== UTC && local > -9_000_000_000_000n && local < 9_000_000_000_000n) {
-    const guess = zone.at(Number(local)).offset;
-    offset = guess === 0 ? 0 : zone.at(Number(local) - guess).offset;
+    const guess = zone.offset(Number(local));
+    offset = guess === 0 ? 0 : zone.offset(Number(local) - guess);
   }
   return (local - BigInt(offset)) * NS_PER_SEC + BigInt(nsec);
 }
@@ -563,7 +586,7 @@ function format(ns: bigint, zone: Zone, layout: string): string {
         out += t.hour >= 12 ? "pm" : "am";
         break;
       case "TZ":
-        out += t.abbr;
+        out += t.abbr();
         break;
       case "FracSecond0":
       case "FracSecond9":
