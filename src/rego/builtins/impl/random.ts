@@ -75,6 +75,7 @@ const HYPHENATED_OFFSETS = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 3
 function parseUUID(input: string): Uint8Array | undefined {
   // google/uuid works on bytes.
   const bytes = new TextEncoder().encode(input);
+  if (bytes.length > 36 + 9) return undefined;
   let s = String.fromCharCode(...bytes);
   const out = new Uint8Array(16);
   switch (s.length) {

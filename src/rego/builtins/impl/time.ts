@@ -162,6 +162,9 @@ function loadZone(name: string): Zone {
     const local = new Intl.DateTimeFormat().resolvedOptions().timeZone;
     zone = local === "UTC" || local === "Etc/UTC" ? UTC : intlZone(local);
   } else {
+    if (name.includes("..") || name[0] === "/" || name[0] === "\\") fail("time: invalid location name");
+    // Intl also takes UTC offsets ("+05:00"), which are no zone names to Go.
+    if (name[0] === "+" || name[0] === "-") fail(`unknown time zone ${name}`);
     let resolved: string;
     try {
       resolved = new Intl.DateTimeFormat("en-US", { timeZone: name }).resolvedOptions().timeZone;
