@@ -213,7 +213,12 @@ function amountFloat(num: string): BigFloat {
     if (d.coef === 0n || digits + d.exp < -20) return bigFloatFromBigInt(0n);
     if (d.exp > 0) return bigFloatFromBigInt(d.coef * 10n ** BigInt(d.exp));
   }
-  return toBigFloat(numberFromText(num));
+  try {
+    return toBigFloat(numberFromText(num));
+  } catch {
+    // Only past MAX_DIRECT_EXPONENT with a mantissa of ~100,000 digits.
+    return fail("units.parse_bytes: could not parse byte amount to a number");
+  }
 }
 
 function parseBytes(args: readonly Value[]): NumberValue {
