@@ -78,6 +78,17 @@ describe("strings.render_template", () => {
     expect(render("{{slice .s 1 3}} {{slice .xs 1}}", { s: "abcd", xs: [1, 2, 3] })).toBe("bc [2 3]");
   });
 
+  it("defines and calls named templates, and blocks", () => {
+    expect(render('{{define "T"}}<{{.}}>{{end}}{{template "T" .x}}{{template "T"}}', { x: "a" })).toBe(
+      "<a><<no value>>",
+    );
+    expect(render('{{block "B" .x}}[{{.}}]{{end}}', { x: 1 })).toBe("[1]");
+    expect(renderError('{{template "nope"}}', {})).toContain('template "nope" not defined');
+    expect(renderError('{{define "R"}}{{template "R"}}{{end}}{{template "R"}}', {})).toContain(
+      "exceeded maximum template depth",
+    );
+  });
+
   it("trims whitespace around - markers and skips comments", () => {
     expect(render("a  {{- .x -}}  b {{/* note */}}c", { x: 1 })).toBe("a1b c");
   });

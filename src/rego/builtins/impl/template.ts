@@ -8,7 +8,7 @@
  * declaration and assignment; `if`/`else if`/`else`, `range` (with `$i, $v :=`, `else`,
  * `break`, `continue`), `with`/`else`; and the builtin functions `and`, `or`, `not`, `len`,
  * `index`, `slice`, `print`, `printf`, `println`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`, `html`,
- * `js`, `urlquery`. `define`, `template` and `block` are reported as unsupported.
+ * `js`, `urlquery`; `define`, `template` and `block`.
  */
 import { goQuote, type Value } from "../../plan/value.ts";
 import { define, fail, objectArg, str, stringArg } from "../registry.ts";
@@ -125,7 +125,8 @@ type Node =
   | { kind: "text"; text: string }
   | { kind: "action"; pipe: Pipeline }
   | ControlNode
-  | { kind: "break" | "continue"; pos: number };
+  | { kind: "break" | "continue"; pos: number }
+  | { kind: "template"; name: string; pipe: Pipeline | undefined; pos: number };
 
 const FUNCTIONS = new Set([
   "and",
@@ -157,6 +158,9 @@ type Token =
 class TemplateParser {
   private readonly tokens: Token[] = [];
   private i = 0;
+
+  /** The templates named by `define` and `block`. */
+  readonly defined = new Map<string, Node[]>();
 
   constructor(private readonly src: string) {
     this.lex();
@@ -277,10 +281,24 @@ class TemplateParser {
           nodes.push({ kind: keyword, pos: tok.pos });
           break;
         case "define":
-        case "template":
-        case "block":
-          this.error(tok.pos, `{{${keyword}}} is not supported by strings.render_template here`);
+        case "block": {
+          words.next();
+          const name = words.templateName(keyword);
+          const pipe = keyword === "block" ? words.pipeline(false, false) : undefined;
+          if (keyword === "define") words.expectEnd("define clause");
+          const [body, end] = this.list(true);
+          if (end !== "end") this.error(tok.pos, `unexpected {{else}} in ${keyword}`);
+          this.defined.set(name, body);
+          if (keyword === "block") nodes.push({ kind: "template", name, pipe, pos: tok.pos });
           break;
+        }
+        case "template": {
+          words.next();
+          const name = words.templateName(keyword);
+          const pipe = words.pipeline(false, false);
+          nodes.push({ kind: "template", name, pipe: pipe.cmds.length > 0 ? pipe : undefined, pos: tok.pos });
+          break;
+        }
         default:
           nodes.push({ kind: "action", pipe: words.pipeline(true, true) });
       }
@@ -337,6 +355,15 @@ class ActionLexer {
   next(): void {
     const w = this.peekWord();
     if (w) this.k += w.length;
+  }
+
+  /** The quoted name after `define`, `template` or `block`. */
+  templateName(keyword: string): string {
+    this.skipSpace();
+    const op = this.body[this.k] === '"' || this.body[this.k] === "`" ? this.operand() : undefined;
+    if (op?.kind !== "lit" || typeof op.value !== "string")
+      return this.error(`unexpected name in ${keyword} clause`);
+    return op.value;
   }
 
   expectEnd(keyword: string): void {
@@ -485,6 +512,8 @@ class BreakSignal {}
 class ContinueSignal {}
 
 const MAX_OUTPUT = 64 * 1024 * 1024;
+/** Go allows 100,000 nested template calls; a JavaScript stack holds fewer. */
+const MAX_TEMPLATE_DEPTH = 1000;
 
 class Executor {
   private out = "";
@@ -545,11 +574,33 @@ class Executor {
         case "range":
           this.range(node, dot);
           break;
+        case "template":
+          this.callTemplate(node, dot);
+          break;
         case "break":
           throw new BreakSignal();
         case "continue":
           throw new ContinueSignal();
       }
+    }
+  }
+
+  private depth = 0;
+
+  private callTemplate(node: Extract<Node, { kind: "template" }>, dot: GoValue): void {
+    const body = this.parser.defined.get(node.name);
+    const context = `{{template ${goQuote(node.name)}}}`;
+    if (!body) return this.error(node.pos, context, `template ${goQuote(node.name)} not defined`);
+    if (this.depth >= MAX_TEMPLATE_DEPTH)
+      this.error(node.pos, context, `exceeded maximum template depth (${MAX_TEMPLATE_DEPTH})`);
+    const value = node.pipe ? this.pipeline(node.pipe, dot) : null;
+    const saved = this.vars.splice(0, this.vars.length, ["$", value]);
+    this.depth++;
+    try {
+      this.walk(body, value);
+    } finally {
+      this.depth--;
+      this.vars.splice(0, this.vars.length, ...saved);
     }
   }
 
