@@ -188,7 +188,7 @@ class TemplateParser {
       }
       let bodyStart = open + 2;
       if (/^-[ \t\r\n]/.test(s.slice(bodyStart, bodyStart + 2))) {
-        text = text.replace(/[ \t\r\n]+$/, "");
+        text = trimTrailingSpace(text);
         bodyStart += 1;
       }
       if (text) this.tokens.push({ t: "text", text, pos });
@@ -327,6 +327,13 @@ class TemplateParser {
     }
     return { kind, pipe, list, elseList };
   }
+}
+
+/** The text without its trailing spaces, tabs and newlines (a loop: a regex would be quadratic). */
+function trimTrailingSpace(text: string): string {
+  let end = text.length;
+  while (end > 0 && " \t\r\n".includes(text[end - 1] ?? "x")) end--;
+  return text.slice(0, end);
 }
 
 /** The words of one action. */
