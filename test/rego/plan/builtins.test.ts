@@ -484,7 +484,9 @@ describe("regex", () => {
     expectCall("regex.match", ["(?i)ABC", "xabcx"], true);
     expectCall("regex.match", ["(?P<word>\\w+)", "hi"], true);
     expectUndefined("regex.match", "[", "x");
-    expectUndefined("regex.match", "(?U)a", "x");
+    // Go accepts the ungreedy flag (?U) but not Perl lookahead.
+    expectCall("regex.match", ["(?U)a+", "aa"], true);
+    expectUndefined("regex.match", "(?=a)", "x");
   });
 
   it("translates RE2 syntax that JavaScript spells differently", () => {
