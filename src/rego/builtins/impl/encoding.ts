@@ -154,7 +154,10 @@ function ishex(c: number | undefined): boolean {
 }
 
 /** Go's `url.unescape`: the decoded text, or a Go error message. */
-function unescape(s: string, mode: EscapeMode): { ok: true; value: string } | { ok: false; error: string } {
+function urlUnescape(
+  s: string,
+  mode: EscapeMode,
+): { ok: true; value: string } | { ok: false; error: string } {
   const b = utf8Bytes(s);
   let n = 0;
   let hasPlus = false;
@@ -210,7 +213,7 @@ function goQuoteBytes(b: Uint8Array): string {
 }
 
 /** Go's `url.escape`. */
-function escape(s: string, mode: EscapeMode): string {
+function urlEscape(s: string, mode: EscapeMode): string {
   let out = "";
   for (const c of utf8Bytes(s)) {
     if (shouldEscape(c, mode)) {
@@ -223,12 +226,12 @@ function escape(s: string, mode: EscapeMode): string {
 
 /** Go's `url.QueryEscape`. */
 export function queryEscape(s: string): string {
-  return escape(s, "queryComponent");
+  return urlEscape(s, "queryComponent");
 }
 
 /** Go's `url.QueryUnescape`; a builtin error for malformed escapes. */
 export function queryUnescape(s: string): string {
-  const r = unescape(s, "queryComponent");
+  const r = urlUnescape(s, "queryComponent");
   return r.ok ? r.value : fail(r.error);
 }
 
@@ -245,12 +248,12 @@ export function parseQuery(query: string): Map<string, string[]> {
     const eq = part.indexOf("=");
     const rawKey = eq === -1 ? part : part.slice(0, eq);
     const rawValue = eq === -1 ? "" : part.slice(eq + 1);
-    const key = unescape(rawKey, "queryComponent");
+    const key = urlUnescape(rawKey, "queryComponent");
     if (!key.ok) {
       error ??= key.error;
       continue;
     }
-    const value = unescape(rawValue, "queryComponent");
+    const value = urlUnescape(rawValue, "queryComponent");
     if (!value.ok) {
       error ??= value.error;
       continue;
@@ -334,7 +337,7 @@ function getScheme(rawURL: string): [string, string] {
 }
 
 function unescapeOrThrow(s: string, mode: EscapeMode): string {
-  const r = unescape(s, mode);
+  const r = urlUnescape(s, mode);
   if (!r.ok) throw new URLError(r.error);
   return r.value;
 }
@@ -411,7 +414,7 @@ function containsCTLByte(s: string): boolean {
 /** Go's `url.setPath`: the decoded path, and the raw form only when it is not the default encoding. */
 function setPath(u: GoURL, p: string): void {
   u.path = unescapeOrThrow(p, "path");
-  u.rawPath = escape(u.path, "path") === p ? "" : p;
+  u.rawPath = urlEscape(u.path, "path") === p ? "" : p;
 }
 
 /** Go's `url.parse(rawURL, viaRequest=false)`. */

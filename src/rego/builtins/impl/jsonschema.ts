@@ -106,6 +106,25 @@ function fromDraft04(schema: unknown): unknown {
   return out;
 }
 
+/**
+ * gojsonschema accepts `"enum": []` (nothing matches); Ajv refuses it, so an empty enum is given
+ * one member that no JSON document can equal, left out of the error's description.
+ */
+const NO_VALUE = { "\u0000writ": "empty enum" };
+const NO_VALUE_TEXT = JSON.stringify(NO_VALUE);
+
+function fillEmptyEnums(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(fillEmptyEnums);
+  if (!isRecord(schema)) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === "enum" && Array.isArray(v) && v.length === 0) out[k] = [NO_VALUE];
+    else if (k === "enum" || k === "const") out[k] = v;
+    else out[k] = fillEmptyEnums(v);
+  }
+  return out;
+}
+
 const cache = new Map<string, ValidateFunction>();
 const CACHE_LIMIT = 256;
 
@@ -118,6 +137,7 @@ function compile(schemaOperand: Value): ValidateFunction {
   checkTypes(schema);
   if (isRecord(schema) && typeof schema.$schema === "string" && DRAFT04.test(schema.$schema))
     schema = fromDraft04(schema);
+  schema = fillEmptyEnums(schema);
   if (typeof schema !== "boolean" && !isRecord(schema)) throw new SchemaError("schema must be an object");
   const a = ajv();
   let validate: ValidateFunction;
@@ -191,7 +211,10 @@ function translate(e: ErrorObject, field: string): GoSchemaError | undefined {
       return { type: "required", description: `${text(p.missingProperty)} is required` };
     case "enum": {
       const allowed = Array.isArray(p.allowedValues)
-        ? p.allowedValues.map((x) => JSON.stringify(x)).join(", ")
+        ? p.allowedValues
+            .map((x) => JSON.stringify(x))
+            .filter((x) => x !== NO_VALUE_TEXT)
+            .join(", ")
         : "";
       return { type: "enum", description: `${field} must be one of the following: ${allowed}` };
     }
