@@ -1244,26 +1244,12 @@ function jsonUnmarshal(args: readonly Value[]): Value {
   }
 }
 
-function isValidJSON(s: string): boolean {
-  try {
-    parseJSON(s);
-    return true;
-  } catch (e) {
-    if (e instanceof JSONSyntaxError) return false;
-    throw e;
-  }
-}
-
 function utf8(s: string): Buffer {
   return Buffer.from(s, "utf8");
 }
 
 define("json.marshal", (args) => str(toJSONText(arg(args, 0))));
 define("json.unmarshal", jsonUnmarshal);
-define("json.is_valid", (args) => {
-  const v = arg(args, 0);
-  return makeBoolean(v.type === "string" && isValidJSON(v.value));
-});
 define("base64.encode", (args) => str(utf8(stringArg(args, 0)).toString("base64")));
 define("base64.decode", (args) => str(decodeBase64(stringArg(args, 0), BASE64)));
 define("base64url.encode", (args) =>
