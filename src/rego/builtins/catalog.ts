@@ -36,7 +36,7 @@ export interface BuiltinSpec {
 const NATIVE = new Set([
   "eq", "assign", "equal", "neq", "lt", "lte", "gt", "gte", "internal.member_2", "internal.member_3",
   "plus", "minus", "mul", "div", "rem", "abs", "round", "ceil", "floor", "numbers.range",
-  "numbers.range_step", "count", "sum", "product", "max", "min", "sort", "and", "or",
+  "count", "sum", "product", "max", "min", "sort", "and", "or",
   "intersection", "union", "array.concat", "array.slice", "array.reverse", "array.flatten",
   "object.get", "object.keys", "object.union", "object.union_n", "object.remove", "object.filter",
   "object.subset", "concat", "contains", "startswith", "endswith", "lower", "upper", "split",

@@ -463,12 +463,43 @@ export class Planner {
 
   private call(fb: FunctionBuilder, e: Extract<KExpr, { kind: "call" }>, env: Env, k: Cont): void {
     if (e.callee.kind === "builtin" && e.callee.name === "print") return this.print(fb, e, env, k);
+    const relation = e.callee.kind === "builtin" && lookupBuiltin(e.callee.name)?.declaration.relation;
     this.terms(fb, e.args, env, (args, env2) => {
       const target = fb.local();
       this.invoke(fb, e.callee, args, target, env2, e.loc, this.fileOf(e));
+      if (relation) return this.relationResults(fb, target, e.output, env2, k);
       if (e.output) return this.unifyLocal(fb, e.output, target, env2, k);
       fb.emit({ op: "notequal", a: { kind: "local", local: target }, b: { kind: "bool", value: false } });
       k(env2);
+    });
+  }
+
+  /**
+   * A relation (`walk`) yields several results: its implementation returns them all as an array,
+   * and each is unified with the output in turn. Without an output the call holds when there is
+   * at least one result.
+   */
+  private relationResults(
+    fb: FunctionBuilder,
+    results: Local,
+    output: KTerm | undefined,
+    env: Env,
+    k: Cont,
+  ): void {
+    const key = fb.local();
+    const value = fb.local();
+    if (!output) {
+      const size = fb.local();
+      fb.emit({ op: "len", source: results, target: size });
+      fb.emit({ op: "notequal", a: { kind: "local", local: size }, b: { kind: "number", value: "0" } });
+      return k(env);
+    }
+    fb.emit({
+      op: "scan",
+      source: results,
+      key,
+      value,
+      body: fb.nested(() => this.unifyLocal(fb, output, value, env, k)),
     });
   }
 

@@ -17,5 +17,6 @@ import "./semver.ts";
 import "./template.ts";
 import "./time.ts";
 import "./units.ts";
+import "./walk.ts";
 import "./x509.ts";
 import "./yaml.ts";
