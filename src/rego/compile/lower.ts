@@ -200,7 +200,40 @@ export class Lowerer {
         this.callExpr(t, prelude, out);
         return out;
       }
+      case "templatestring":
+        return this.term(this.templateCall(t), prelude);
     }
+  }
+
+  /**
+   * OPA's lowering of a template string: `internal.template_string([parts])`, where literal
+   * parts stay as they are and each expression becomes `{v | v = expr}`, a set that is empty
+   * when the expression is undefined (rendered `<undefined>`).
+   */
+  private templateCall(t: ast.TemplateStringTerm): ast.CallTerm {
+    const loc = t.loc;
+    const items = t.parts.map((part): ast.Term => {
+      if (!("node" in part)) return part;
+      const node = part.node;
+      if (node.type === "some" || node.type === "every" || node.type === "body" || node.type === "logical")
+        return { type: "null", loc: part.loc };
+      const v: ast.VarTerm = { type: "var", name: this.names.temp(), loc: part.loc };
+      const eq: ast.CallTerm = {
+        type: "call",
+        op: { type: "var", name: "eq", loc: part.loc },
+        args: [v, node],
+        loc: part.loc,
+      };
+      const body: ast.Body = [{ negated: false, node: eq, with: part.with, loc: part.loc }];
+      return { type: "setcompr", term: v, body, loc: part.loc };
+    });
+    const op: ast.RefTerm = {
+      type: "ref",
+      head: { type: "var", name: "internal", loc },
+      path: [{ type: "string", value: "template_string", loc }],
+      loc,
+    };
+    return { type: "call", op, args: [{ type: "array", items, loc }], loc };
   }
 
   // ------------------------------------------------------------------ calls
@@ -386,7 +419,13 @@ export class Lowerer {
         this.every(node, out);
         return;
       case "body":
+        // Names declared inside a negated body stay inside it.
+        this.scope.push();
         for (const inner of node.body) this.expr(inner, out);
+        this.scope.pop();
+        return;
+      case "logical":
+        this.logical(node, out);
         return;
       case "call":
         this.topLevelCall(node, out);
@@ -396,6 +435,27 @@ export class Lowerer {
         out.push({ kind: "term", term, loc: e.loc });
       }
     }
+  }
+
+  /**
+   * `a and b` is the conjunction of both operands, bindings flowing on as in a body; `a or b`
+   * succeeds when either operand does: `not { not { a }; not { b } }` (its operands' bindings
+   * stay inside it).
+   */
+  private logical(node: ast.LogicalExpr, out: KBody): void {
+    if (node.op === "and") {
+      for (const inner of node.lhs) this.expr(inner, out);
+      for (const inner of node.rhs) this.expr(inner, out);
+      return;
+    }
+    const loc = node.loc;
+    const negate = (body: ast.Body): ast.Expr => ({
+      negated: true,
+      node: { type: "body", body, loc },
+      with: [],
+      loc,
+    });
+    this.expr(negate([negate(node.lhs), negate(node.rhs)]), out);
   }
 
   private topLevelCall(t: ast.CallTerm, out: KBody): void {
