@@ -38,6 +38,22 @@ export class NameSource {
   }
 }
 
+const METADATA_BUILTINS = new Set(["rego.metadata.rule", "rego.metadata.chain"]);
+
+/** JSON data as a constant term. */
+function jsonTerm(x: ast.JSONValue, loc: Location): ast.Term {
+  if (x === null) return { type: "null", loc };
+  if (typeof x === "boolean") return { type: "boolean", value: x, loc };
+  if (typeof x === "number") return { type: "number", value: String(x), loc };
+  if (typeof x === "string") return { type: "string", value: x, loc };
+  if (Array.isArray(x)) return { type: "array", items: x.map((i) => jsonTerm(i, loc)), loc };
+  return {
+    type: "object",
+    entries: Object.entries(x).map(([k, v]) => [{ type: "string", value: k, loc }, jsonTerm(v, loc)]),
+    loc,
+  };
+}
+
 /** The name a var had in the source, for error messages. */
 export function sourceName(name: string): string {
   if (name.startsWith("$w")) return "_";
@@ -272,6 +288,9 @@ export class Lowerer {
 
   functionArity: (path: string[]) => number | undefined = () => undefined;
 
+  /** The annotations of the rule being lowered, for `rego.metadata.rule()` / `.chain()`. */
+  metadata: { rule: () => ast.JSONValue; chain: () => ast.JSONValue } | undefined;
+
   /**
    * Lowers a call. With `output`, the call's result binds it (a nested call); otherwise a call
    * with one argument more than its arity binds the last argument, and a call with exactly its
@@ -294,6 +313,14 @@ export class Lowerer {
         t.loc,
         "rego_type_error",
       );
+      return;
+    }
+    if (callee.kind === "builtin" && this.metadata && METADATA_BUILTINS.has(callee.name)) {
+      // OPA evaluates these at compile time: the annotations of the enclosing rule.
+      const json = callee.name === "rego.metadata.rule" ? this.metadata.rule() : this.metadata.chain();
+      const value = this.term(jsonTerm(json, t.loc), out);
+      const target = output ?? (resultTerm ? this.term(resultTerm, out) : undefined);
+      if (target) out.push(...unify(target, value, t.loc));
       return;
     }
     if (callee.kind === "builtin" && callee.name === PRINT && output !== undefined) {

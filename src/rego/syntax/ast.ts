@@ -307,11 +307,38 @@ export interface Comment {
   loc: Location;
 }
 
+/** JSON data, as annotations hold it. */
+export type JSONValue = null | boolean | number | string | JSONValue[] | { [key: string]: JSONValue };
+
+/** The statement a `# METADATA` block applies to. */
+export type AnnotationTarget = { kind: "package" } | { kind: "import" } | { kind: "rule"; rule: Rule };
+
+/**
+ * A `# METADATA` block (OPA's `Annotations`). Optional fields are absent when not given (or
+ * empty); `loc` is the `# METADATA` comment.
+ */
+export interface Annotation {
+  scope: "rule" | "document" | "package" | "subpackages" | string;
+  title?: string;
+  description?: string;
+  entrypoint?: boolean;
+  organizations?: string[];
+  related_resources?: Array<{ ref: string; description?: string }>;
+  authors?: Array<{ name?: string; email?: string }>;
+  /** `path`/`schema` are refs as their parts (`["input", "x"]`, `["schema", "s"]`). */
+  schemas?: Array<{ path: string[]; schema?: string[]; definition?: JSONValue }>;
+  custom?: { [key: string]: JSONValue };
+  loc: Location;
+  target: AnnotationTarget | undefined;
+}
+
 export interface Module {
   file: string;
   package: Package;
   imports: Import[];
   rules: Rule[];
+  /** The module's `# METADATA` blocks, in source order, attached to their statements. */
+  annotations: Annotation[];
   /** Every comment of the file, in source order; `text` is what follows the `#`. */
   comments: Comment[];
 }

@@ -15,7 +15,9 @@
  * already parsed, which gives the same tree without the re-parse.
  */
 import { type Location, RegoError } from "../errors.ts";
+import { parseAnnotations } from "./annotations.ts";
 import type {
+  AnnotationTarget,
   Body,
   CallTerm,
   Every,
@@ -455,7 +457,13 @@ class Parser {
       }
     });
     if (pkg === undefined) return undefined;
-    return { file: this.file, package: pkg, imports, rules, comments: this.ts.comments };
+    const annotatable = statements.map((statement) => ({
+      target: annotationTarget(statement),
+      loc: statementLoc(statement),
+    }));
+    const { annotations, errors } = parseAnnotations(this.ts.comments, annotatable);
+    for (const error of errors) this.error(error.location ?? this.loc(0), error.detail);
+    return { file: this.file, package: pkg, imports, rules, comments: this.ts.comments, annotations };
   }
 
   private parsePackage(): Package | undefined {
@@ -1890,6 +1898,13 @@ class Parser {
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
+
+function annotationTarget(statement: Statement): AnnotationTarget | undefined {
+  if (statement.kind === "package") return { kind: "package" };
+  if (statement.kind === "import") return { kind: "import" };
+  const rule = statement.rules[0];
+  return rule === undefined ? undefined : { kind: "rule", rule };
+}
 
 function statementLoc(statement: Statement): Location {
   switch (statement.kind) {

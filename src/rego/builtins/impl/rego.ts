@@ -4,7 +4,7 @@
  * `rego.metadata.chain` (which the compiler replaces by the annotations of the calling rule; when
  * called from the host they mean "no annotations").
  */
-import { formatValue, makeString, type Value } from "../../plan/value.ts";
+import { formatValue, makeArray, makeObject, makeString, type Value } from "../../plan/value.ts";
 import { arrayArg, define, fail } from "../registry.ts";
 
 /**
@@ -39,3 +39,8 @@ function renderTemplatePart(part: Value): string {
       return fail(`illegal argument type: ${part.type}`);
   }
 }
+
+// The compiler replaces calls in rules by the rule's annotations (`compile/metadata.ts`), as
+// OPA does at compile time; outside a rule (a query) there are none.
+define("rego.metadata.rule", () => makeObject());
+define("rego.metadata.chain", () => makeArray());
