@@ -4,8 +4,11 @@
  * `rego.metadata.chain` (which the compiler replaces by the annotations of the calling rule; when
  * called from the host they mean "no annotations").
  */
-import { formatValue, makeArray, makeObject, makeString, type Value } from "../../plan/value.ts";
-import { arrayArg, define, fail } from "../registry.ts";
+import type { RegoError } from "../../errors.ts";
+import { formatValue, makeString, type Value } from "../../plan/value.ts";
+import { parseModule } from "../../syntax/index.ts";
+import { arrayArg, define, fail, stringArg } from "../registry.ts";
+import { moduleToValue } from "./rego-module-json.ts";
 
 /**
  * OPA's `internal.template_string`: the parts of a template string joined. A string part is
@@ -41,6 +44,32 @@ function renderTemplatePart(part: Value): string {
 }
 
 // The compiler replaces calls in rules by the rule's annotations (`compile/metadata.ts`), as
-// OPA does at compile time; outside a rule (a query) there are none.
-define("rego.metadata.rule", () => makeObject());
-define("rego.metadata.chain", () => makeArray());
+// OPA does at compile time; a call that reaches evaluation is outside any rule.
+define("rego.metadata.rule", () =>
+  fail("the rego.metadata.rule function must only be called within the scope of a rule"),
+);
+define("rego.metadata.chain", () =>
+  fail("the rego.metadata.chain function must only be called within the scope of a rule"),
+);
+
+/**
+ * OPA's `rego.parse_module(filename, source)`: the module's AST in OPA's JSON encoding; parse
+ * errors fail the call with OPA's error text.
+ */
+define("rego.parse_module", (args) => {
+  const filename = stringArg(args, 0);
+  const source = stringArg(args, 1);
+  const { module, errors } = parseModule(source, filename);
+  if (module === undefined) {
+    const texts = errors.map(errorText);
+    fail(texts.length === 1 ? texts[0]! : `${texts.length} errors occurred:\n${texts.join("\n")}`);
+  }
+  return moduleToValue(module);
+});
+
+/** OPA's `ast.Error.Error()`: `file:row: code: message` (`row:col` without a file). */
+function errorText(error: RegoError): string {
+  const loc = error.location;
+  const prefix = loc === undefined ? "" : loc.file ? `${loc.file}:${loc.line}: ` : `${loc.line}:${loc.col}: `;
+  return `${prefix}${error.code}: ${error.detail}`;
+}
