@@ -1037,6 +1037,12 @@ class Parser {
     }
     const chain = this.parseLogicalOr(first.body, this.loc(start));
     if (chain === undefined) return undefined;
+    // `a or b with x as y`: the modifiers govern the whole chain, as in OPA.
+    const last = rightmostOperand(chain);
+    if (last !== chain && last.with.length > 0) {
+      chain.with = last.with;
+      last.with = [];
+    }
     return this.parseWithModifiers(chain);
   }
 
@@ -1171,6 +1177,21 @@ class Parser {
           const body = this.parseBracedBody();
           if (body === undefined) return undefined;
           return this.parseWithModifiers({ negated: true, node: { type: "body", body, loc }, with: [], loc });
+        }
+        return this.parseLiteralExpr(negated, start);
+      case Tok.LParen:
+        if (negated && this.notBodies && (this.andKeyword || this.orKeyword)) {
+          // `not (a or b)`: the parenthesized chain is the negated body.
+          const group = this.parseLogicalGroup();
+          if (group !== undefined) {
+            const loc = this.loc(start);
+            return this.parseWithModifiers({
+              negated: true,
+              node: { type: "body", body: [group], loc },
+              with: [],
+              loc,
+            });
+          }
         }
         return this.parseLiteralExpr(negated, start);
       default:
@@ -1961,6 +1982,13 @@ function valueName(term: Term): string {
     default:
       return term.type;
   }
+}
+
+/** The last plain operand of an and/or chain (the chain itself when it is not one). */
+function rightmostOperand(expr: Expr): Expr {
+  const node = expr.node;
+  if (node.type !== "logical" || node.rhs.length !== 1) return expr;
+  return rightmostOperand(node.rhs[0]!);
 }
 
 /** Why an expression cannot stand inside a template string, in OPA's words. */

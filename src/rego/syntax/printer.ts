@@ -261,10 +261,8 @@ function renderExpr(expr: Expr, guardPipe: boolean): string {
   return (expr.negated ? "not " : "") + text + renderWiths(expr);
 }
 
-/** An operand of `and` / `or`: one expression in parentheses, several in braces. */
+/** An operand of `and` / `or`, in braces (an explicit body holds any expression). */
 function logicalOperand(body: Body): string {
-  const only = body[0];
-  if (body.length === 1 && only !== undefined) return `(${renderExpr(only, false)})`;
   return `{ ${inlineBody(body)} }`;
 }
 

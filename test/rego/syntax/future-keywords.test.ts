@@ -3,7 +3,9 @@
  * ref parts (`input.in`, `data.x.not.y`): parsing, and evaluation of what they lower to.
  */
 import { describe, expect, it } from "vitest";
+import { stripLocations } from "../../../src/rego/syntax/equality.ts";
 import { parseModule } from "../../../src/rego/syntax/index.ts";
+import { printModule } from "../../../src/rego/syntax/printer.ts";
 import { parseMessages, planRule, wasmRule } from "./evaluate.ts";
 
 const header =
@@ -137,5 +139,34 @@ foo.every := 2
 r := [data.p.x.not.y, foo.every]
 `;
     expect(planRule(source, "data.p.r")).toEqual([1, 2]);
+  });
+});
+
+describe("more forms", () => {
+  it("negates a parenthesized chain and hoists a trailing with", () => {
+    const source = `${header}
+r if not (input.a or input.b)
+s if input.a or input.b with input as {"b": true}
+`;
+    expect(planRule(source, "data.p.r", {})).toBe(true);
+    expect(planRule(source, "data.p.r", { b: true })).toBeUndefined();
+    expect(planRule(source, "data.p.s", {})).toBe(true);
+    const parsed = parseModule(source, "p.rego");
+    const s = parsed.module!.rules[1]!.body[0]!;
+    expect(s.with).toHaveLength(1);
+  });
+
+  it("prints chains back to the same tree", () => {
+    const source = `${header}
+r if {
+  x := 1 or { y := 2; y > 1 } and not input.z
+  not (input.a or input.b)
+}
+`;
+    const first = parseModule(source, "p.rego").module!;
+    const printed = printModule(first);
+    const second = parseModule(printed, "p.rego");
+    expect(second.errors).toEqual([]);
+    expect(stripLocations(second.module!.rules)).toEqual(stripLocations(first.rules));
   });
 });
