@@ -95,6 +95,14 @@ export interface ModuleResult {
   errors: RegoError[];
 }
 
+export interface ModuleOptions {
+  /**
+   * Read `# METADATA` blocks (default true). OPA's loaders do; its plain `ast.ParseModule`
+   * (used by `rego.parse_module`) does not, and then leaves `annotations` empty.
+   */
+  annotations?: boolean;
+}
+
 export interface QueryResult {
   body: Body | undefined;
   errors: RegoError[];
@@ -106,11 +114,11 @@ export interface TermResult {
 }
 
 /** Parses a module. Never throws; `module` is undefined when there are errors. */
-export function parseModuleSource(source: string, file: string): ModuleResult {
+export function parseModuleSource(source: string, file: string, options: ModuleOptions = {}): ModuleResult {
   return run(
     source,
     file,
-    (parser) => parser.parseModule(),
+    (parser) => parser.parseModule(options.annotations ?? true),
     (errors) => ({ module: undefined, errors }),
   );
 }
@@ -215,7 +223,7 @@ class Parser {
   // -------------------------------------------------------------------------------------------
   // Entry points
 
-  parseModule(): ModuleResult {
+  parseModule(annotations: boolean): ModuleResult {
     const statements: Statement[] = [];
     let firstStatementIsPackage: boolean | undefined;
     while (this.tok() !== Tok.EOF) {
@@ -230,7 +238,7 @@ class Parser {
         this.recover(start);
       }
     }
-    const module = this.assembleModule(statements, firstStatementIsPackage ?? false);
+    const module = this.assembleModule(statements, firstStatementIsPackage ?? false, annotations);
     const errors = this.allErrors();
     return errors.length > 0 ? { module: undefined, errors } : { module, errors };
   }
@@ -434,7 +442,11 @@ class Parser {
     return { kind: "rules", rules: rule === undefined ? [] : [rule], loc };
   }
 
-  private assembleModule(statements: Statement[], firstStatementIsPackage: boolean): Module | undefined {
+  private assembleModule(
+    statements: Statement[],
+    firstStatementIsPackage: boolean,
+    withAnnotations: boolean,
+  ): Module | undefined {
     const first = statements[0];
     if (first === undefined) {
       if (this.errors.length === 0)
@@ -457,6 +469,9 @@ class Parser {
       }
     });
     if (pkg === undefined) return undefined;
+    if (!withAnnotations) {
+      return { file: this.file, package: pkg, imports, rules, comments: this.ts.comments, annotations: [] };
+    }
     const annotatable = statements.map((statement) => ({
       target: annotationTarget(statement),
       loc: statementLoc(statement),

@@ -149,16 +149,15 @@ r if {
     ]);
   });
 
-  it("includes annotations", () => {
-    const module = parse("# METADATA\n# title: P\npackage p\n\n# METADATA\n# title: R\nr := 1\n") as {
-      annotations: unknown;
-      rules: Array<{ annotations: unknown }>;
+  it("leaves METADATA blocks as comments, as OPA's ast.ParseModule does", () => {
+    const module = parse("# METADATA\n# title: [broken\npackage p\n\n# METADATA\n# title: R\nr := 1\n") as {
+      annotations?: unknown;
+      rules: Array<{ annotations?: unknown }>;
+      comments: unknown[];
     };
-    expect(module.annotations).toEqual([
-      { scope: "package", title: "P" },
-      { scope: "rule", title: "R" },
-    ]);
-    expect(module.rules[0]!.annotations).toEqual([{ scope: "rule", title: "R" }]);
+    expect(module.annotations).toBeUndefined();
+    expect(module.rules[0]!.annotations).toBeUndefined();
+    expect(module.comments).toHaveLength(4);
   });
 
   it("fails with OPA's error text on parse errors", () => {

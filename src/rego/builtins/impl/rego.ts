@@ -59,7 +59,8 @@ define("rego.metadata.chain", () =>
 define("rego.parse_module", (args) => {
   const filename = stringArg(args, 0);
   const source = stringArg(args, 1);
-  const { module, errors } = parseModule(source, filename);
+  // Like OPA's `ast.ParseModule`, which does not process annotations.
+  const { module, errors } = parseModule(source, filename, { annotations: false });
   if (module === undefined) {
     const texts = errors.map(errorText);
     fail(texts.length === 1 ? texts[0]! : `${texts.length} errors occurred:\n${texts.join("\n")}`);
