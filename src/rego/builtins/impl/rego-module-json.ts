@@ -89,11 +89,9 @@ class Encoder {
   private head(h: ast.RuleHead, isDefault: boolean): Value {
     const ref = h.ref.type === "var" ? [h.ref] : [h.ref.head, ...h.ref.path];
     let value = h.value;
-    if (
-      value === undefined &&
-      h.key === undefined &&
-      (isDefault || ref.length !== 2 || h.args !== undefined)
-    ) {
+    // `p if …`, `f(x) if …`, `a.b if …` stand for `true`; `p[x] if …` (a variable key) does not.
+    const variableKey = ref.length === 2 && ref[1]!.type !== "string";
+    if (value === undefined && h.key === undefined && (isDefault || !variableKey || h.args !== undefined)) {
       value = { type: "boolean", value: true, loc: h.loc };
     }
     return obj([
