@@ -8,6 +8,7 @@ import { type Location, RegoError } from "../errors.ts";
 import type * as ast from "../syntax/ast.ts";
 import type { CompiledPolicy, KBody, KQuery, KRule, KTerm, RuleGroup, RuleKind } from "./kernel.ts";
 import { isGenerated, Lowerer, type ModuleEnv, NameSource, opPath, sourceName } from "./lower.ts";
+import { AnnotationIndex } from "./metadata.ts";
 import { checkRecursion } from "./recursion.ts";
 import { SafetyChecker, varsOfBody, varsOfTerm } from "./safety.ts";
 
@@ -38,11 +39,17 @@ export function compile(modules: readonly ast.Module[], queries: readonly QueryS
 
   const rules: KRule[] = [];
   const packageRules = collectPackageRules(modules);
+  const annotations = new AnnotationIndex(modules);
+  errors.push(...annotations.errors);
   for (const module of modules) {
     const env = moduleEnv(module, packageRules, functions, errors);
     const lowerer = new Lowerer(env, names);
     lowerer.functionArity = (path) => functionArities.get(path.join("/"));
     for (const rule of module.rules) {
+      lowerer.metadata = {
+        rule: () => annotations.ruleMetadata(rule),
+        chain: () => annotations.chain(rule, module.package.path),
+      };
       const lowered = lowerRule(rule, env, lowerer);
       if (lowered) rules.push(lowered);
     }

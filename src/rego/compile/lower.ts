@@ -38,6 +38,22 @@ export class NameSource {
   }
 }
 
+const METADATA_BUILTINS = new Set(["rego.metadata.rule", "rego.metadata.chain"]);
+
+/** JSON data as a constant term. */
+function jsonTerm(x: ast.JSONValue, loc: Location): ast.Term {
+  if (x === null) return { type: "null", loc };
+  if (typeof x === "boolean") return { type: "boolean", value: x, loc };
+  if (typeof x === "number") return { type: "number", value: String(x), loc };
+  if (typeof x === "string") return { type: "string", value: x, loc };
+  if (Array.isArray(x)) return { type: "array", items: x.map((i) => jsonTerm(i, loc)), loc };
+  return {
+    type: "object",
+    entries: Object.entries(x).map(([k, v]) => [{ type: "string", value: k, loc }, jsonTerm(v, loc)]),
+    loc,
+  };
+}
+
 /** The name a var had in the source, for error messages. */
 export function sourceName(name: string): string {
   if (name.startsWith("$w")) return "_";
@@ -200,7 +216,40 @@ export class Lowerer {
         this.callExpr(t, prelude, out);
         return out;
       }
+      case "templatestring":
+        return this.term(this.templateCall(t), prelude);
     }
+  }
+
+  /**
+   * OPA's lowering of a template string: `internal.template_string([parts])`, where literal
+   * parts stay as they are and each expression becomes `{v | v = expr}`, a set that is empty
+   * when the expression is undefined (rendered `<undefined>`).
+   */
+  private templateCall(t: ast.TemplateStringTerm): ast.CallTerm {
+    const loc = t.loc;
+    const items = t.parts.map((part): ast.Term => {
+      if (!("node" in part)) return part;
+      const node = part.node;
+      if (node.type === "some" || node.type === "every" || node.type === "body" || node.type === "logical")
+        return { type: "null", loc: part.loc };
+      const v: ast.VarTerm = { type: "var", name: this.names.temp(), loc: part.loc };
+      const eq: ast.CallTerm = {
+        type: "call",
+        op: { type: "var", name: "eq", loc: part.loc },
+        args: [v, node],
+        loc: part.loc,
+      };
+      const body: ast.Body = [{ negated: false, node: eq, with: part.with, loc: part.loc }];
+      return { type: "setcompr", term: v, body, loc: part.loc };
+    });
+    const op: ast.RefTerm = {
+      type: "ref",
+      head: { type: "var", name: "internal", loc },
+      path: [{ type: "string", value: "template_string", loc }],
+      loc,
+    };
+    return { type: "call", op, args: [{ type: "array", items, loc }], loc };
   }
 
   // ------------------------------------------------------------------ calls
@@ -239,6 +288,9 @@ export class Lowerer {
 
   functionArity: (path: string[]) => number | undefined = () => undefined;
 
+  /** The annotations of the rule being lowered, for `rego.metadata.rule()` / `.chain()`. */
+  metadata: { rule: () => ast.JSONValue; chain: () => ast.JSONValue } | undefined;
+
   /**
    * Lowers a call. With `output`, the call's result binds it (a nested call); otherwise a call
    * with one argument more than its arity binds the last argument, and a call with exactly its
@@ -261,6 +313,14 @@ export class Lowerer {
         t.loc,
         "rego_type_error",
       );
+      return;
+    }
+    if (callee.kind === "builtin" && this.metadata && METADATA_BUILTINS.has(callee.name)) {
+      // OPA evaluates these at compile time: the annotations of the enclosing rule.
+      const json = callee.name === "rego.metadata.rule" ? this.metadata.rule() : this.metadata.chain();
+      const value = this.term(jsonTerm(json, t.loc), out);
+      const target = output ?? (resultTerm ? this.term(resultTerm, out) : undefined);
+      if (target) out.push(...unify(target, value, t.loc));
       return;
     }
     if (callee.kind === "builtin" && callee.name === PRINT && output !== undefined) {
@@ -386,7 +446,13 @@ export class Lowerer {
         this.every(node, out);
         return;
       case "body":
+        // Names declared inside a negated body stay inside it.
+        this.scope.push();
         for (const inner of node.body) this.expr(inner, out);
+        this.scope.pop();
+        return;
+      case "logical":
+        this.logical(node, out);
         return;
       case "call":
         this.topLevelCall(node, out);
@@ -396,6 +462,27 @@ export class Lowerer {
         out.push({ kind: "term", term, loc: e.loc });
       }
     }
+  }
+
+  /**
+   * `a and b` is the conjunction of both operands, bindings flowing on as in a body; `a or b`
+   * succeeds when either operand does: `not { not { a }; not { b } }` (its operands' bindings
+   * stay inside it).
+   */
+  private logical(node: ast.LogicalExpr, out: KBody): void {
+    if (node.op === "and") {
+      for (const inner of node.lhs) this.expr(inner, out);
+      for (const inner of node.rhs) this.expr(inner, out);
+      return;
+    }
+    const loc = node.loc;
+    const negate = (body: ast.Body): ast.Expr => ({
+      negated: true,
+      node: { type: "body", body, loc },
+      with: [],
+      loc,
+    });
+    this.expr(negate([negate(node.lhs), negate(node.rhs)]), out);
   }
 
   private topLevelCall(t: ast.CallTerm, out: KBody): void {

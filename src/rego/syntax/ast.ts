@@ -136,6 +136,25 @@ export interface CallTerm {
   loc: Location;
 }
 
+/**
+ * A template string: `$"a{x}b"` or the raw form `` $`a{x}b` `` (`raw`). `parts` are, in order,
+ * the literal text pieces (non-empty strings, already unescaped) and the expressions written
+ * between braces; an expression that is just a scalar literal (`{1}`) is kept as that term, as
+ * OPA does. The compiler lowers it to `internal.template_string([…])`, each expression wrapped
+ * in a set comprehension so that an undefined one renders as `<undefined>`.
+ */
+export interface TemplateStringTerm {
+  type: "templatestring";
+  raw: boolean;
+  parts: Array<ScalarTerm | Expr>;
+  loc: Location;
+}
+
+/** Whether a template-string part is an expression (rather than a literal term). */
+export function isTemplateExpr(part: ScalarTerm | Expr): part is Expr {
+  return "node" in part;
+}
+
 export type ScalarTerm = NullTerm | BooleanTerm | NumberTerm | StringTerm;
 
 export type Term =
@@ -148,7 +167,8 @@ export type Term =
   | ArrayComprehension
   | SetComprehension
   | ObjectComprehension
-  | CallTerm;
+  | CallTerm
+  | TemplateStringTerm;
 
 export type TermType = Term["type"];
 
@@ -191,16 +211,30 @@ export interface NegatedBody {
 }
 
 /**
+ * `lhs and rhs` / `lhs or rhs` (future keywords `and`, `or`). Each side is a body: one
+ * expression, or several for a braced operand (`{ a; b } or c`). `and` binds tighter than `or`;
+ * both are left-associative, so `a or b or c` is `(a or b) or c`.
+ */
+export interface LogicalExpr {
+  type: "logical";
+  op: "and" | "or";
+  lhs: Body;
+  rhs: Body;
+  loc: Location;
+}
+
+/**
  * One expression of a body; `loc` is its first token (`not` when negated). `node` is:
  * - a term: a bare term (`input.admin`, `true`) or a call term (`x == 1`, `x := 2`, `count(xs)`,
  *   `f(x)`); calls at the top of an expression are "call expressions";
  * - a `some` declaration;
  * - an `every` expression;
- * - a braced body, negated as a whole (`not { a; b }`, with `import rego.v2`).
+ * - a braced body, negated as a whole (`not { a; b }`, with `import future.keywords.not`);
+ * - a logical `and` / `or` of two bodies (with `import future.keywords.and` / `.or`).
  */
 export interface Expr {
   negated: boolean;
-  node: Term | SomeDecl | Every | NegatedBody;
+  node: Term | SomeDecl | Every | NegatedBody | LogicalExpr;
   with: With[];
   loc: Location;
 }
@@ -273,11 +307,38 @@ export interface Comment {
   loc: Location;
 }
 
+/** JSON data, as annotations hold it. */
+export type JSONValue = null | boolean | number | string | JSONValue[] | { [key: string]: JSONValue };
+
+/** The statement a `# METADATA` block applies to. */
+export type AnnotationTarget = { kind: "package" } | { kind: "import" } | { kind: "rule"; rule: Rule };
+
+/**
+ * A `# METADATA` block (OPA's `Annotations`). Optional fields are absent when not given (or
+ * empty); `loc` is the `# METADATA` comment.
+ */
+export interface Annotation {
+  scope: "rule" | "document" | "package" | "subpackages" | string;
+  title?: string;
+  description?: string;
+  entrypoint?: boolean;
+  organizations?: string[];
+  related_resources?: Array<{ ref: string; description?: string }>;
+  authors?: Array<{ name?: string; email?: string }>;
+  /** `path`/`schema` are refs as their parts (`["input", "x"]`, `["schema", "s"]`). */
+  schemas?: Array<{ path: string[]; schema?: string[]; definition?: JSONValue }>;
+  custom?: { [key: string]: JSONValue };
+  loc: Location;
+  target: AnnotationTarget | undefined;
+}
+
 export interface Module {
   file: string;
   package: Package;
   imports: Import[];
   rules: Rule[];
+  /** The module's `# METADATA` blocks, in source order, attached to their statements. */
+  annotations: Annotation[];
   /** Every comment of the file, in source order; `text` is what follows the `#`. */
   comments: Comment[];
 }

@@ -4,7 +4,7 @@
  */
 import type { RegoError } from "../errors.ts";
 import type { Body, Module, Term } from "./ast.ts";
-import { parseModuleSource, parseQuerySource, parseTermSource } from "./parser.ts";
+import { type ModuleOptions, parseModuleSource, parseQuerySource, parseTermSource } from "./parser.ts";
 
 export type * from "./ast.ts";
 export { astEqual, stripLocations, type Unlocated } from "./equality.ts";
@@ -14,8 +14,9 @@ export { printBody, printModule, printTerm } from "./printer.ts";
 export function parseModule(
   source: string,
   file: string,
+  options?: ModuleOptions,
 ): { module: Module | undefined; errors: RegoError[] } {
-  return parseModuleSource(source, file);
+  return parseModuleSource(source, file, options);
 }
 
 /** Parses a query such as `data.test.p = x` or `x := 1; y = x`. */

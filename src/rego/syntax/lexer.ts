@@ -56,6 +56,13 @@ export const Tok = {
   Every: 42,
   Contains: 43,
   If: 44,
+  /** `$"text{` or, after an expression's `}`, `text{`: a template-string piece before an expression. */
+  TemplateStringPart: 45,
+  /** `$"text"` or `text"`: the last piece of a template string. */
+  TemplateStringEnd: 46,
+  /** The raw (backtick) forms of the two above. */
+  RawTemplateStringPart: 47,
+  RawTemplateStringEnd: 48,
 } as const;
 
 export type TokenKind = (typeof Tok)[keyof typeof Tok];
@@ -107,6 +114,10 @@ export const TOKEN_NAMES: readonly string[] = [
   "every",
   "contains",
   "if",
+  "template-string",
+  "template-string",
+  "template-string",
+  "template-string",
 ];
 
 const KEYWORDS: ReadonlyMap<string, TokenKind> = new Map<string, TokenKind>([
@@ -131,7 +142,9 @@ const LONGEST_KEYWORD = 8;
 
 /** Whether a token kind is a Rego v1 keyword (all of them may follow a `.` in a ref). */
 export function isKeywordKind(kind: number): boolean {
-  return (kind >= Tok.Package && kind <= Tok.False) || kind === Tok.In || kind >= Tok.Every;
+  return (
+    (kind >= Tok.Package && kind <= Tok.False) || kind === Tok.In || (kind >= Tok.Every && kind <= Tok.If)
+  );
 }
 
 /** Whether `name` is a Rego v1 keyword. */
@@ -143,6 +156,9 @@ export function isKeyword(name: string): boolean {
 export const WS_BEFORE = 1;
 /** Token flag: a newline separates this token from the previous one. */
 export const NL_BEFORE = 2;
+
+/** Token flag: a template-string piece resuming after an expression's `}` (no `$"` prefix). */
+export const TEMPLATE_RESUME = 4;
 
 /** Number of `Int32Array` slots per token in `TokenStream.tokens`. */
 export const TOKEN_STRIDE = 5;
@@ -262,6 +278,14 @@ class Scanner {
   private errors: Map<number, string[]> | undefined;
   private readonly comments: Comment[] = [];
   private pendingErrors: string[] | undefined;
+  /**
+   * Open template-string expressions, innermost last: the raw flag of each template and the
+   * number of `{` opened inside its current expression, so the `}` that closes the expression
+   * (and resumes the string) is told apart from one closing a set or object.
+   */
+  private readonly templates: Array<{ raw: boolean; depth: number }> = [];
+  /** Set after the `}` closing a template expression: the string resumes right after it. */
+  private resumeTemplate: boolean | undefined;
 
   constructor(source: string, file: string) {
     this.src = source;
@@ -277,6 +301,16 @@ class Scanner {
 
   run(): TokenStream {
     for (;;) {
+      const resume = this.resumeTemplate;
+      if (resume !== undefined) {
+        this.resumeTemplate = undefined;
+        const start = this.i;
+        const line = this.line;
+        const col = this.column(start);
+        const kind = this.scanTemplateString(resume);
+        this.push(kind, start, this.i, line, col, TEMPLATE_RESUME);
+        continue;
+      }
       const flags = this.skipWhitespaceAndComments();
       const start = this.i;
       const line = this.line;
@@ -410,10 +444,23 @@ class Scanner {
         return Tok.LBrack;
       case CH_RBRACK:
         return Tok.RBrack;
-      case CH_LBRACE:
+      case CH_LBRACE: {
+        const open = this.templates[this.templates.length - 1];
+        if (open !== undefined) open.depth++;
         return Tok.LBrace;
-      case CH_RBRACE:
+      }
+      case CH_RBRACE: {
+        const open = this.templates[this.templates.length - 1];
+        if (open !== undefined) {
+          if (open.depth === 0) {
+            this.templates.pop();
+            this.resumeTemplate = open.raw;
+          } else {
+            open.depth--;
+          }
+        }
         return Tok.RBrace;
+      }
       case CH_LPAREN:
         return Tok.LParen;
       case CH_RPAREN:
@@ -469,11 +516,47 @@ class Scanner {
   private scanDollar(): TokenKind {
     const next = this.i < this.len ? this.src.charCodeAt(this.i) : -1;
     if (next === CH_QUOTE || next === CH_BACKTICK) {
-      this.error("template strings are not supported by current capabilities");
-    } else {
-      this.error("illegal $ character");
+      this.i++;
+      return this.scanTemplateString(next === CH_BACKTICK);
     }
+    this.error("illegal $ character");
     return Tok.Illegal;
+  }
+
+  /**
+   * Scans template-string text up to and including the `{` that opens an expression (a `Part`
+   * token) or the closing quote (an `End` token), as OPA's scanner does. `\{` escapes a brace;
+   * the parser removes the escapes and decodes the text.
+   */
+  private scanTemplateString(raw: boolean): TokenKind {
+    const src = this.src;
+    const close = raw ? CH_BACKTICK : CH_QUOTE;
+    for (;;) {
+      if (this.i >= this.len) {
+        this.error("non-terminated string");
+        return raw ? Tok.RawTemplateStringEnd : Tok.TemplateStringEnd;
+      }
+      const c = src.charCodeAt(this.i);
+      if (c === CH_LF && !raw) {
+        this.error("non-terminated string");
+        return Tok.TemplateStringEnd;
+      }
+      this.i++;
+      if (c === close) return raw ? Tok.RawTemplateStringEnd : Tok.TemplateStringEnd;
+      if (c === CH_LBRACE) {
+        this.templates.push({ raw, depth: 0 });
+        return raw ? Tok.RawTemplateStringPart : Tok.TemplateStringPart;
+      }
+      if (c === CH_LF) {
+        this.newline(this.i);
+      } else if (c === CH_BACKSLASH) {
+        const next = this.i < this.len ? src.charCodeAt(this.i) : -1;
+        if (next === CH_LBRACE) this.i++;
+        else if (!raw) this.scanEscape();
+      } else {
+        this.checkStringChar(c);
+      }
+    }
   }
 
   /** Any other character is an illegal token of one code point (OPA reports "illegal token"). */

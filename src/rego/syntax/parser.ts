@@ -15,7 +15,9 @@
  * already parsed, which gives the same tree without the re-parse.
  */
 import { type Location, RegoError } from "../errors.ts";
+import { parseAnnotations } from "./annotations.ts";
 import type {
+  AnnotationTarget,
   Body,
   CallTerm,
   Every,
@@ -26,6 +28,7 @@ import type {
   RefTerm,
   Rule,
   RuleHead,
+  ScalarTerm,
   SomeDecl,
   Term,
   VarTerm,
@@ -43,6 +46,7 @@ import {
   numberLiteralProblem,
   recycleTokens,
   START,
+  TEMPLATE_RESUME,
   TOKEN_NAMES,
   TOKEN_STRIDE,
   Tok,
@@ -59,10 +63,11 @@ const DOUBLE_QUOTE = 34;
 const ROOT_DOCUMENTS = new Set(["data", "input"]);
 const IMPORT_ROOTS = new Set(["data", "input", "future", "rego"]);
 /**
- * Keywords `import future.keywords.<kw>` accepts. `not` is a newer OPA future keyword that only
- * enables `not { body }`; `not <expr>` means the same with or without it.
+ * Keywords `import future.keywords.<kw>` accepts (sorted, as OPA lists them). `not` is a newer
+ * OPA future keyword that enables `not { body }` (`not <expr>` means the same with or without
+ * it); `and` and `or` enable logical operators between expressions (`a or b`, `{ … } and c`).
  */
-const FUTURE_KEYWORDS = ["contains", "every", "if", "in", "not"];
+const FUTURE_KEYWORDS = ["and", "contains", "every", "if", "in", "not", "or"];
 
 /** Operators that OPA's builtin table knows; a top-level call to one of them is not a rule. */
 const OPERATOR_BUILTINS = new Set([
@@ -90,6 +95,14 @@ export interface ModuleResult {
   errors: RegoError[];
 }
 
+export interface ModuleOptions {
+  /**
+   * Read `# METADATA` blocks (default true). OPA's loaders do; its plain `ast.ParseModule`
+   * (used by `rego.parse_module`) does not, and then leaves `annotations` empty.
+   */
+  annotations?: boolean;
+}
+
 export interface QueryResult {
   body: Body | undefined;
   errors: RegoError[];
@@ -101,11 +114,11 @@ export interface TermResult {
 }
 
 /** Parses a module. Never throws; `module` is undefined when there are errors. */
-export function parseModuleSource(source: string, file: string): ModuleResult {
+export function parseModuleSource(source: string, file: string, options: ModuleOptions = {}): ModuleResult {
   return run(
     source,
     file,
-    (parser) => parser.parseModule(),
+    (parser) => parser.parseModule(options.annotations ?? true),
     (errors) => ({ module: undefined, errors }),
   );
 }
@@ -188,8 +201,11 @@ class Parser {
   /** Index of a keyword token to read as a name (`not.x`, `if.y` at the start of a literal). */
   private identAt = -1;
   private depth = 0;
-  /** Set by `import rego.v2`: enables negated bodies. */
-  private regoV2 = false;
+  /** Set by `import future.keywords.not` (or `rego.v2`): enables negated bodies. */
+  private notBodies = false;
+  /** Set by `import future.keywords.and` / `.or`: those words become logical operators. */
+  private andKeyword = false;
+  private orKeyword = false;
   private readonly errors: ParseProblem[] = [];
   /** Errors count at the start of the current statement. */
   private statementErrorBase = 0;
@@ -207,7 +223,7 @@ class Parser {
   // -------------------------------------------------------------------------------------------
   // Entry points
 
-  parseModule(): ModuleResult {
+  parseModule(annotations: boolean): ModuleResult {
     const statements: Statement[] = [];
     let firstStatementIsPackage: boolean | undefined;
     while (this.tok() !== Tok.EOF) {
@@ -222,7 +238,7 @@ class Parser {
         this.recover(start);
       }
     }
-    const module = this.assembleModule(statements, firstStatementIsPackage ?? false);
+    const module = this.assembleModule(statements, firstStatementIsPackage ?? false, annotations);
     const errors = this.allErrors();
     return errors.length > 0 ? { module: undefined, errors } : { module, errors };
   }
@@ -259,6 +275,7 @@ class Parser {
       node.type === "some" ||
       node.type === "every" ||
       node.type === "body" ||
+      node.type === "logical" ||
       node.type === "call"
     ) {
       return { term: undefined, errors: [this.newError(expr.loc, "expected term but got expression")] };
@@ -425,7 +442,11 @@ class Parser {
     return { kind: "rules", rules: rule === undefined ? [] : [rule], loc };
   }
 
-  private assembleModule(statements: Statement[], firstStatementIsPackage: boolean): Module | undefined {
+  private assembleModule(
+    statements: Statement[],
+    firstStatementIsPackage: boolean,
+    withAnnotations: boolean,
+  ): Module | undefined {
     const first = statements[0];
     if (first === undefined) {
       if (this.errors.length === 0)
@@ -448,7 +469,16 @@ class Parser {
       }
     });
     if (pkg === undefined) return undefined;
-    return { file: this.file, package: pkg, imports, rules, comments: this.ts.comments };
+    if (!withAnnotations) {
+      return { file: this.file, package: pkg, imports, rules, comments: this.ts.comments, annotations: [] };
+    }
+    const annotatable = statements.map((statement) => ({
+      target: annotationTarget(statement),
+      loc: statementLoc(statement),
+    }));
+    const { annotations, errors } = parseAnnotations(this.ts.comments, annotatable);
+    for (const error of errors) this.error(error.location ?? this.loc(0), error.detail);
+    return { file: this.file, package: pkg, imports, rules, comments: this.ts.comments, annotations };
   }
 
   private parsePackage(): Package | undefined {
@@ -572,7 +602,7 @@ class Parser {
     if (rootName === "rego") {
       if (second === "v2" && path.length === 1) {
         // Rego v2 preview: negated bodies (`not { … }`) become available.
-        this.regoV2 = true;
+        this.notBodies = true;
       } else if (second !== "v1" || path.length > 1) {
         this.error(imp.path.loc, `invalid import \`${printTerm(imp.path)}\`, must be \`rego.v1\``);
       }
@@ -581,13 +611,25 @@ class Parser {
         this.error(imp.path.loc, "invalid import, must be `future.keywords`");
       } else if (imp.alias !== undefined) {
         this.error(imp.path.loc, "`future` imports cannot be aliased");
+      } else if (path.length === 1) {
+        this.enableFutureKeyword("not");
+        this.enableFutureKeyword("and");
+        this.enableFutureKeyword("or");
       } else if (path.length === 2) {
         const keyword = path[1]?.type === "string" ? path[1].value : "";
         if (!FUTURE_KEYWORDS.includes(keyword)) {
           this.error(imp.path.loc, `unexpected keyword, must be one of [${FUTURE_KEYWORDS.join(" ")}]`);
+        } else {
+          this.enableFutureKeyword(keyword);
         }
       }
     }
+  }
+
+  private enableFutureKeyword(keyword: string): void {
+    if (keyword === "not") this.notBodies = true;
+    else if (keyword === "and") this.andKeyword = true;
+    else if (keyword === "or") this.orKeyword = true;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -867,7 +909,13 @@ class Parser {
     const expr = body[0]!;
     const node = expr.node;
     const problem = bodyRuleProblem(body);
-    if (problem !== undefined || node.type === "some" || node.type === "every" || node.type === "body") {
+    if (
+      problem !== undefined ||
+      node.type === "some" ||
+      node.type === "every" ||
+      node.type === "body" ||
+      node.type === "logical"
+    ) {
       this.check(expr.loc, problem ?? "expression cannot be used for rule head");
       return undefined;
     }
@@ -978,7 +1026,143 @@ class Parser {
     }
   }
 
+  /**
+   * One expression of a body. With the `and` / `or` future keywords, an expression may be a
+   * chain of operands joined by them (OPA's `parseLiteral` with `parseLogicalOrChain`).
+   */
   private parseLiteral(): Expr | undefined {
+    if (!this.andKeyword && !this.orKeyword) return this.parseSimpleLiteral();
+    const start = this.pos;
+    const first = this.parseLogicalOperand(true);
+    if (first === undefined) return undefined;
+    if (this.logicalOperator() === undefined) {
+      if (first.explicit) {
+        // `{ … }` not followed by and/or: an ordinary term expression (a set or object).
+        this.restore(first.saved);
+        return this.parseSimpleLiteral();
+      }
+      return first.body[0];
+    }
+    if (first.withAt !== undefined) {
+      this.error(
+        first.withAt,
+        `\`with\` modifier is not allowed on operand of \`${this.logicalOperator()}\``,
+      );
+      return undefined;
+    }
+    const chain = this.parseLogicalOr(first.body, this.loc(start));
+    if (chain === undefined) return undefined;
+    // `a or b with x as y`: the modifiers govern the whole chain, as in OPA.
+    const last = rightmostOperand(chain);
+    if (last !== chain && last.with.length > 0) {
+      chain.with = last.with;
+      last.with = [];
+    }
+    return this.parseWithModifiers(chain);
+  }
+
+  /** `and` or `or` at the current position when that future keyword is enabled. */
+  private logicalOperator(): "and" | "or" | undefined {
+    if (this.tok() !== Tok.Ident) return undefined;
+    const text = this.text(this.pos);
+    if (text === "and" && this.andKeyword) return "and";
+    if (text === "or" && this.orKeyword) return "or";
+    return undefined;
+  }
+
+  /** `lhs or …`: `and` binds tighter, both fold to the left. */
+  private parseLogicalOr(lhs: Body, loc: Location): Expr | undefined {
+    if (!this.enter()) return undefined;
+    try {
+      if (this.logicalOperator() === "and") {
+        const and = this.parseLogicalAnd(lhs, loc);
+        if (and === undefined) return undefined;
+        lhs = [and];
+      }
+      while (this.logicalOperator() === "or") {
+        this.advance();
+        const rhs = this.parseLogicalOperand(false);
+        if (rhs === undefined) return undefined;
+        let rhsBody = rhs.body;
+        if (this.logicalOperator() === "and") {
+          const and = this.parseLogicalAnd(rhsBody, rhsBody[0]!.loc);
+          if (and === undefined) return undefined;
+          rhsBody = [and];
+        }
+        lhs = [
+          { negated: false, node: { type: "logical", op: "or", lhs, rhs: rhsBody, loc }, with: [], loc },
+        ];
+      }
+      return lhs[0];
+    } finally {
+      this.depth--;
+    }
+  }
+
+  private parseLogicalAnd(lhs: Body, loc: Location): Expr | undefined {
+    while (this.logicalOperator() === "and") {
+      this.advance();
+      const rhs = this.parseLogicalOperand(false);
+      if (rhs === undefined) return undefined;
+      lhs = [
+        { negated: false, node: { type: "logical", op: "and", lhs, rhs: rhs.body, loc }, with: [], loc },
+      ];
+    }
+    return lhs[0];
+  }
+
+  /**
+   * One operand of `and` / `or`: a braced body (`{ a; b }`), a negated body (`not { … }`), a
+   * parenthesized chain (`(a or b)`), or an ordinary expression. `first` is the chain's first
+   * operand, which may turn out not to be in a chain at all.
+   */
+  private parseLogicalOperand(
+    first: boolean,
+  ): { body: Body; explicit: boolean; saved: SavedState; withAt: Location | undefined } | undefined {
+    const saved = this.save();
+    if (this.tok() === Tok.LBrace) {
+      this.advance();
+      const body = this.parseBody(Tok.RBrace);
+      if (body !== undefined) {
+        this.advance();
+        return { body, explicit: true, saved, withAt: undefined };
+      }
+      if (!first) return undefined;
+      this.restore(saved);
+      const expr = this.parseSimpleLiteral();
+      return expr && { body: [expr], explicit: false, saved, withAt: undefined };
+    }
+    if (this.tok() === Tok.LParen) {
+      const group = this.parseLogicalGroup();
+      if (group !== undefined) return { body: [group], explicit: false, saved, withAt: undefined };
+      this.restore(saved);
+    }
+    const expr = this.parseSimpleLiteral();
+    if (expr === undefined) return undefined;
+    const withAt = expr.with.length > 0 ? expr.with[0]!.loc : undefined;
+    return { body: [expr], explicit: false, saved, withAt };
+  }
+
+  /** `( operand and/or … )`; undefined (to be re-read as a term) when no operator is inside. */
+  private parseLogicalGroup(): Expr | undefined {
+    const saved = this.save();
+    const loc = this.loc(this.pos);
+    this.advance();
+    const lhs = this.parseLogicalOperand(false);
+    if (lhs === undefined || this.logicalOperator() === undefined) {
+      this.restore(saved);
+      return undefined;
+    }
+    const chain = this.parseLogicalOr(lhs.body, loc);
+    if (chain === undefined || this.tok() !== Tok.RParen) {
+      if (chain !== undefined) this.error(this.loc(this.pos), "expected ) to close parenthesized group");
+      return undefined;
+    }
+    this.advance();
+    return chain;
+  }
+
+  private parseSimpleLiteral(): Expr | undefined {
     const start = this.pos;
     if (this.keywordStartsRef(start)) {
       this.identAt = start;
@@ -1003,11 +1187,26 @@ class Parser {
         }
         return this.parseEvery();
       case Tok.LBrace:
-        if (negated && this.regoV2) {
+        if (negated && this.notBodies) {
           const loc = this.loc(start);
           const body = this.parseBracedBody();
           if (body === undefined) return undefined;
           return this.parseWithModifiers({ negated: true, node: { type: "body", body, loc }, with: [], loc });
+        }
+        return this.parseLiteralExpr(negated, start);
+      case Tok.LParen:
+        if (negated && this.notBodies && (this.andKeyword || this.orKeyword)) {
+          // `not (a or b)`: the parenthesized chain is the negated body.
+          const group = this.parseLogicalGroup();
+          if (group !== undefined) {
+            const loc = this.loc(start);
+            return this.parseWithModifiers({
+              negated: true,
+              node: { type: "body", body: [group], loc },
+              with: [],
+              loc,
+            });
+          }
         }
         return this.parseLiteralExpr(negated, start);
       default:
@@ -1252,6 +1451,11 @@ class Parser {
         return this.parseNumber();
       case Tok.String:
         return this.parseString();
+      case Tok.TemplateStringPart:
+      case Tok.TemplateStringEnd:
+      case Tok.RawTemplateStringPart:
+      case Tok.RawTemplateStringEnd:
+        return this.parseTemplateString();
       case Tok.Ident:
       case Tok.Contains:
         return this.parseVar();
@@ -1322,6 +1526,93 @@ class Parser {
     }
     this.advance();
     return { type: "string", value, loc: this.loc(index) };
+  }
+
+  /**
+   * OPA's `parseTemplateString`: text pieces and, between them, one expression each (not
+   * negated, no `=`/`:=`, no `some`/`every`), closed by the `}` that resumes the string.
+   */
+  private parseTemplateString(): Term | undefined {
+    const loc = this.loc(this.pos);
+    const raw = this.tok() === Tok.RawTemplateStringPart || this.tok() === Tok.RawTemplateStringEnd;
+    const parts: Array<ScalarTerm | Expr> = [];
+    for (;;) {
+      const index = this.pos;
+      const kind = this.tok();
+      const text = this.templateText(index, raw);
+      if (text === undefined) {
+        this.error(this.loc(index), `illegal template-string part: ${this.text(index)}`);
+        return undefined;
+      }
+      if (text.length > 0) parts.push({ type: "string", value: text, loc: this.loc(index) });
+      this.advance();
+      if (kind === Tok.TemplateStringEnd || kind === Tok.RawTemplateStringEnd) break;
+      const commentsBefore = this.commentsBefore(this.startOf(this.pos));
+      const expr = this.parseLiteral();
+      if (expr === undefined) {
+        this.error(this.loc(this.pos), "invalid template-string expression");
+        return undefined;
+      }
+      const problem = templateExprProblem(expr);
+      if (problem !== undefined) {
+        this.error(expr.loc, problem);
+        return undefined;
+      }
+      const node = expr.node;
+      const scalar =
+        expr.with.length === 0 &&
+        (node.type === "string" ||
+          node.type === "number" ||
+          node.type === "boolean" ||
+          node.type === "null") &&
+        this.commentsBefore(this.startOf(this.pos)) === commentsBefore;
+      parts.push(scalar ? node : expr);
+      if (this.tok() !== Tok.RBrace) {
+        this.error(this.loc(this.pos), "expected } to end template string expression");
+        return undefined;
+      }
+      this.advance();
+      const next = this.tok();
+      const expected = raw
+        ? next === Tok.RawTemplateStringPart || next === Tok.RawTemplateStringEnd
+        : next === Tok.TemplateStringPart || next === Tok.TemplateStringEnd;
+      if (!expected) {
+        this.illegal("");
+        return undefined;
+      }
+    }
+    return { type: "templatestring", raw, parts, loc };
+  }
+
+  /** Number of comments that start before `offset`. */
+  private commentsBefore(offset: number): number {
+    let n = 0;
+    for (const comment of this.ts.comments) if (comment.loc.offset < offset) n++;
+    return n;
+  }
+
+  /** The text of a template-string token, brace escapes removed and (unless raw) decoded. */
+  private templateText(index: number, raw: boolean): string | undefined {
+    let start = this.startOf(index);
+    if (!this.isTemplateResume(index)) start += 2; // `$"` or `$\``
+    const inner = this.src.slice(start, this.endOf(index) - 1);
+    let text = "";
+    let runStart = 0;
+    for (let i = 0; i < inner.length; i++) {
+      if (inner.charCodeAt(i) !== 92) continue;
+      if (inner[i + 1] === "{") {
+        text += inner.slice(runStart, i);
+        runStart = i + 1;
+      }
+      i++;
+    }
+    text += inner.slice(runStart);
+    if (raw || !text.includes("\\")) return text;
+    return decodeStringLiteral(text);
+  }
+
+  private isTemplateResume(index: number): boolean {
+    return ((this.tokens[index * TOKEN_STRIDE + KIND_AND_FLAGS]! >> 8) & TEMPLATE_RESUME) !== 0;
   }
 
   private parseParenthesized(): Term | undefined {
@@ -1644,6 +1935,13 @@ class Parser {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
+function annotationTarget(statement: Statement): AnnotationTarget | undefined {
+  if (statement.kind === "package") return { kind: "package" };
+  if (statement.kind === "import") return { kind: "import" };
+  const rule = statement.rules[0];
+  return rule === undefined ? undefined : { kind: "rule", rule };
+}
+
 function statementLoc(statement: Statement): Location {
   switch (statement.kind) {
     case "package":
@@ -1699,6 +1997,27 @@ function valueName(term: Term): string {
     default:
       return term.type;
   }
+}
+
+/** The last plain operand of an and/or chain (the chain itself when it is not one). */
+function rightmostOperand(expr: Expr): Expr {
+  const node = expr.node;
+  if (node.type !== "logical" || node.rhs.length !== 1) return expr;
+  return rightmostOperand(node.rhs[0]!);
+}
+
+/** Why an expression cannot stand inside a template string, in OPA's words. */
+function templateExprProblem(expr: Expr): string | undefined {
+  const node = expr.node;
+  if (expr.negated) return "unexpected negation ('not') in template-string expression";
+  if (node.type === "call" && node.args.length === 2 && node.op.type === "var") {
+    if (node.op.name === "eq") return "unexpected unification ('=') in template-string expression";
+    if (node.op.name === "assign") return "unexpected assignment (':=') in template-string expression";
+  }
+  if (node.type === "every") return "unexpected 'every' in template-string expression";
+  if (node.type === "some") return "unexpected 'some' in template-string expression";
+  if (node.type === "body" || node.type === "logical") return "invalid template-string expression";
+  return undefined;
 }
 
 function isRefHead(term: Term): boolean {

@@ -19,9 +19,11 @@ import type {
   RefTerm,
   Rule,
   RuleHead,
+  TemplateStringTerm,
   Term,
   VarTerm,
 } from "./ast.ts";
+import { isTemplateExpr } from "./ast.ts";
 
 /** Name of the call OPA builds for `x in xs`. */
 export const MEMBER_2 = "internal.member_2";
@@ -164,7 +166,25 @@ function renderTerm(term: Term): string {
       return `{${elementAt(term.key, true)}: ${termAt(term.value, OPERAND)} | ${inlineBody(term.body)}}`;
     case "call":
       return renderCall(term);
+    case "templatestring":
+      return renderTemplateString(term);
   }
+}
+
+/** `$"…{expr}…"` (or the raw form), braces in the text escaped. */
+function renderTemplateString(term: TemplateStringTerm): string {
+  let text = "";
+  for (const part of term.parts) {
+    if (isTemplateExpr(part)) {
+      text += `{${renderExpr(part, false)}}`;
+    } else if (part.type === "string") {
+      const escaped = term.raw ? part.value : quoteString(part.value).slice(1, -1);
+      text += escaped.replaceAll("{", "\\{");
+    } else {
+      text += `{${printTerm(part)}}`;
+    }
+  }
+  return term.raw ? `$\`${text}\`` : `$"${text}"`;
 }
 
 function renderCall(term: CallTerm): string {
@@ -230,6 +250,8 @@ function renderExpr(expr: Expr, guardPipe: boolean): string {
     text = `${everyHead(node)} { ${inlineBody(node.body)} }`;
   } else if (node.type === "body") {
     text = `{ ${inlineBody(node.body)} }`;
+  } else if (node.type === "logical") {
+    text = `${logicalOperand(node.lhs)} ${node.op} ${logicalOperand(node.rhs)}`;
   } else if (isAssignment(node)) {
     const symbol = node.op.type === "var" && node.op.name === "assign" ? ":=" : "=";
     text = `${leadingTerm(node.args[0]!, guardPipe)} ${symbol} ${printTerm(node.args[1]!)}`;
@@ -237,6 +259,11 @@ function renderExpr(expr: Expr, guardPipe: boolean): string {
     text = leadingTerm(node, guardPipe);
   }
   return (expr.negated ? "not " : "") + text + renderWiths(expr);
+}
+
+/** An operand of `and` / `or`, in braces (an explicit body holds any expression). */
+function logicalOperand(body: Body): string {
+  return `{ ${inlineBody(body)} }`;
 }
 
 function leadingTerm(term: Term, guardPipe: boolean): string {
@@ -327,7 +354,14 @@ function writeExpr(out: LineWriter, expr: Expr, guardPipe: boolean, terminator: 
 
 function startsWithMinus(expr: Expr): boolean {
   const node = expr.node;
-  if (expr.negated || node.type === "some" || node.type === "every" || node.type === "body") return false;
+  if (
+    expr.negated ||
+    node.type === "some" ||
+    node.type === "every" ||
+    node.type === "body" ||
+    node.type === "logical"
+  )
+    return false;
   return printTerm(isAssignment(node) ? node.args[0]! : node).startsWith("-");
 }
 

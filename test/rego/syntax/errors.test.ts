@@ -148,7 +148,7 @@ describe("syntax errors", () => {
       "policy.rego:2:8: rego_parse_error: invalid import `rego.v3`, must be `rego.v1`",
     ]);
     expect(moduleErrors("package a\nimport future.keywords.foo")).toEqual([
-      "policy.rego:2:8: rego_parse_error: unexpected keyword, must be one of [contains every if in not]",
+      "policy.rego:2:8: rego_parse_error: unexpected keyword, must be one of [and contains every if in not or]",
     ]);
     expect(moduleErrors("package a\nimport data.x.if")).toEqual([
       "policy.rego:2:15: rego_parse_error: unexpected import path, must not end with a keyword, got: if",

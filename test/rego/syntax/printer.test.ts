@@ -462,6 +462,7 @@ const moduleArb: fc.Arbitrary<Module> = fc
     imports,
     rules,
     comments: [],
+    annotations: [],
   }));
 
 describe("round trip of generated ASTs", () => {
