@@ -82,7 +82,9 @@ export function compile(modules: readonly ast.Module[], queries: readonly QueryS
       .map((v) => ({ name: sourceName(v), var: v }));
     kqueries.push({ name: q.name, body: ordered.body, outputs });
   }
-  errors.push(...safety.errors);
+  // As OPA's compiler halts after its undefined-function check, a call that could not be lowered
+  // is reported alone, not again as the unsafe vars it leaves unbound.
+  if (names.failed.size === 0) errors.push(...safety.errors);
   errors.push(...checkRecursion(groups));
 
   errors.sort(compareErrors);

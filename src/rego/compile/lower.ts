@@ -27,6 +27,8 @@ export interface ModuleEnv {
 /** Generates names no Rego source can contain (`$` is not an identifier character). */
 export class NameSource {
   private next = 0;
+  /** Temporaries standing for calls that were reported as errors (unknown function, arity). */
+  readonly failed = new Set<string>();
   temp(): string {
     return `$t${++this.next}`;
   }
@@ -213,7 +215,9 @@ export class Lowerer {
       }
       case "call": {
         const out: KVar = { type: "var", name: this.names.temp(), loc: t.loc };
-        this.callExpr(t, prelude, out);
+        // A call already reported (unknown function, arity) leaves its result unbound: that is
+        // the same error, not an unsafe expression as well.
+        if (!this.callExpr(t, prelude, out)) this.names.failed.add(out.name);
         return out;
       }
       case "templatestring":
@@ -296,9 +300,9 @@ export class Lowerer {
    * with one argument more than its arity binds the last argument, and a call with exactly its
    * arity is a condition.
    */
-  private callExpr(t: ast.CallTerm, out: KBody, output: KTerm | undefined): void {
+  private callExpr(t: ast.CallTerm, out: KBody, output: KTerm | undefined): boolean {
     const callee = this.callee(t.op);
-    if (!callee) return;
+    if (!callee) return false;
     const arity = this.arityOf(callee, this.functionArity);
     let args = t.args;
     let resultTerm: ast.Term | undefined;
@@ -313,7 +317,7 @@ export class Lowerer {
         t.loc,
         "rego_type_error",
       );
-      return;
+      return false;
     }
     if (callee.kind === "builtin" && this.metadata && METADATA_BUILTINS.has(callee.name)) {
       // OPA evaluates these at compile time: the annotations of the enclosing rule.
@@ -321,15 +325,16 @@ export class Lowerer {
       const value = this.term(jsonTerm(json, t.loc), out);
       const target = output ?? (resultTerm ? this.term(resultTerm, out) : undefined);
       if (target) out.push(...unify(target, value, t.loc));
-      return;
+      return true;
     }
     if (callee.kind === "builtin" && callee.name === PRINT && output !== undefined) {
       this.error("print: the result of print cannot be used", t.loc, "rego_type_error");
-      return;
+      return false;
     }
     const kargs = args.map((a) => this.term(a, out));
     const koutput = output ?? (resultTerm ? this.term(resultTerm, out) : undefined);
     out.push({ kind: "call", callee, args: kargs, output: koutput, loc: t.loc });
+    return true;
   }
 
   // ------------------------------------------------------------------ expressions
