@@ -41,3 +41,12 @@ describe("bits", () => {
     expect(await evalRego("r := [bits.lsh(1, 3), bits.negate(0)]")).toEqual([8, -1]);
   });
 });
+
+describe("bits.lsh limits", () => {
+  it("fails instead of crashing on shifts beyond what a BigInt can hold", () => {
+    expect(errorOf("bits.lsh", 1, 4e18)).toBe(
+      "eval_builtin_error: bits.lsh: shift amount too large: 4000000000000000000",
+    );
+    expect(text("bits.lsh", "0", "4000000000000000000")).toBe("0");
+  });
+});

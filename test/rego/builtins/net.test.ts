@@ -111,3 +111,12 @@ describe("net builtins in a compiled policy", () => {
     ).toEqual([true, false]);
   });
 });
+
+describe("net.cidr_contains_matches order", () => {
+  it("reads operand 2 only for elements of operand 1", () => {
+    expect(call("net.cidr_contains_matches", [], ["1.1.1.1", []])).toEqual([]);
+    expect(errorOf("net.cidr_contains_matches", ["1.1.1.0/24", 5], [[]])).toBe(
+      "eval_builtin_error: net.cidr_contains_matches: operand 2: element must be string or non-empty array",
+    );
+  });
+});

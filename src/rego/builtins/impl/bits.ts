@@ -3,7 +3,7 @@
  * with two's-complement semantics for negative numbers (as JavaScript's BigInt operators).
  */
 import { asPlainInt } from "../../plan/value.ts";
-import { BuiltinError, bigIntArg, define, int, numberArg } from "../registry.ts";
+import { BuiltinError, bigIntArg, define, fail, int, numberArg } from "../registry.ts";
 
 const MAX_INT64 = 2n ** 63n - 1n;
 const MIN_INT64 = -(2n ** 63n);
@@ -30,7 +30,15 @@ define("bits.xor", (args) => int(bigIntArg(args, 0) ^ bigIntArg(args, 1)));
 define("bits.negate", (args) => int(~bigIntArg(args, 0)));
 define("bits.lsh", (args) => {
   const x = bigIntArg(args, 0);
-  return int(x << uintArg(args, 1));
+  const n = uintArg(args, 1);
+  if (x === 0n) return int(0n);
+  try {
+    return int(x << n);
+  } catch (e) {
+    // Go's big.Int would try to allocate the result and panic; JavaScript caps BigInt sizes.
+    if (e instanceof RangeError) return fail(`shift amount too large: ${n}`);
+    throw e;
+  }
 });
 define("bits.rsh", (args) => {
   const x = bigIntArg(args, 0);

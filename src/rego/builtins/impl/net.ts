@@ -295,27 +295,34 @@ function matchTerm(operand: number, v: Value): Value {
   return fail(`operand ${operand}: element must be string or non-empty array`);
 }
 
-/** The (cidr, key) pairs of an operand: a string is its own key; arrays give indices, objects keys, sets elements. */
-function matchOperand(operand: number, v: Value): [Value, Value][] {
+/**
+ * The (cidr, key) pairs of an operand, lazily as OPA iterates them (so errors surface in the
+ * same order): a string is its own key; arrays give indices, objects keys, sets elements.
+ */
+function* matchOperand(operand: number, v: Value): Generator<[Value, Value]> {
   switch (v.type) {
     case "string":
-      return [[v, v]];
+      yield [v, v];
+      return;
     case "array":
-      return v.items.map((x, i) => [matchTerm(operand, x), int(i)]);
+      for (let i = 0; i < v.items.length; i++) {
+        const x = v.items[i];
+        if (x !== undefined) yield [matchTerm(operand, x), int(i)];
+      }
+      return;
     case "set":
-      return v.elements().map((x) => [matchTerm(operand, x), x]);
+      for (const x of v.elements()) yield [matchTerm(operand, x), x];
+      return;
     case "object":
-      return v.entries().map(([k, x]) => [matchTerm(operand, x), k]);
-    default:
-      return [];
+      for (const [k, x] of v.entries()) yield [matchTerm(operand, x), k];
+      return;
   }
 }
 
 define("net.cidr_contains_matches", (args) => {
   const result = makeSet();
-  const bs = matchOperand(2, arg(args, 1));
   for (const [cidrA, keyA] of matchOperand(1, arg(args, 0))) {
-    for (const [cidrB, keyB] of bs) {
+    for (const [cidrB, keyB] of matchOperand(2, arg(args, 1))) {
       if (cidrContains(cidrA, cidrB)) result.add(makeArray([keyA, keyB]));
     }
   }
