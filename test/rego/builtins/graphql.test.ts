@@ -73,7 +73,12 @@ describe("graphql", () => {
     expect(call("graphql.schema_is_valid", schema)).toBe(true);
     expect(call("graphql.schema_is_valid", "type Broken {\n fixme\n\ntype Query { a: Int }")).toBe(false);
     expect(call("graphql.schema_is_valid", "type Query { a: Missing }")).toBe(false);
-    expect(call("graphql.parse_query", "type Query { a: Int }")).toBeUndefined();
+    expect(errorOf("graphql.parse_query", "type Query { a: Int }")).toBe(
+      'eval_builtin_error: graphql.parse_query: Unexpected Name "type" in GraphQL string at location 1:1',
+    );
+    expect(errorOf("graphql.parse_schema", "type Query { a: Int }\n{ a }")).toBe(
+      "eval_builtin_error: graphql.parse_schema: Unexpected { in GraphQL string at location 2:1",
+    );
   });
 
   it("accepts AST objects in place of text", () => {
@@ -85,7 +90,7 @@ describe("graphql", () => {
 
   it("reports errors in OPA's frame", () => {
     expect(errorOf("graphql.parse_query", `{employeeByID("alice"`)).toBe(
-      'eval_builtin_error: graphql.parse_query: Expected Name, found String "alice" in GraphQL string at location 1:15',
+      "eval_builtin_error: graphql.parse_query: Expected Name, found String in GraphQL string at location 1:15",
     );
     expect(errorOf("graphql.parse", `{ nope }`, schema)).toMatch(
       /^eval_builtin_error: graphql.parse: Cannot query field "nope" on type "Query" in GraphQL query string at location 1:3$/,

@@ -353,7 +353,9 @@ class GraphQLFailure extends Error {
 
 /** graphql-js's message without its `Syntax Error: ` prefix and final period (gqlparser's style). */
 function plainMessage(e: GraphQLError): string {
-  return e.message.replace(/^Syntax Error: /, "").replace(/\.$/, "");
+  const message = e.message.replace(/^Syntax Error: /, "").replace(/\.$/, "");
+  // gqlparser names only the kind of the token found where another was expected.
+  return message.replace(/^(Expected .*, found [A-Za-z]+) ".*"$/, "$1");
 }
 
 function failureOf(e: unknown): GraphQLFailure {
@@ -385,12 +387,9 @@ function parseDocument(text: string, executable: boolean): DocumentNode {
   for (const d of doc.definitions) {
     const isExecutable = d.kind === "OperationDefinition" || d.kind === "FragmentDefinition";
     if (isExecutable !== executable) {
-      const loc = d.loc?.startToken;
-      throw new GraphQLFailure(
-        `Unexpected Name "${d.loc?.startToken.value ?? ""}"`,
-        loc?.line ?? 0,
-        loc?.column ?? 0,
-      );
+      const tok = d.loc?.startToken;
+      const desc = tok?.value !== undefined ? `${tok.kind} "${tok.value}"` : (tok?.kind ?? "");
+      throw new GraphQLFailure(`Unexpected ${desc}`, tok?.line ?? 0, tok?.column ?? 0);
     }
   }
   return doc;
