@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { callBuiltin } from "../../../src/rego/builtins/index.ts";
 import { numberFromText } from "../../../src/rego/plan/value.ts";
-import { callValue, errorOf, evalRego } from "./helpers.ts";
+import { callValue, errorOf, evalRego } from "./helpers-net.ts";
 
 function text(name: string, ...args: string[]): string | undefined {
   const r = callBuiltin(name, args.map(numberFromText));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, errorOf, evalRego } from "./helpers.ts";
+import { call, errorOf, evalRego } from "./helpers-net.ts";
 
 describe("crypto hashes and HMACs", () => {
   it("digests the UTF-8 bytes in hex", () => {

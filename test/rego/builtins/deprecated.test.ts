@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, callValue, errorOf } from "./helpers.ts";
+import { call, callValue, errorOf } from "./helpers-net.ts";
 
 describe("deprecated builtins", () => {
   it("all and any look for true", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, callValue, errorOf, evalRego } from "./helpers.ts";
+import { call, callValue, errorOf, evalRego } from "./helpers-net.ts";
 
 const graph = { a: ["b", "c"], b: { set: ["d"] }, c: [], d: ["a"], e: ["f"] };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, errorOf, evalRego } from "./helpers.ts";
+import { call, errorOf, evalRego } from "./helpers-net.ts";
 
 const schema = `
   type Employee { id: String! salary: Int! }

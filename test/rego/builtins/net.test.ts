@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, callValue, errorOf, evalRego } from "./helpers.ts";
+import { call, callValue, errorOf, evalRego } from "./helpers-net.ts";
 
 describe("net.cidr_contains", () => {
   it("contains addresses and subnets, IPv4-mapped IPv6 included", () => {

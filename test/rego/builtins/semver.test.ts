@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, errorOf, evalRego } from "./helpers.ts";
+import { call, errorOf, evalRego } from "./helpers-net.ts";
 
 describe("semver", () => {
   it("accepts SemVer 2.0.0 with an optional leading v", () => {
