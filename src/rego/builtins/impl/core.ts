@@ -4,7 +4,6 @@
  * (checked against `v1/topdown/*.go`). Most are also native in the runtime module; these serve
  * the plan interpreter, host calls and strict builtin errors.
  */
-import { createHash } from "node:crypto";
 import {
   type ArrayValue,
   asPlainInt,
@@ -17,9 +16,7 @@ import {
   bigFloatQuo,
   bigFloatTrunc,
   codePointLength,
-  compareStrings,
   compareValues,
-  FALSE,
   formatFloat,
   formatValue,
   goQuote,
@@ -40,7 +37,6 @@ import {
   parseJSON,
   quoteRune,
   type SetValue,
-  TRUE,
   toBigFloat,
   toJSONText,
   type Value,
@@ -1257,200 +1253,3 @@ define("base64url.encode", (args) =>
 );
 define("base64url.encode_no_pad", (args) => str(utf8(stringArg(args, 0)).toString("base64url")));
 define("base64url.decode", base64UrlDecode);
-
-// ------------------------------------------------------------------------------------ net.cidr_contains
-
-type IP = number[];
-
-/** Go's strict IPv4 parsing: four decimal fields without leading zeros. */
-function parseIPv4(s: string): IP | undefined {
-  const fields = s.split(".");
-  if (fields.length !== 4) return undefined;
-  const bytes: number[] = [];
-  for (const f of fields) {
-    if (!/^\d{1,3}$/.test(f) || (f.length > 1 && f[0] === "0")) return undefined;
-    const n = Number(f);
-    if (n > 255) return undefined;
-    bytes.push(n);
-  }
-  return bytes;
-}
-
-function parseIPv6Groups(s: string): number[] | undefined {
-  if (s === "") return [];
-  const parts = s.split(":");
-  const bytes: number[] = [];
-  for (let i = 0; i < parts.length; i++) {
-    const p = parts[i]!;
-    if (i === parts.length - 1 && p.includes(".")) {
-      const v4 = parseIPv4(p);
-      if (!v4) return undefined;
-      bytes.push(...v4);
-    } else if (/^[0-9a-fA-F]{1,4}$/.test(p)) {
-      const n = Number.parseInt(p, 16);
-      bytes.push(n >> 8, n & 0xff);
-    } else return undefined;
-  }
-  return bytes;
-}
-
-/** Go's IPv6 parsing: hex groups, one `::`, an optional trailing dotted IPv4. */
-function parseIPv6(s: string): IP | undefined {
-  const ellipsis = s.indexOf("::");
-  if (ellipsis >= 0 && s.indexOf("::", ellipsis + 1) >= 0) return undefined;
-  if (ellipsis < 0) {
-    const bytes = parseIPv6Groups(s);
-    return bytes?.length === 16 ? bytes : undefined;
-  }
-  const head = parseIPv6Groups(s.slice(0, ellipsis));
-  const tail = parseIPv6Groups(s.slice(ellipsis + 2));
-  if (!head || !tail || head.length + tail.length > 14) return undefined;
-  return [...head, ...new Array<number>(16 - head.length - tail.length).fill(0), ...tail];
-}
-
-function parseIP(s: string): IP | undefined {
-  return s.includes(":") ? parseIPv6(s) : parseIPv4(s);
-}
-
-function to4(ip: IP): IP | undefined {
-  if (ip.length === 4) return ip;
-  if (ip.slice(0, 10).every((b) => b === 0) && ip[10] === 0xff && ip[11] === 0xff) return ip.slice(12);
-  return undefined;
-}
-
-interface IPNet {
-  ip: IP;
-  mask: IP;
-}
-
-/** Go's `net.ParseCIDR`: the network address (masked) and mask, 4 bytes for IPv4. */
-function parseCIDR(s: string): IPNet | undefined {
-  const slash = s.indexOf("/");
-  if (slash < 0) return undefined;
-  const addr = s.slice(0, slash);
-  const bitsText = s.slice(slash + 1);
-  const ip = parseIP(addr);
-  if (!ip || !/^\d{1,7}$/.test(bitsText)) return undefined;
-  const ones = Number(bitsText);
-  const bits = ip.length * 8;
-  if (ones > bits) return undefined;
-  const mask = Array.from({ length: ip.length }, (_, i) => {
-    const n = Math.min(8, Math.max(0, ones - i * 8));
-    return (0xff << (8 - n)) & 0xff;
-  });
-  return { ip: ip.map((b, i) => b & mask[i]!), mask };
-}
-
-function netContains(net: IPNet, ip: IP): boolean {
-  const nn = to4(net.ip) ?? net.ip;
-  let m = net.mask;
-  if (m.length === 16 && nn.length === 4) m = m.slice(12);
-  if (m.length !== nn.length) return false;
-  const x = to4(ip) ?? ip;
-  if (x.length !== nn.length) return false;
-  return x.every((b, i) => (b & m[i]!) === (nn[i]! & m[i]!));
-}
-
-function lastAddress(net: IPNet): IP {
-  return net.ip.map((b, i) => b | (~net.mask[i]! & 0xff));
-}
-
-function cidrContains(args: readonly Value[]): Value {
-  const cidr = stringArg(args, 0);
-  const net = parseCIDR(cidr);
-  if (!net) fail(`invalid CIDR address: ${cidr}`);
-  const other = stringArg(args, 1);
-  const ip = parseIP(other);
-  if (ip) return makeBoolean(netContains(net, ip));
-  const inner = parseCIDR(other);
-  if (!inner) fail(`not a valid textual representation of an IP address or CIDR: ${other}`);
-  return makeBoolean(netContains(net, inner.ip) && netContains(net, lastAddress(inner)));
-}
-
-define("net.cidr_contains", cidrContains);
-
-// ------------------------------------------------------------------------------------ crypto, semver
-
-define("crypto.sha256", (args) => str(createHash("sha256").update(stringArg(args, 0), "utf8").digest("hex")));
-
-interface SemVer {
-  major: bigint;
-  minor: bigint;
-  patch: bigint;
-  pre: string;
-}
-
-const SEMVER_IDENTIFIERS = /^[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*$/;
-
-function cut(s: string, sep: string): [string, string] {
-  const i = s.indexOf(sep);
-  return i < 0 ? [s, ""] : [s.slice(0, i), s.slice(i + 1)];
-}
-
-/** Go's `strconv.ParseInt(s, 10, 64)`. */
-function parseInt64(s: string): bigint | undefined {
-  if (!/^[+-]?\d+$/.test(s)) return undefined;
-  const n = BigInt(s);
-  return n >= -(2n ** 63n) && n < 2n ** 63n ? n : undefined;
-}
-
-/** OPA's `internal/semver.Parse` (a leading `v` is accepted). */
-function parseSemVer(version: string): SemVer | undefined {
-  const rest = version.startsWith("v") ? version.slice(1) : version;
-  const [beforeMeta, meta] = cut(rest, "+");
-  if (meta !== "" && !SEMVER_IDENTIFIERS.test(meta)) return undefined;
-  const [version3, pre] = cut(beforeMeta, "-");
-  if (pre !== "" && !SEMVER_IDENTIFIERS.test(pre)) return undefined;
-  const parts = version3.split(".");
-  if (parts.length !== 3) return undefined;
-  const [major, minor, patch] = parts.map(parseInt64);
-  if (major === undefined || minor === undefined || patch === undefined) return undefined;
-  return { major, minor, patch, pre };
-}
-
-function compareIdentifiers(a: string, b: string): number {
-  const aNum = /^\d+$/.test(a);
-  const bNum = /^\d+$/.test(b);
-  if (aNum && !bNum) return -1;
-  if (!aNum && bNum) return 1;
-  if (aNum && bNum) {
-    const x = BigInt(a);
-    const y = BigInt(b);
-    return x < y ? -1 : x > y ? 1 : 0;
-  }
-  return compareStrings(a, b);
-}
-
-function comparePreRelease(a: string, b: string): number {
-  if (a === b) return 0;
-  if (a === "") return 1;
-  if (b === "") return -1;
-  const as = a.split(".");
-  const bs = b.split(".");
-  for (let i = 0; i < Math.min(as.length, bs.length); i++) {
-    const c = compareIdentifiers(as[i]!, bs[i]!);
-    if (c !== 0) return c;
-  }
-  return Math.sign(as.length - bs.length);
-}
-
-function compareSemVer(a: SemVer, b: SemVer): number {
-  for (const k of ["major", "minor", "patch"] as const) {
-    if (a[k] !== b[k]) return a[k] < b[k] ? -1 : 1;
-  }
-  return comparePreRelease(a.pre, b.pre);
-}
-
-define("semver.is_valid", (args) => {
-  const v = arg(args, 0);
-  return v.type === "string" && parseSemVer(v.value) ? TRUE : FALSE;
-});
-define("semver.compare", (args) => {
-  const a = stringArg(args, 0);
-  const b = stringArg(args, 1);
-  const va = parseSemVer(a);
-  if (!va) fail(`operand 1: string ${a} is not a valid SemVer`);
-  const vb = parseSemVer(b);
-  if (!vb) fail(`operand 2: string ${b} is not a valid SemVer`);
-  return int(compareSemVer(va, vb));
-});
