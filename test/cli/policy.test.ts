@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { readBundle } from "../../src/rego/bundle/index.ts";
 import { repoRoot } from "../support/paths.ts";
 
@@ -279,7 +280,49 @@ describe("writ policy capabilities", () => {
     expect(run.code).toBe(0);
     const list: unknown = JSON.parse(run.stdout);
     expect(list).toContainEqual({ name: "count", arity: 1, implementation: "native" });
-    expect(list).toContainEqual({ name: "http.send", arity: 1, implementation: "unavailable" });
+    expect(list).toContainEqual({
+      name: "http.send",
+      arity: 1,
+      implementation: "unavailable",
+      reason: "a policy decision must not wait on the network; fetch the data into the input or data instead",
+    });
+    expect(list).toContainEqual({ name: "io.jwt.decode_verify", arity: 2, implementation: "host" });
+  });
+
+  it("lists every builtin of OPA's list, all but the network and runtime ones callable", async () => {
+    const run = await writ(["policy", "capabilities"], root);
+    const list = z
+      .array(z.object({ name: z.string(), implementation: z.string() }))
+      .parse(JSON.parse(run.stdout));
+    expect(list.length).toBe(205);
+    expect(list.filter((b) => b.implementation === "unavailable").map((b) => b.name)).toEqual([
+      "http.send",
+      "net.lookup_ip_addr",
+      "opa.runtime",
+      "providers.aws.sign_req",
+    ]);
+  });
+
+  it("prints OPA's capabilities format with --format opa, without what Writ cannot run", async () => {
+    const run = await writ(["policy", "capabilities", "--format", "opa"], root);
+    expect(run.code).toBe(0);
+    const caps = z
+      .object({
+        builtins: z.array(z.object({ name: z.string(), decl: z.looseObject({ type: z.literal("function") }) })),
+        future_keywords: z.array(z.string()),
+        features: z.array(z.string()),
+        wasm_abi_versions: z.array(z.object({ version: z.number(), minor_version: z.number() })),
+      })
+      .parse(JSON.parse(run.stdout));
+    const names = caps.builtins.map((b) => b.name);
+    expect(names).toContain("print");
+    expect(names).toContain("regex.match");
+    expect(names).not.toContain("http.send");
+    expect(caps.builtins.find((b) => b.name === "count")?.decl).toMatchObject({ result: { type: "number" } });
+    expect(caps.features).toEqual(["keywords_in_refs", "rego_v1", "template_strings"]);
+    expect(caps.future_keywords).toEqual(["and", "not", "or"]);
+    const bad = await writ(["policy", "capabilities", "--format", "yaml"], root);
+    expect(bad.code).toBe(2);
   });
 });
 

@@ -1,31 +1,65 @@
-/** `writ policy capabilities`: the builtins Writ's compiler knows, as JSON. */
+/** `writ policy capabilities`: the builtins Writ policies can call, as Writ's list or OPA's capabilities JSON. */
 import { parseArgs } from "node:util";
-import { builtins } from "../../rego/builtins/catalog.ts";
+import { builtins, OPA_FEATURES, OPA_FUTURE_KEYWORDS, OPA_VERSION } from "../../rego/builtins/index.ts";
 import { helpOption, parseCommandArgs, usageError } from "./args.ts";
 
 const command = "writ policy capabilities";
 
-export const capabilitiesUsage = `usage: writ policy capabilities
+export const capabilitiesUsage = `usage: writ policy capabilities [--format writ|opa]
 
-Prints the builtins Writ policies can call, as a JSON array of {"name", "arity",
-"implementation"}: "native" runs inside the policy module, "host" is called through the SDK,
-"unavailable" is known (so tests can replace it with \`with\`) but cannot be called for real.
+Prints every builtin of OPA ${OPA_VERSION} and how Writ runs it.
+
+  --format writ   (default) a JSON array of {"name", "arity", "implementation", "reason"?}:
+                  "native" runs inside the policy module, "host" is called through the SDK,
+                  "unavailable" is known (tests can replace it with \`with\`) but cannot be
+                  called for real; "reason" says why.
+  --format opa    a capabilities file in OPA's format (builtins with their declared types,
+                  future keywords, features, Wasm ABI versions) listing only what Writ runs,
+                  for OPA's own tooling: opa check --capabilities, Regal.
 
 options:
-  -h, --help   show this text`;
+  --format <writ|opa>
+  -h, --help           show this text`;
+
+/** The Wasm ABI Writ's modules follow (see src/rego/runtime/assembly/index.ts). */
+const WASM_ABI = { version: 1, minor_version: 3 };
 
 export function capabilitiesCommand(argv: string[]): number {
   const parsed = parseCommandArgs(command, capabilitiesUsage, () =>
-    parseArgs({ args: argv, options: { ...helpOption }, allowPositionals: true, strict: true }),
+    parseArgs({
+      args: argv,
+      options: { ...helpOption, format: { type: "string", default: "writ" } },
+      allowPositionals: true,
+      strict: true,
+    }),
   );
   if (typeof parsed === "number") return parsed;
   if (parsed.positionals.length > 0) {
     return usageError(command, `unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
   }
-  const list = [...builtins.values()].map(({ name, arity, implementation }) => ({
+  const format = parsed.values.format;
+  if (format === "opa") {
+    const callable = [...builtins.values()].filter((b) => b.implementation !== "unavailable");
+    const capabilities = {
+      builtins: [
+        ...callable.map((b) => b.declaration),
+        // print(…) is compiled by the planner and is not in the catalog of callable builtins.
+        { name: "print", decl: { type: "function", variadic: { type: "any" } } },
+      ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+      future_keywords: OPA_FUTURE_KEYWORDS,
+      features: OPA_FEATURES,
+      wasm_abi_versions: [WASM_ABI],
+    };
+    console.log(JSON.stringify(capabilities, null, 2));
+    return 0;
+  }
+  if (format !== "writ")
+    return usageError(command, `--format must be writ or opa, not ${JSON.stringify(format)}`);
+  const list = [...builtins.values()].map(({ name, arity, implementation, reason }) => ({
     name,
     arity,
     implementation,
+    ...(reason ? { reason } : {}),
   }));
   console.log(JSON.stringify(list, null, 2));
   return 0;

@@ -44,7 +44,7 @@ const NATIVE = new Set([
   "trim_prefix", "trim_suffix", "trim_space", "format_int", "strings.any_prefix_match",
   "strings.any_suffix_match", "strings.count", "strings.reverse", "strings.replace_n",
   "strings.split_n", "is_number", "is_string", "is_boolean", "is_array", "is_set", "is_object",
-  "is_null", "type_name", "to_number", "json.marshal", "json.unmarshal", "base64.encode",
+  "is_null", "type_name", "internal.print", "to_number", "json.marshal", "json.unmarshal", "base64.encode",
   "base64.decode", "base64url.encode", "base64url.decode", "base64url.encode_no_pad",
 ]); // biome-ignore format: a list of names
 

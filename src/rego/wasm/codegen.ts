@@ -465,6 +465,13 @@ export class CodeGenerator {
         return { kind: "inline", emit: (a) => bool(m.i32.gt_s(cmp(a), m.i32.const(0))) };
       case "gte":
         return { kind: "inline", emit: (a) => bool(m.i32.ge_s(cmp(a), m.i32.const(0))) };
+      case "internal.print":
+        // What `print(…)` compiles to in OPA: one set of values per argument.
+        return {
+          kind: "inline",
+          emit: (a) =>
+            m.block(null, [this.rt("writ_print", [a[0]!]), m.i32.const(this.linker.constValue("true"))], i32),
+        };
       default:
         break;
     }

@@ -66,6 +66,11 @@ describe("net.cidr_intersects, net.cidr_expand", () => {
   it("expands to a set of addresses in Go's text form", () => {
     expect(callValue("net.cidr_expand", "192.168.1.1/30")?.type).toBe("set");
     expect(call("net.cidr_expand", "192.168.1.1/31")).toEqual(["192.168.1.0", "192.168.1.1"]);
+    // Bounded: an evaluation cannot be cancelled, so a huge range is an error, not a hang.
+    expect((call("net.cidr_expand", "10.0.0.0/16") as unknown[]).length).toBe(65_536);
+    expect(errorOf("net.cidr_expand", "0.0.0.0/0")).toBe(
+      "eval_builtin_error: net.cidr_expand: 0.0.0.0/0 holds 2^32 addresses, more than the 65536 Writ expands",
+    );
     expect(call("net.cidr_expand", "2001:db8::/127")).toEqual(["2001:db8::", "2001:db8::1"]);
     expect(call("net.cidr_expand", "0:0:1::ffff/128")).toEqual(["0:0:1::ffff"]);
     expect(call("net.cidr_expand", "1:0:0:1:0:0:0:1/128")).toEqual(["1:0:0:1::1"]);

@@ -14,69 +14,14 @@ const FOLDER_RATE = 0.95;
  * 95%). Every case still runs and counts; nothing here skips one.
  */
 const FLOORS: Record<string, number> = {
-  aggregates: 94.5,
-  arithmetic: 87.8,
-  array: 88.2,
-  base64builtins: 75,
-  bitsand: 0,
-  bitsnegate: 0,
-  bitsor: 0,
-  bitsshiftleft: 0,
-  bitsshiftright: 0,
-  bitsxor: 0,
-  casts: 27.2,
-  cryptohmacequal: 0,
-  cryptohmacmd5: 0,
-  cryptohmacsha1: 0,
-  cryptohmacsha256: 0,
-  cryptohmacsha512: 0,
-  cryptomd5: 0,
-  cryptosha1: 0,
-  globquotemeta: 0,
-  globsmatch: 0,
-  hexbuiltins: 0,
-  jsonbuiltins: 21,
-  jsonfilter: 0,
-  jsonfilteridempotent: 0,
-  jsonpatch: 0,
-  jsonremove: 0,
-  jsonremoveidempotent: 0,
-  jsonschema: 0,
-  jwtbuiltins: 0,
-  jwtdecodeverify: 0,
-  jwtencodesign: 0,
-  jwtencodesignheadererrors: 0,
-  jwtencodesignraw: 0,
-  jwtverifyrsa: 0,
-  netcidrcontains: 90.9,
-  netcidrcontainsmatches: 0,
-  netcidrexpand: 0,
-  netcidrintersects: 0,
-  netcidrisvalid: 0,
-  netcidrmerge: 0,
-  numbersrangestep: 75,
-  objectget: 94.1,
-  objectkeys: 85.7,
-  objectremove: 52.6,
-  objectunion: 81.8,
-  objectunionn: 83.3,
-  regexfind: 0,
-  regexfindallstringsubmatch: 0,
-  regexisvalid: 0,
-  regexmatchtemplate: 0,
-  regexreplace: 0,
-  semvercompare: 50,
-  semverisvalid: 50,
-  sprintf: 0,
-  time: 6,
-  units: 41.1,
-  urlbuiltins: 0,
-  uuid: 0,
-  walkbuiltin: 0,
+  // Two of its five cases come from an older OPA that wrote the JWS header as Rego term text
+  // ({"alg": "HS256", …} with spaces); the newer RFC 7515 A.1 case of the same folder wants
+  // compact JSON, as OPA writes it now. No implementation passes both.
+  jwtencodesign: 60,
 };
 
 /** The pass rate over all cases run; it only rises. */
-const OVERALL_FLOOR = 0.697;
+const OVERALL_FLOOR = 0.996;
 
 describe.skipIf(!hasConformanceCases)("conformance, eval stage through the opa-wasm SDK", () => {
   it("holds every folder at 95% (or its floor) and the whole set at its floor", async () => {

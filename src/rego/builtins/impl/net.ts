@@ -337,9 +337,19 @@ function incIP(ip: Bytes): void {
   }
 }
 
+/**
+ * The most addresses `net.cidr_expand` produces (a /16 of IPv4). OPA has no limit and relies on
+ * cancelling the query; an evaluation inside Writ's Wasm module cannot be cancelled, so a range
+ * such as 0.0.0.0/0 is an error here instead of a gateway that stops answering.
+ */
+export const CIDR_EXPAND_LIMIT = 65_536;
+
 define("net.cidr_expand", (args) => {
   const s = stringArg(args, 0);
   const parsed = parseCIDR(s) ?? invalidCIDR(s);
+  const [ones, bits] = maskSize(parsed.net.mask);
+  if (bits - ones > 16)
+    fail(`${s} holds 2^${bits - ones} addresses, more than the ${CIDR_EXPAND_LIMIT} Writ expands`);
   const result = makeSet();
   const start = ipMask(parsed.ip, parsed.net.mask) ?? [];
   const ip = [...start];

@@ -5,9 +5,9 @@
  * called from the host they mean "no annotations").
  */
 import type { RegoError } from "../../errors.ts";
-import { formatValue, makeString, type Value } from "../../plan/value.ts";
+import { formatValue, makeString, TRUE, type Value } from "../../plan/value.ts";
 import { parseModule } from "../../syntax/index.ts";
-import { arrayArg, define, fail, stringArg } from "../registry.ts";
+import { arrayArg, define, elementError, fail, stringArg } from "../registry.ts";
 import { moduleToValue } from "./rego-module-json.ts";
 
 /**
@@ -74,3 +74,43 @@ function errorText(error: RegoError): string {
   const prefix = loc === undefined ? "" : loc.file ? `${loc.file}:${loc.line}: ` : `${loc.line}:${loc.col}: `;
   return `${prefix}${error.code}: ${error.detail}`;
 }
+
+/**
+ * What `print(…)` compiles to in OPA: one set per argument holding the values it took; prints
+ * one line per combination, strings raw, other values as Rego, an empty set as `<undefined>`
+ * (native in the module as `writ_print`; this serves the plan interpreter).
+ */
+define("internal.print", (args) => {
+  const sets = arrayArg(args, 0).items.map((s) =>
+    s.type === "set" ? s.elements() : elementError(1, arrayArg(args, 0), s, "set"),
+  );
+  const lines: string[][] = [[]];
+  let combos = lines;
+  for (const values of sets) {
+    const texts =
+      values.length === 0
+        ? ["<undefined>"]
+        : values.map((v) => (v.type === "string" ? v.value : formatValue(v)));
+    combos = combos.flatMap((line) => texts.map((t) => [...line, t]));
+  }
+  for (const line of combos) console.log(line.join(" "));
+  return TRUE;
+});
+
+/**
+ * `trace(note)`: in OPA, a note for the query tracer, and true. Writ evaluates in WebAssembly,
+ * where OPA has no tracer either: the note is checked to be a string and the call holds.
+ */
+define("trace", (args) => {
+  stringArg(args, 0);
+  return TRUE;
+});
+
+/**
+ * `internal.test_case(…)`: OPA's test runner records the values of a parameterized test case
+ * through it; outside a test run it holds. Writ's `policy test` reports per rule, so it holds.
+ */
+define("internal.test_case", (args) => {
+  arrayArg(args, 0);
+  return TRUE;
+});
