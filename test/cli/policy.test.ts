@@ -308,7 +308,9 @@ describe("writ policy capabilities", () => {
     expect(run.code).toBe(0);
     const caps = z
       .object({
-        builtins: z.array(z.object({ name: z.string(), decl: z.looseObject({ type: z.literal("function") }) })),
+        builtins: z.array(
+          z.object({ name: z.string(), decl: z.looseObject({ type: z.literal("function") }) }),
+        ),
         future_keywords: z.array(z.string()),
         features: z.array(z.string()),
         wasm_abi_versions: z.array(z.object({ version: z.number(), minor_version: z.number() })),
