@@ -8,6 +8,7 @@
  */
 
 import { lookupBuiltin, PRINT } from "../builtins/catalog.ts";
+import { admits, type LiteralKind, typeString } from "../builtins/typecheck.ts";
 import { type Location, RegoError } from "../errors.ts";
 import type * as ast from "../syntax/ast.ts";
 import type { KBody, KCallee, KExpr, KTerm, KVar, KWith } from "./kernel.ts";
@@ -280,6 +281,25 @@ export class Lowerer {
     return undefined;
   }
 
+  /**
+   * OPA's compile-time type check, for what literals show: a literal argument whose type the
+   * builtin's declaration does not admit is a `rego_type_error` (`count(1)`).
+   */
+  private literalArgumentsFit(name: string, args: readonly ast.Term[], loc: Location): boolean {
+    const declared = lookupBuiltin(name)?.declaration.decl.args;
+    if (!declared) return true;
+    const kinds = args.map(literalKind);
+    const misfit = kinds.some((kind, i) => kind !== undefined && declared[i] && !admits(declared[i], kind));
+    if (!misfit) return true;
+    const have = kinds.map((k, i) => k ?? typeString(declared[i] ?? { type: "any" }));
+    this.error(
+      `${name}: invalid argument(s)\n\thave: (${have.join(", ")})\n\twant: (${declared.map(typeString).join(", ")})`,
+      loc,
+      "rego_type_error",
+    );
+    return false;
+  }
+
   /** Arity of a callee when known: builtins from the catalog, functions from the rule groups. */
   private arityOf(
     callee: KCallee,
@@ -319,6 +339,7 @@ export class Lowerer {
       );
       return false;
     }
+    if (callee.kind === "builtin" && !this.literalArgumentsFit(callee.name, args, t.loc)) return false;
     if (callee.kind === "builtin" && this.metadata && METADATA_BUILTINS.has(callee.name)) {
       // OPA evaluates these at compile time: the annotations of the enclosing rule.
       const json = callee.name === "rego.metadata.rule" ? this.metadata.rule() : this.metadata.chain();
@@ -629,4 +650,28 @@ export function opPath(op: ast.Term): string[] | undefined {
     parts.push(p.value);
   }
   return parts;
+}
+
+/** The kind of value a literal term is; undefined when only evaluation tells. */
+function literalKind(t: ast.Term): LiteralKind | undefined {
+  switch (t.type) {
+    case "null":
+    case "boolean":
+    case "number":
+    case "string":
+    case "array":
+    case "object":
+    case "set":
+      return t.type;
+    case "arraycompr":
+      return "array";
+    case "setcompr":
+      return "set";
+    case "objectcompr":
+      return "object";
+    case "templatestring":
+      return "string";
+    default:
+      return undefined;
+  }
 }
