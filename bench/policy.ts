@@ -6,8 +6,15 @@
  *   SDK does for that input (stringify, encode, decode, parse), and an echo policy
  *   (`result := input`) through the same SDK.
  *
+ * - a regex-heavy policy (RE2 through re2js: match, find_n, replace, template_match, globs) and
+ *   an io.jwt.decode_verify policy (RS256 against a JWKS), per evaluation, as ratios to the
+ *   echo policy in the same run;
+ * - a pathological pattern, `(a+)+$`, against inputs of growing length: RE2 stays linear where a
+ *   backtracking engine takes exponential time.
+ *
  * Run: npx tsx bench/policy.ts [seconds-per-measurement]
  */
+import { generateKeyPairSync, sign } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -140,3 +147,97 @@ row("decision policy, ArrayBuffer input", decisionBuffer);
 console.log("");
 console.log(`ArrayBuffer / object input: ${(decisionBuffer / decisionObject).toFixed(2)}x`);
 console.log(`decision / echo policy (object): ${(decisionObject / echoObject).toFixed(2)}x`);
+
+// Builtin-heavy policies, as ratios to the echo policy.
+const regexPolicy = build(
+  [
+    {
+      file: "regex.rego",
+      source: `package bench.regex
+
+checks := {
+  "email": regex.match(\`^[a-z0-9._%+-]+@[a-z0-9.-]+\\.[a-z]{2,}$\`, input.email),
+  "path": regex.match(\`^/srv/(docs|public)/[\\w./-]+$\`, input.path),
+  "ids": regex.find_n(\`[A-Z]{3}-[0-9]{4}\`, input.text, -1),
+  "masked": regex.replace(input.text, \`[0-9]{4}\`, "****"),
+  "template": regex.template_match("urn:foo:{.*}", input.urn, "{", "}"),
+  "globs": regex.globs_match("a.a.", ".b.b"),
+}`,
+    },
+  ],
+  ["bench/regex/checks"],
+);
+const regexInput = {
+  email: "alice.smith@example.com",
+  path: "/srv/docs/guides/intro.md",
+  text: "tickets ABC-1234 and XYZ-9876 were merged; card 4111 1111 1111 1111",
+  urn: "urn:foo:bar:baz",
+};
+const regex = await loadPolicy(regexPolicy.wasm!, undefined, hostBuiltinsFor(regexPolicy.hostBuiltins));
+regex.setData({});
+
+const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+const jwk = { ...publicKey.export({ format: "jwk" }), kid: "k1", alg: "RS256", use: "sig" };
+const b64 = (x: unknown) => Buffer.from(JSON.stringify(x)).toString("base64url");
+const signingInput = `${b64({ alg: "RS256", typ: "JWT", kid: "k1" })}.${b64({
+  iss: "https://id.example",
+  aud: "writ",
+  sub: "alice",
+  exp: 4102444800,
+})}`;
+const token = `${signingInput}.${sign("sha256", Buffer.from(signingInput), privateKey).toString("base64url")}`;
+const jwtPolicy = build(
+  [
+    {
+      file: "jwt.rego",
+      source: `package bench.jwt
+
+claims := payload if {
+  [valid, _, payload] := io.jwt.decode_verify(input.token, {"cert": data.jwks, "iss": "https://id.example", "aud": "writ"})
+  valid
+}`,
+    },
+  ],
+  ["bench/jwt/claims"],
+);
+const jwt = await loadPolicy(jwtPolicy.wasm!, undefined, hostBuiltinsFor(jwtPolicy.hostBuiltins));
+jwt.setData({ jwks: JSON.stringify({ keys: [jwk] }) });
+
+const regexAnswer = regex.evaluate(regexInput, "bench/regex/checks");
+const jwtAnswer = jwt.evaluate({ token }, "bench/jwt/claims");
+const echoRegexInput = rate(() => echo.evaluate(regexInput, "echo/result"));
+const regexRate = rate(() => regex.evaluate(regexInput, "bench/regex/checks"));
+const echoToken = rate(() => echo.evaluate({ token }, "echo/result"));
+const jwtRate = rate(() => jwt.evaluate({ token }, "bench/jwt/claims"));
+console.log("");
+console.log(`regex policy: ${JSON.stringify(regexAnswer)}`);
+console.log(`jwt policy: ${JSON.stringify(jwtAnswer)}`);
+console.log(`${"measurement".padEnd(46)}  evals/s    vs echo policy (same input)`);
+const vsEcho = (label: string, n: number, base: number) =>
+  console.log(`${label.padEnd(46)}${fmt(n)}    ${(n / base).toFixed(2)}x (${(1e6 / n).toFixed(1)} µs/eval)`);
+vsEcho("echo policy, regex input", echoRegexInput, echoRegexInput);
+vsEcho("regex-heavy policy (6 RE2 builtins)", regexRate, echoRegexInput);
+vsEcho("echo policy, token input", echoToken, echoToken);
+vsEcho("io.jwt.decode_verify (RS256, JWKS)", jwtRate, echoToken);
+
+// A pathological pattern: time per evaluation grows with the input, not exponentially.
+const redos = build(
+  [{ file: "redos.rego", source: "package bench.redos\n\nhit := regex.match(`(a+)+$`, input.s)\n" }],
+  ["bench/redos/hit"],
+);
+const redosPolicy = await loadPolicy(redos.wasm!, undefined, hostBuiltinsFor(redos.hostBuiltins));
+redosPolicy.setData({});
+console.log("");
+console.log("(a+)+$ against 'a'×n + 'b' (a backtracking engine needs ~2^n steps):");
+let previous: number | undefined;
+for (const n of [1_000, 10_000, 100_000]) {
+  const s = `${"a".repeat(n)}b`;
+  const runs = n >= 100_000 ? 5 : 20;
+  const start = performance.now();
+  let answer: unknown;
+  for (let i = 0; i < runs; i++) answer = redosPolicy.evaluate({ s }, "bench/redos/hit");
+  const ms = (performance.now() - start) / runs;
+  const growth = previous === undefined ? "" : `, ${(ms / previous).toFixed(1)}x the time for 10x the input`;
+  console.log(`  n = ${String(n).padStart(7)}: ${ms.toFixed(2)} ms/eval ${JSON.stringify(answer)}${growth}`);
+  previous = ms;
+}

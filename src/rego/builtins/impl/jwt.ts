@@ -254,6 +254,30 @@ function errorText(e: unknown): string {
  * or JWK Set whose keys of unknown algorithms are skipped.
  */
 function keysFromCertOrJWK(source: string): VerificationKey[] {
+  const cached = keyCache.get(source);
+  if (cached) {
+    keyCache.delete(source);
+    keyCache.set(source, cached);
+    return cached;
+  }
+  const keys = parseKeys(source);
+  keyCache.set(source, keys);
+  if (keyCache.size > KEY_CACHE_SIZE) {
+    const oldest = keyCache.keys().next().value;
+    if (oldest !== undefined) keyCache.delete(oldest);
+  }
+  return keys;
+}
+
+/**
+ * Parsed keys by their source text (a PEM block or a JWKS, usually the same one for every
+ * evaluation): importing a key costs far more than a signature check. Key objects are
+ * immutable, so sharing them is safe; least recently used sources leave first.
+ */
+const KEY_CACHE_SIZE = 256;
+const keyCache = new Map<string, VerificationKey[]>();
+
+function parseKeys(source: string): VerificationKey[] {
   const pem = pemDecode(Buffer.from(source, "utf8"));
   if (pem) {
     if (pem.rest.length > 0) fail("extra data after a PEM certificate block");
