@@ -174,6 +174,18 @@ describe("writ policy build and eval", () => {
     expect(JSON.parse(undefinedResult.stdout)).toEqual([]);
   });
 
+  it("stops at a failing builtin with --strict-builtin-errors, where it is otherwise undefined", async () => {
+    const query = 'x := to_number("ten")';
+    const lenient = await writ(["policy", "eval", "-d", "policy", query], root);
+    expect(lenient.code).toBe(0);
+    expect(JSON.parse(lenient.stdout)).toEqual([]);
+    const strict = await writ(["policy", "eval", "--strict-builtin-errors", "-d", "policy", query], root);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toContain(
+      'eval_builtin_error: to_number: strconv.ParseFloat: parsing "ten": invalid syntax',
+    );
+  });
+
   it("refuses an entrypoint that names nothing", async () => {
     const run = await writ(["policy", "build", "policy", "-e", "authz/alow"], root);
     expect(run.code).toBe(1);

@@ -27,11 +27,16 @@ options:
   -d, --data <path>    a folder of .rego and data files, a .rego file, a JSON or YAML data
                        file (merged into data at its root), or a bundle (.tar.gz); repeatable
   -i, --input <file>   the input document, JSON (or YAML for .yaml/.yml)
+  --strict-builtin-errors
+                       a builtin that fails (count(null), a malformed JWT) stops the
+                       evaluation with its error instead of being undefined (compiles
+                       from sources)
   -h, --help           show this text`;
 
 const options = {
   data: { type: "string", short: "d", multiple: true },
   input: { type: "string", short: "i" },
+  "strict-builtin-errors": { type: "boolean" },
   ...helpOption,
 } as const;
 
@@ -42,6 +47,7 @@ const argsSchema = z.object({
     .max(1, "give one query (quote it so that the shell passes it as one argument)"),
   data: z.array(z.string()).default([]),
   input: z.string().optional(),
+  "strict-builtin-errors": z.boolean().default(false),
 });
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -101,9 +107,10 @@ export async function evalCommand(argv: string[]): Promise<number> {
     if (bundled) insertData(data, [], bundled.bundle.data, bundled.file);
     insertData(data, [], inputs.data, args.data.join(", "));
 
-    // A bundle on its own answers its entrypoints with its own module.
+    // A bundle on its own answers its entrypoints with its own module (built without strict
+    // builtin errors, so a strict evaluation compiles the sources it carries).
     let entrypoints: readonly string[] = [];
-    if (bundled?.bundle.wasm && inputs.sources.length === 0) {
+    if (bundled?.bundle.wasm && inputs.sources.length === 0 && !args["strict-builtin-errors"]) {
       const policy = await loadPolicyFromBundle(bundled.bundle);
       const entrypoint = entrypointOf(query.body);
       if (entrypoint !== undefined && policy.entrypoints.includes(entrypoint)) {
@@ -129,6 +136,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
     }
     const built = buildPolicy(sources, {
       queries: [{ name: "query", query: queryToCompile(text, query.body) }],
+      strictBuiltinErrors: args["strict-builtin-errors"],
     });
     if (!built.wasm) return reportRegoErrors(command, built.errors, "nothing evaluated");
     const policy = await loadCompiledPolicy({ wasm: built.wasm, hostBuiltins: built.hostBuiltins, data });
