@@ -7,7 +7,15 @@
 import { type Location, RegoError } from "../errors.ts";
 import type * as ast from "../syntax/ast.ts";
 import type { CompiledPolicy, KBody, KQuery, KRule, KTerm, RuleGroup, RuleKind } from "./kernel.ts";
-import { isGenerated, Lowerer, type ModuleEnv, NameSource, opPath, sourceName } from "./lower.ts";
+import {
+  groundPrefix,
+  isGenerated,
+  Lowerer,
+  type ModuleEnv,
+  NameSource,
+  opPath,
+  sourceName,
+} from "./lower.ts";
 import { AnnotationIndex } from "./metadata.ts";
 import { checkRecursion } from "./recursion.ts";
 import { SafetyChecker, varsOfBody, varsOfTerm } from "./safety.ts";
@@ -109,17 +117,6 @@ function* allRules(group: RuleGroup): Generator<KRule> {
 }
 
 // ---------------------------------------------------------------------------------- modules
-
-function groundPrefix(ref: ast.VarTerm | ast.RefTerm): string[] {
-  if (ref.type === "var") return [ref.name];
-  if (ref.head.type !== "var") return [];
-  const parts = [ref.head.name];
-  for (const p of ref.path) {
-    if (p.type !== "string") break;
-    parts.push(p.value);
-  }
-  return parts;
-}
 
 function collectFunctions(modules: readonly ast.Module[]): Set<string> {
   const functions = new Set<string>();

@@ -11,6 +11,7 @@
  */
 import { type Location, RegoError } from "../errors.ts";
 import type * as ast from "../syntax/ast.ts";
+import { groundPrefix } from "./lower.ts";
 
 type JSONValue = ast.JSONValue;
 
@@ -34,17 +35,6 @@ export function annotationObject(a: ast.Annotation): { [key: string]: JSONValue 
   }
   if (a.custom) out.custom = a.custom;
   return out;
-}
-
-function groundPrefix(ref: ast.VarTerm | ast.RefTerm): string[] {
-  if (ref.type === "var") return [ref.name];
-  if (ref.head.type !== "var") return [];
-  const parts = [ref.head.name];
-  for (const p of ref.path) {
-    if (p.type !== "string") break;
-    parts.push(p.value);
-  }
-  return parts;
 }
 
 function locText(loc: Location): string {
