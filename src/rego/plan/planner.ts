@@ -554,11 +554,12 @@ export class Planner {
       }
     }
     if (callee.kind === "builtin") {
-      if (lookupBuiltin(callee.name)?.implementation === "unavailable") {
+      const spec = lookupBuiltin(callee.name);
+      if (spec?.implementation === "unavailable") {
         this.errors.push(
           new RegoError(
             "rego_type_error",
-            `${callee.name} is not available to Writ policies (replace it with \`with\` in tests)`,
+            `${callee.name} is not available to Writ policies: ${spec.reason ?? "Writ cannot run it"} (in tests, replace it with \`with\`)`,
             { file, line: loc.line, col: loc.col, offset: 0 },
           ),
         );

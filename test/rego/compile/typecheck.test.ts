@@ -23,4 +23,11 @@ describe("compile-time type checks of builtin calls", () => {
     expect(errorsOf('w := object.get({"a": 1}, "a", null)\nv := count([x | x := [1][_]])')).toEqual([]);
     expect(errorsOf("u := {1, 2} - {1}\nt := 3 - 1")).toEqual([]);
   });
+
+  it("reports an unknown function or an unavailable builtin once, with the reason", () => {
+    expect(errorsOf("x := foo(1)")).toEqual(["t.rego:3:6: rego_type_error: undefined function foo"]);
+    expect(errorsOf('x := http.send({"method": "get", "url": "https://example.com"})')).toEqual([
+      "t.rego:3:6: rego_type_error: http.send is not available to Writ policies: a policy decision must not wait on the network; fetch the data into the input or data instead (in tests, replace it with `with`)",
+    ]);
+  });
 });
