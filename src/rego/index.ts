@@ -3,7 +3,7 @@
  * load compiled policies into the `@open-policy-agent/opa-wasm` SDK.
  */
 export { type BuildOptions, type BuildResult, buildPolicy, type RegoSource } from "./build.ts";
-export { type BuiltinSpec, builtins as builtinCatalog } from "./builtins/catalog.ts";
+export { allBuiltins as builtinCatalog, type BuiltinSpec } from "./builtins/catalog.ts";
 export * from "./bundle/index.ts";
 export { RegoError, RegoErrors } from "./errors.ts";
 export {

@@ -1,6 +1,6 @@
 /** `writ policy capabilities`: the builtins Writ policies can call, as Writ's list or OPA's capabilities JSON. */
 import { parseArgs } from "node:util";
-import { builtins, OPA_FEATURES, OPA_FUTURE_KEYWORDS, OPA_VERSION } from "../../rego/builtins/index.ts";
+import { allBuiltins, OPA_FEATURES, OPA_FUTURE_KEYWORDS, OPA_VERSION } from "../../rego/builtins/index.ts";
 import { helpOption, parseCommandArgs, usageError } from "./args.ts";
 
 const command = "writ policy capabilities";
@@ -39,7 +39,7 @@ export function capabilitiesCommand(argv: string[]): number {
   }
   const format = parsed.values.format;
   if (format === "opa") {
-    const callable = [...builtins.values()].filter((b) => b.implementation !== "unavailable");
+    const callable = [...allBuiltins().values()].filter((b) => b.implementation !== "unavailable");
     const capabilities = {
       builtins: [
         ...callable.map((b) => b.declaration),
@@ -55,7 +55,7 @@ export function capabilitiesCommand(argv: string[]): number {
   }
   if (format !== "writ")
     return usageError(command, `--format must be writ or opa, not ${JSON.stringify(format)}`);
-  const list = [...builtins.values()].map(({ name, arity, implementation, reason }) => ({
+  const list = [...allBuiltins().values()].map(({ name, arity, implementation, reason }) => ({
     name,
     arity,
     implementation,

@@ -77,10 +77,18 @@ function specOf(d: BuiltinDeclaration): BuiltinSpec {
   return { ...base, implementation: "unavailable", reason: "not implemented by Writ yet" };
 }
 
-export const builtins: ReadonlyMap<string, BuiltinSpec> = new Map(
-  declarations.filter((d) => d.name !== PRINT).map((d) => [d.name, specOf(d)]),
-);
+let catalog: ReadonlyMap<string, BuiltinSpec> | undefined;
+
+/**
+ * Every builtin and where it runs. Derived at the first look, not when this module loads: the
+ * implementation files must all have registered, and some of them (rego.parse_module) reach the
+ * compiler, which looks builtins up, through imports of their own.
+ */
+export function allBuiltins(): ReadonlyMap<string, BuiltinSpec> {
+  catalog ??= new Map(declarations.filter((d) => d.name !== PRINT).map((d) => [d.name, specOf(d)]));
+  return catalog;
+}
 
 export function lookupBuiltin(name: string): BuiltinSpec | undefined {
-  return builtins.get(name);
+  return allBuiltins().get(name);
 }

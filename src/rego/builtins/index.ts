@@ -1,7 +1,7 @@
 /** Builtins: declarations, where each is implemented, and the JavaScript implementations. */
 import "./impl/index.ts";
 
-export { type BuiltinSpec, builtins, lookupBuiltin, PRINT } from "./catalog.ts";
+export { allBuiltins, type BuiltinSpec, lookupBuiltin, PRINT } from "./catalog.ts";
 export { declarations, OPA_FEATURES, OPA_FUTURE_KEYWORDS, OPA_VERSION } from "./declarations.ts";
 export { type GoArg, goSprintf } from "./impl/core.ts";
 export {

@@ -6,16 +6,9 @@
  */
 import { type Location, RegoError } from "../errors.ts";
 import type * as ast from "../syntax/ast.ts";
+import { groundPrefix } from "./head.ts";
 import type { CompiledPolicy, KBody, KQuery, KRule, KTerm, RuleGroup, RuleKind } from "./kernel.ts";
-import {
-  groundPrefix,
-  isGenerated,
-  Lowerer,
-  type ModuleEnv,
-  NameSource,
-  opPath,
-  sourceName,
-} from "./lower.ts";
+import { isGenerated, Lowerer, type ModuleEnv, NameSource, opPath, sourceName } from "./lower.ts";
 import { AnnotationIndex } from "./metadata.ts";
 import { checkRecursion } from "./recursion.ts";
 import { SafetyChecker, varsOfBody, varsOfTerm } from "./safety.ts";

@@ -675,15 +675,3 @@ function literalKind(t: ast.Term): LiteralKind | undefined {
       return undefined;
   }
 }
-
-/** The names of a rule head's ref up to its first non-string key (`p.q[x].r` → p, q). */
-export function groundPrefix(ref: ast.VarTerm | ast.RefTerm): string[] {
-  if (ref.type === "var") return [ref.name];
-  if (ref.head.type !== "var") return [];
-  const parts = [ref.head.name];
-  for (const p of ref.path) {
-    if (p.type !== "string") break;
-    parts.push(p.value);
-  }
-  return parts;
-}

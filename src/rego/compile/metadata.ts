@@ -11,7 +11,7 @@
  */
 import { type Location, RegoError } from "../errors.ts";
 import type * as ast from "../syntax/ast.ts";
-import { groundPrefix } from "./lower.ts";
+import { groundPrefix } from "./head.ts";
 
 type JSONValue = ast.JSONValue;
 
