@@ -1,12 +1,5 @@
-/** Approvals (DESIGN section 6): requests stored by the pipeline, decided by approvers. */
-export {
-  APPROVALS_PATH,
-  type ApprovalRequestParts,
-  type ApproveResult,
-  approvalView,
-  approve,
-  listApprovals,
-  readApproval,
-  reject,
-  requestApproval,
-} from "./service.ts";
+/** Approvals (DESIGN section 6): requests stored by the pipeline's approval stage, decided by approvers. */
+export { type ApprovalRequestParts, requestApproval } from "../pipeline/06-approval.ts";
+export { APPROVALS_PATH } from "./access.ts";
+export { type ApproveResult, approve, reject } from "./decide.ts";
+export { approvalView, listApprovals, readApproval } from "./read.ts";

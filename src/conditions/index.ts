@@ -13,22 +13,10 @@
  * - `max_uses`         — the grant's use count (the store's consumeGrant).
  */
 import { WritError } from "../core/errors.ts";
+import { atPointer } from "../core/json-pointer.ts";
 import type { Condition } from "../core/types.ts";
 
-/** Reads a JSON Pointer (RFC 6901); undefined when any step is missing. */
-export function atPointer(document: unknown, pointer: string): unknown {
-  if (pointer === "") return document;
-  let current = document;
-  for (const raw of pointer.split("/").slice(1)) {
-    const token = raw.replaceAll("~1", "/").replaceAll("~0", "~");
-    if (Array.isArray(current))
-      current = /^(0|[1-9][0-9]*)$/.test(token) ? current[Number(token)] : undefined;
-    else if (typeof current === "object" && current !== null && Object.hasOwn(current, token))
-      current = Reflect.get(current, token);
-    else return undefined;
-  }
-  return current;
-}
+export { atPointer } from "../core/json-pointer.ts";
 
 /** The arguments with every `args_override` applied (a new object; the input is not changed). */
 export function finalArguments(

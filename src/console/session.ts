@@ -16,8 +16,8 @@ import { HTTPException } from "hono/http-exception";
 import { decodeJwt } from "jose";
 import { z } from "zod";
 import { WritError } from "../core/errors.ts";
+import type { Gateway } from "../core/gateway.ts";
 import type { Subject } from "../core/types.ts";
-import type { Gateway } from "../pipeline.ts";
 
 export const SESSION_COOKIE = "writ_console";
 export const CONSOLE_PATH = "/console";

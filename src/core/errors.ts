@@ -91,6 +91,21 @@ export class WritError extends Error {
     this.effectCommitted = options.effectCommitted ?? false;
   }
 
+  /**
+   * The error as callers see it: a WritError as it is, anything else an `internal` one whose
+   * cause is kept for the operator (the message and fix say what the caller can do).
+   */
+  static from(
+    error: unknown,
+    internal: { message: string; suggestedFix: string } = {
+      message: "Writ failed while handling the call",
+      suggestedFix: "retry later; if it persists, report the decision id to the operator",
+    },
+  ): WritError {
+    if (error instanceof WritError) return error;
+    return new WritError("internal", internal.message, { suggestedFix: internal.suggestedFix, cause: error });
+  }
+
   toJSON(): WritErrorBody {
     return {
       status: "failed",

@@ -1,5 +1,12 @@
 /** The tamper-evident decision log (DESIGN section 8). */
 export { detectSecrets, isSensitiveKey, MASK } from "./detectors.ts";
+export {
+  type EvaluatedFacts,
+  type EvaluationFacts,
+  evaluationEntry,
+  type RefusalFacts,
+  refusalEntry,
+} from "./entry.ts";
 export { hashEntry } from "./hash.ts";
 export {
   type BreakReason,

@@ -19,6 +19,7 @@
  */
 import { jsonDigest } from "../core/digest.ts";
 import { WritError } from "../core/errors.ts";
+import type { InProcessHandler } from "../core/handlers.ts";
 import { isRecord } from "../core/json.ts";
 import type { ResourceWrite, Store, StoredResource } from "../store/types.ts";
 
@@ -49,22 +50,6 @@ export function demoWorkspace(files: Readonly<Record<string, string>> = DEMO_FIL
     },
   };
 }
-
-export interface ToolInvocation {
-  args: Record<string, unknown>;
-  resource: StoredResource | undefined;
-}
-
-export interface ToolOutput {
-  summary: string;
-  structured_content: Record<string, unknown>;
-  /** What the tool touched, for the result's provenance. */
-  target?: string;
-  /** The resource revision after the tool ran, when it changed it. */
-  resource_revision?: number;
-}
-
-export type InProcessHandler = (invocation: ToolInvocation) => Promise<ToolOutput>;
 
 function stringList(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];

@@ -19,6 +19,7 @@ import {
 import { z } from "zod";
 import { canonicalJson, jsonDigest } from "../core/digest.ts";
 import { errorMessage } from "../core/errors.ts";
+import { atPointer } from "../core/json-pointer.ts";
 import { type Condition, GRANT_TYPE, type GrantClaims } from "../core/types.ts";
 import { GrantError } from "./errors.ts";
 import { MemoryReplayCache, type ReplayGuard } from "./replay.ts";
@@ -411,19 +412,6 @@ function checkCondition(condition: Condition, args: unknown): void {
       );
     }
   }
-}
-
-function atPointer(document: unknown, pointer: string): unknown {
-  let current = document;
-  for (const raw of pointer.split("/").slice(1)) {
-    const token = raw.replaceAll("~1", "/").replaceAll("~0", "~");
-    if (Array.isArray(current))
-      current = /^(0|[1-9][0-9]*)$/.test(token) ? current[Number(token)] : undefined;
-    else if (typeof current === "object" && current !== null && Object.hasOwn(current, token))
-      current = Reflect.get(current, token);
-    else return undefined;
-  }
-  return current;
 }
 
 function isoOf(seconds: unknown): string {

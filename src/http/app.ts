@@ -39,7 +39,7 @@ import type { TokenCacheStats } from "../identity/index.ts";
 import { mcpEndpoint } from "../mcp/endpoint.ts";
 import type { UpstreamStatus } from "../mcp/upstream.ts";
 import { sampleLines } from "../observability/metrics.ts";
-import { executeWithGrant, type Gateway, handleProposal, ToolDiscovery } from "../pipeline.ts";
+import { executeWithGrant, type Gateway, handleProposal, ToolDiscovery } from "../pipeline/index.ts";
 import { approvalStatuses } from "../store/types.ts";
 
 export interface AppOptions {

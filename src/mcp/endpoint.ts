@@ -36,8 +36,9 @@ import {
   type Gateway,
   handleProposal,
   type LayeredResult,
+  logRefusedRequest,
   type ToolDiscovery,
-} from "../pipeline.ts";
+} from "../pipeline/index.ts";
 import { APPROVAL_META_KEY, RESULT_META_KEY } from "./config.ts";
 
 const SERVER_INFO = { name: "writ", version: "0.1.0" };
@@ -132,10 +133,9 @@ function fromOutcome(outcome: CallOutcome): CallToolResult {
 }
 
 function asErrorBody(error: unknown): WritErrorBody {
-  if (error instanceof WritError) return error.toJSON();
-  return new WritError("internal", "Writ failed while handling the call", {
+  return WritError.from(error, {
+    message: "Writ failed while handling the call",
     suggestedFix: "retry later; if it persists, tell the operator the time of the request",
-    cause: error,
   }).toJSON();
 }
 
@@ -253,12 +253,12 @@ function jsonRpcError(
 
 /**
  * Tool calls refused for want of a valid token are in the decision log like any refused
- * proposal: the pipeline's identity stage logs each one (and refuses it again).
+ * proposal, through the pipeline's one refusal path (nothing is decided again).
  */
 async function logRefusedCalls(
   gw: Gateway,
   request: Request,
-  authorization: string | undefined,
+  error: unknown,
   requestId: string,
 ): Promise<void> {
   let body: unknown;
@@ -270,13 +270,7 @@ async function logRefusedCalls(
   const messages: unknown[] = Array.isArray(body) ? body : [body];
   for (const message of messages) {
     if (!isRecord(message) || message.method !== "tools/call") continue;
-    await handleProposal(gw, {
-      authorization,
-      format: "mcp",
-      payload: message,
-      execute: false,
-      requestId,
-    }).catch(() => undefined);
+    await logRefusedRequest(gw, { format: "mcp", payload: message, requestId }, error).catch(() => undefined);
   }
 }
 
@@ -298,7 +292,7 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     try {
       subject = await gw.identity.verify(authorization);
     } catch (error) {
-      await logRefusedCalls(gw, c.req.raw, authorization, c.req.header("x-request-id") ?? randomUUID());
+      await logRefusedCalls(gw, c.req.raw, error, c.req.header("x-request-id") ?? randomUUID());
       const body = asErrorBody(error);
       return new Response(JSON.stringify(body), {
         status: 401,

@@ -8,8 +8,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { ToolContract } from "../contracts/schema.ts";
 import { WritError, writErrorSchema } from "../core/errors.ts";
+import type { ToolOutput } from "../core/handlers.ts";
 import { scrubString } from "../decisionlog/detectors.ts";
-import type { ToolOutput } from "../demo/repository.ts";
 
 /** Longest upstream message quoted in an error. */
 const QUOTED_LIMIT = 300;

@@ -19,8 +19,8 @@ import type { JWTPayload } from "jose";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { defaultConfigFile, parseConfig } from "../../src/config/index.ts";
+import type { Gateway } from "../../src/core/gateway.ts";
 import type { VirtualRepository } from "../../src/demo/repository.ts";
-import type { Gateway } from "../../src/pipeline.ts";
 import { type GatewayParts, startGateway } from "../../src/server.ts";
 import {
   type JwksServer,

@@ -1,0 +1,273 @@
+/**
+ * Approvals (DESIGN section 6). When the policy answers `require_approval`, the pipeline stores a
+ * request bound to the requester, the contract, the canonical action (arguments and digest), the
+ * policy revision, the resource and its revision, the approver roles and an expiry.
+ *
+ * Approving re-runs the policy with the ORIGINAL subject and action and `input.context.approval`
+ * set, and re-reads the resource: a changed revision ends the request as a `stale_revision`
+ * denial; an allow releases a grant to the requester (sub = requester), issued exactly like the
+ * pipeline's; a denial rejects the request with the policy's reasons; a policy that still asks for
+ * approval (e.g. the requester approving their own call) refuses the approver and leaves the
+ * request pending. A pending request past its expiry is expired when read or decided.
+ *
+ * Every decision is a compare-and-swap on `pending` in the store, so a request is decided exactly
+ * once across instances; every transition appends a decision-log entry carrying `approval_id`.
+ */
+import { randomUUID } from "node:crypto";
+import { WritError } from "../core/errors.ts";
+import type { Gateway, IssuedGrantView } from "../core/gateway.ts";
+import type { Reason, Subject } from "../core/types.ts";
+import { evaluationEntry } from "../decisionlog/index.ts";
+import { resourceContext } from "../pipeline/04-resource.ts";
+import { decide, policyInput } from "../pipeline/05-decide.ts";
+import { nowOf } from "../pipeline/06-approval.ts";
+import { issueGrant } from "../pipeline/07-grant.ts";
+import { logDecision } from "../pipeline/08-log.ts";
+import type { ApprovalGrant, ApprovalRecord, ApprovalUpdate } from "../store/types.ts";
+import { expireIfDue, isEligibleApprover, isRequester, logTransition } from "./access.ts";
+
+/** Loads a request an approver may decide: visible, still pending, not expired, role held. */
+async function decidable(
+  gw: Gateway,
+  id: string,
+  approver: Subject,
+  requestId: string,
+): Promise<ApprovalRecord> {
+  const found = await gw.store.getApproval(id);
+  if (!found || !(isRequester(approver, found) || isEligibleApprover(approver, found))) {
+    // The same answer whether or not the request exists: its existence is not revealed.
+    throw new WritError("forbidden", `you may not decide approval ${id}`, {
+      suggestedFix: "only an approver with one of the request's approver roles, in its tenant, can decide it",
+    });
+  }
+  const a = await expireIfDue(gw, found, requestId);
+  if (a.status === "expired") {
+    throw new WritError("approval_expired", `approval ${id} expired at ${a.expires_at}`, {
+      suggestedFix: "propose the call again to open a new approval request",
+    });
+  }
+  if (a.status !== "pending") {
+    throw new WritError("conflict", `approval ${id} was already decided: ${a.status}`, {
+      suggestedFix: "read the approval to see how it was decided",
+    });
+  }
+  if (!isEligibleApprover(approver, a)) {
+    throw new WritError(
+      "forbidden",
+      `deciding approval ${id} needs one of the roles ${a.approver_roles.join(", ") || "(none)"}`,
+      { suggestedFix: "ask someone with one of those roles to decide it" },
+    );
+  }
+  return a;
+}
+
+/** The CAS lost: someone else decided (or it expired) in between. */
+async function lostRace(gw: Gateway, id: string): Promise<WritError> {
+  const now = await gw.store.getApproval(id);
+  if (now?.status === "expired" || (now?.status === "pending" && new Date(now.expires_at) <= nowOf(gw))) {
+    return new WritError("approval_expired", `approval ${id} expired at ${now.expires_at}`, {
+      suggestedFix: "propose the call again to open a new approval request",
+    });
+  }
+  return new WritError("conflict", `approval ${id} was decided by someone else in the meantime`, {
+    suggestedFix: "read the approval to see how it was decided",
+  });
+}
+
+export interface ApproveResult {
+  approval: ApprovalRecord;
+  grant: IssuedGrantView;
+}
+
+/**
+ * Approves a pending request: the policy runs again with the approval in its input, the
+ * resource revision is re-checked, and on an allow a grant is issued to the requester.
+ */
+export async function approve(
+  gw: Gateway,
+  id: string,
+  approver: Subject,
+  reason: string | null,
+  requestId: string = randomUUID(),
+): Promise<ApproveResult> {
+  const a = await decidable(gw, id, approver, requestId);
+  const now = nowOf(gw);
+
+  // Re-read the resource; the policy sees it as it is now, with the original subject and action.
+  const ref = a.resource ?? undefined;
+  const { context: resource, stored } = await resourceContext(gw.store, ref);
+  const input = policyInput(a.requester, a.action, resource, {
+    requestId,
+    source: a.source,
+    session: a.session ?? undefined,
+    approval: {
+      id: a.id,
+      approver: { id: approver.id, roles: approver.roles },
+      at_ns: now.getTime() * 1_000_000,
+    },
+    at: now,
+  });
+  const evaluation = decide(gw, input, "approval");
+  const { decision, revision } = evaluation;
+  const decisionId = randomUUID();
+  const logged = (facts: {
+    grantJti?: string;
+    outcome?: { decision: "deny"; reasons: Reason[]; error: string };
+  }) =>
+    logDecision(
+      gw,
+      evaluationEntry({
+        decisionId,
+        path: gw.policy.entrypoint,
+        input,
+        evaluation,
+        subject: a.requester,
+        action: a.action.name,
+        resource: a.resource,
+        requestId,
+        approvalId: a.id,
+        ...facts,
+      }),
+    );
+
+  // Still asking for approval: this approver's approval does not count (self-approval, or a role
+  // the policy does not accept). Nothing changes; the attempt is on the record.
+  if (decision.decision === "require_approval") {
+    await logged({});
+    const self = approver.id === a.requester.id;
+    throw new WritError(
+      "forbidden",
+      self
+        ? `the requester cannot approve their own request ${a.id}: the policy does not allow it`
+        : `the policy does not accept ${approver.id}'s approval of ${a.id}`,
+      { suggestedFix: "ask another approver with one of the roles to decide it" },
+    );
+  }
+
+  // The resource moved since the request: never a grant on what the approver did not see.
+  const currentRevision = stored?.revision ?? null;
+  if (currentRevision !== a.resource_revision) {
+    const reasons: Reason[] = [
+      {
+        code: "stale_revision",
+        message: `${a.resource ? `${a.resource.type}/${a.resource.id}` : "the resource"} changed since the request (revision ${a.resource_revision ?? "none"} → ${currentRevision ?? "none"}): propose the call again`,
+        visible_to_model: true,
+      },
+    ];
+    const decided = await gw.store.decideApproval(
+      a.id,
+      "pending",
+      {
+        status: "rejected",
+        resolution: "stale_revision",
+        decided_by: approver.id,
+        decided_at: now.toISOString(),
+        reason,
+        reasons,
+      },
+      now,
+    );
+    if (!decided) throw await lostRace(gw, a.id);
+    await logged({ outcome: { decision: "deny", reasons, error: "stale_revision" } });
+    throw new WritError(
+      "stale_revision",
+      `approval ${a.id} was not granted: the resource changed since the request (status rejected, resolution stale_revision)`,
+      { suggestedFix: "the requester must read the resource again and propose the call again" },
+    );
+  }
+
+  if (decision.decision === "deny") {
+    const decided = await gw.store.decideApproval(
+      a.id,
+      "pending",
+      {
+        status: "rejected",
+        resolution: "policy_denied",
+        decided_by: approver.id,
+        decided_at: now.toISOString(),
+        reason,
+        reasons: decision.reasons,
+      },
+      now,
+    );
+    if (!decided) throw await lostRace(gw, a.id);
+    await logged({});
+    throw new WritError(
+      "policy_denied",
+      `the policy denied approval ${a.id}: ${decision.reasons.map((r) => r.message).join("; ") || "no reason given"} (status rejected, resolution policy_denied)`,
+      { suggestedFix: "read the approval's reasons; the requester must change the call" },
+    );
+  }
+
+  // Allowed: the grant goes to the requester, bound to the request's exact action and resource.
+  const grant = await issueGrant(gw, {
+    subject: a.requester,
+    contract: contractOf(gw, a),
+    action: a.action,
+    resource: ref,
+    resourceRevision: resource.revision,
+    decision,
+    decisionId,
+    policyRevision: revision,
+  });
+  const decided = await gw.store.decideApproval(
+    a.id,
+    "pending",
+    {
+      status: "approved",
+      resolution: "approved",
+      decided_by: approver.id,
+      decided_at: now.toISOString(),
+      reason,
+      reasons: decision.reasons,
+      grant: grant satisfies ApprovalGrant,
+    },
+    now,
+  );
+  if (!decided) throw await lostRace(gw, a.id); // the signed grant never leaves Writ
+  await logged({ grantJti: grant.jti });
+  return { approval: decided, grant };
+}
+
+/** Rejects a pending request; the reason is required and recorded. */
+export async function reject(
+  gw: Gateway,
+  id: string,
+  approver: Subject,
+  reason: string,
+  requestId: string = randomUUID(),
+): Promise<ApprovalRecord> {
+  const a = await decidable(gw, id, approver, requestId);
+  const now = nowOf(gw);
+  const update: ApprovalUpdate = {
+    status: "rejected",
+    resolution: "rejected",
+    decided_by: approver.id,
+    decided_at: now.toISOString(),
+    reason,
+    reasons: [
+      { code: "approval_rejected", message: `rejected by ${approver.id}: ${reason}`, visible_to_model: true },
+    ],
+  };
+  const decided = await gw.store.decideApproval(a.id, "pending", update, now);
+  if (!decided) throw await lostRace(gw, a.id);
+  await logTransition(gw, decided, {
+    from: "pending",
+    actor: approver,
+    error: null,
+    requestId,
+  });
+  return decided;
+}
+
+function contractOf(gw: Gateway, a: ApprovalRecord) {
+  const contract = gw.contracts.get(a.tool.name, a.tool.version);
+  if (!contract) {
+    throw new WritError(
+      "backend_unavailable",
+      `the contract ${a.tool.name}@${a.tool.version} of approval ${a.id} is no longer configured`,
+      { suggestedFix: "restore the tool's contract, or propose the call again with a configured tool" },
+    );
+  }
+  return contract;
+}

@@ -1,0 +1,84 @@
+/**
+ * The gateway's parts and the views its answers carry. Everything here is a type: the pipeline,
+ * approvals, discovery and the HTTP and MCP layers import it, and it imports none of them.
+ */
+import type { ContractRegistry } from "../contracts/index.ts";
+import type { DecisionLog } from "../decisionlog/index.ts";
+import type { CredentialResolver } from "../dispatch/index.ts";
+import type { GrantSigner } from "../grants/index.ts";
+import type { IdentityVerifier } from "../identity/index.ts";
+import type { McpUpstreams } from "../mcp/upstream.ts";
+import type { GatewayMetrics } from "../observability/metrics.ts";
+import type { PolicyEngine } from "../policy/index.ts";
+import type { LayeredResult } from "../results/index.ts";
+import type { Store } from "../store/types.ts";
+import type { WritErrorBody } from "./errors.ts";
+import type { InProcessHandler } from "./handlers.ts";
+import type { DecisionKind, ProposalFormat, Reason } from "./types.ts";
+
+export interface Gateway {
+  contracts: ContractRegistry;
+  identity: IdentityVerifier;
+  store: Store;
+  policy: PolicyEngine;
+  grants: GrantSigner;
+  log: DecisionLog;
+  handlers: ReadonlyMap<string, InProcessHandler>;
+  metrics: GatewayMetrics;
+  /** The audience of grants for in-process tools. */
+  executorId: string;
+  /** The clock for approval requests and their expiry (default: the system clock). */
+  now?: () => Date;
+  /** Backend credentials, attached at dispatch only (HTTP backends' `credentials_ref`). */
+  credentials: CredentialResolver;
+  /** Connections to the upstream MCP servers (`backend: {kind: mcp}` contracts). */
+  mcp?: McpUpstreams;
+}
+
+/** What a `require_approval` outcome carries (DESIGN section 2). */
+export interface ApprovalView {
+  id: string;
+  status: "pending";
+  approver_roles: string[];
+  expires_at: string;
+}
+
+export interface IssuedGrantView {
+  token: string;
+  jti: string;
+  audience: string;
+  expires_at: string;
+  max_uses: number;
+}
+
+export interface ProposalRequest {
+  authorization: string | undefined;
+  format: ProposalFormat;
+  payload: unknown;
+  session?: string;
+  execute: boolean;
+  requestId: string;
+}
+
+export interface CallOutcome {
+  call_id: string;
+  tool: string;
+  decision: DecisionKind | "error";
+  /** Reasons the model may see (`visible_to_model`). */
+  reasons: Reason[];
+  decision_id: string;
+  grant?: IssuedGrantView;
+  approval?: ApprovalView;
+  error?: WritErrorBody;
+  result?: LayeredResult;
+}
+
+export interface ExecuteRequest {
+  authorization: string | undefined;
+  grant: string;
+  /** The call as the caller sends it (canonical form: `{tool, arguments}`, unless `format` says otherwise). */
+  call: unknown;
+  /** The call's format (default `canonical`); MCP callers send their `tools/call` request. */
+  format?: Exclude<ProposalFormat, "auto">;
+  requestId: string;
+}

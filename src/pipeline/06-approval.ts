@@ -1,0 +1,70 @@
+/**
+ * Stage 6, approval: a `require_approval` decision stores a request bound to this exact call
+ * (requester, contract, action and digest, resource and its revision, policy revision) with its
+ * approver roles and an expiry. Approvers decide it later (src/approvals).
+ */
+import { randomUUID } from "node:crypto";
+import { WritError } from "../core/errors.ts";
+import type { ApprovalView, Gateway } from "../core/gateway.ts";
+import type { PolicyDecision, ProposedCall, Subject } from "../core/types.ts";
+import type { NormalizedCall } from "../normalize/index.ts";
+
+/** Expiry when the policy asked for approval without saying for how long. */
+const DEFAULT_TTL_SECONDS = 900;
+
+/** The approvals' clock. */
+export function nowOf(gw: Pick<Gateway, "now">): Date {
+  return gw.now?.() ?? new Date();
+}
+
+export interface ApprovalRequestParts {
+  subject: Subject;
+  call: ProposedCall;
+  normalized: NormalizedCall;
+  /** The resource's revision as the decision saw it (null: unknown resource). */
+  resourceRevision: number | null;
+  decision: PolicyDecision;
+  decisionId: string;
+  policyRevision: string;
+  session: string | null;
+}
+
+/** Stores the approval request for a `require_approval` decision. */
+export async function requestApproval(gw: Gateway, p: ApprovalRequestParts): Promise<ApprovalView> {
+  const now = nowOf(gw);
+  const ttl = p.decision.approval?.ttl_seconds ?? DEFAULT_TTL_SECONDS;
+  const n = p.normalized;
+  const record = await gw.store.createApproval({
+    id: randomUUID(),
+    requester: p.subject,
+    tool: { name: n.contract.name, version: n.contract.version, call_name: p.call.tool },
+    action: n.action,
+    resource: n.resource ? { type: n.resource.type, id: n.resource.id } : null,
+    resource_revision: p.resourceRevision,
+    policy_revision: p.policyRevision,
+    decision_id: p.decisionId,
+    source: p.call.source,
+    session: p.session,
+    // Without approver roles nobody can approve: the request can only expire (fail closed).
+    approver_roles: p.decision.approval?.approver_roles ?? [],
+    requested_at: now.toISOString(),
+    expires_at: new Date(now.getTime() + ttl * 1000).toISOString(),
+  });
+  return {
+    id: record.id,
+    status: "pending",
+    approver_roles: record.approver_roles,
+    expires_at: record.expires_at,
+  };
+}
+
+/** What the caller of a call waiting for approval is told. */
+export function approvalRequired(approval: ApprovalView): WritError {
+  return new WritError(
+    "approval_required",
+    `this call needs an approval before it can run: approval ${approval.id} is pending`,
+    {
+      suggestedFix: `ask someone with one of the roles ${approval.approver_roles.join(", ")} to approve ${approval.id}, then fetch the grant with GET /v1/approvals/${approval.id}`,
+    },
+  );
+}

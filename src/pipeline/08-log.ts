@@ -1,0 +1,29 @@
+/**
+ * Stage 8, the decision log: every decision is appended, durable before the answer (and any
+ * grant) leaves Writ. It runs before dispatch so that no grant exists without its entry.
+ */
+import type { Gateway } from "../core/gateway.ts";
+import type { DecisionParts } from "../decisionlog/index.ts";
+import type { DecisionLogEntry } from "../store/types.ts";
+
+/** The log path of refusals decided before any policy ran (payload, token, call). */
+export const INTAKE_PATH = "writ/intake";
+
+/** The policy revision a refusal is logged under: the one loaded now. */
+export function currentRevision(gw: Pick<Gateway, "policy">): string {
+  return gw.policy.revision ?? "none";
+}
+
+/** Appends one decision. */
+export function logDecision(gw: Pick<Gateway, "log">, parts: DecisionParts): Promise<DecisionLogEntry> {
+  return gw.log.append(parts);
+}
+
+/** Appends a refusal of a whole request (or of one of its calls) and counts it as an error decision. */
+export async function logRequestRefusal(
+  gw: Pick<Gateway, "log" | "metrics">,
+  parts: DecisionParts,
+): Promise<void> {
+  await gw.log.append(parts);
+  gw.metrics.decisions.inc({ decision: "error" });
+}

@@ -1,0 +1,195 @@
+/**
+ * Stage 9, dispatch: the one path that runs a call (proposals with `execute`, and
+ * `POST /v1/execute`). The conditions' forced arguments are applied, the grant is verified
+ * against the final arguments (signature, audience, action, resource, digest), the conditions
+ * are enforced, the grant is consumed in the store (single use across instances), and the
+ * backend runs. Every refusal carries `effect_committed`.
+ */
+import { decodeJwt, decodeProtectedHeader } from "jose";
+import { z } from "zod";
+import { enforceConditions, finalArguments } from "../conditions/index.ts";
+import { WritError } from "../core/errors.ts";
+import type { Gateway } from "../core/gateway.ts";
+import type { ToolOutput } from "../core/handlers.ts";
+import { isRecord } from "../core/json.ts";
+import { type Condition, conditionSchema, type GrantClaims, type Subject } from "../core/types.ts";
+import { dispatchHttp } from "../dispatch/index.ts";
+import { GrantError, verifyGrant } from "../executor/index.ts";
+import { upstreamOutput } from "../mcp/output.ts";
+import type { NormalizedCall } from "../normalize/index.ts";
+import type { StoredResource } from "../store/types.ts";
+import { executorOf } from "./07-grant.ts";
+
+/** The key id a grant names, read before verification. */
+function kidOf(token: string): string | undefined {
+  try {
+    const kid = decodeProtectedHeader(token).kid;
+    return typeof kid === "string" ? kid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The conditions a grant carries, read before verification (verification then proves them). */
+function unverifiedConditions(token: string): Condition[] {
+  try {
+    const parsed = z.array(conditionSchema).safeParse(decodeJwt(token).cnd);
+    return parsed.success ? parsed.data : [];
+  } catch {
+    return [];
+  }
+}
+
+export interface DispatchRequest {
+  /** The call as normalized from what the caller sent (arguments before any `args_override`). */
+  n: NormalizedCall;
+  token: string;
+  requestId: string;
+  /** When given, the grant must have been issued to this subject. */
+  subject?: Pick<Subject, "id" | "tenant">;
+}
+
+function refusedGrant(message: string): WritError {
+  return new WritError("policy_denied", `the grant was refused: ${message}`, {
+    suggestedFix: "propose the call again to get a new grant",
+    effectCommitted: false,
+  });
+}
+
+/** How a backend is reached: an in-process handler, an HTTP service, or a tool on an MCP server. */
+function backendRunner(
+  gw: Gateway,
+  n: NormalizedCall,
+  req: DispatchRequest,
+): (
+  args: Record<string, unknown>,
+  stored: StoredResource | undefined,
+  claims: GrantClaims,
+) => Promise<ToolOutput> {
+  const backend = n.contract.backend;
+  switch (backend.kind) {
+    case "inprocess": {
+      const handler = gw.handlers.get(backend.handler);
+      if (!handler) {
+        throw new WritError(
+          "backend_unavailable",
+          `no in-process handler named ${backend.handler} is registered`,
+          {
+            suggestedFix: "check the tool's backend.handler in the configuration",
+            retryable: false,
+            effectCommitted: false,
+          },
+        );
+      }
+      return (args, stored) => handler({ args, resource: stored });
+    }
+    case "http":
+      return async (args, _stored, claims) => {
+        const answer = await dispatchHttp({
+          contract: n.contract,
+          args,
+          grant: req.token,
+          requestId: req.requestId,
+          ...(n.contract.idempotency === "keyed" ? { idempotencyKey: claims.jti } : {}),
+          credentials: gw.credentials,
+        });
+        const content = isRecord(answer.output) ? answer.output : { value: answer.output };
+        return {
+          summary: `${n.contract.name} answered ${answer.status} after ${answer.attempts} attempt(s)`,
+          structured_content: content,
+          target: new URL(backend.url).origin,
+        };
+      };
+    case "mcp":
+      return async (args) => {
+        if (!gw.mcp) {
+          throw new WritError(
+            "backend_unavailable",
+            `${n.contract.name} runs on an MCP server, and none is configured`,
+            {
+              suggestedFix: `configure the MCP server ${backend.server} under mcp.servers`,
+              retryable: false,
+              effectCommitted: false,
+            },
+          );
+        }
+        const answer = await gw.mcp.call(n.contract, args, req.token, req.requestId);
+        return upstreamOutput(n.contract, backend.server, answer);
+      };
+  }
+}
+
+/** What ran: the backend's output, with what the result stage needs to shape it. */
+export interface Dispatched {
+  output: ToolOutput;
+  claims: GrantClaims;
+  /** The resource as it was when the conditions were enforced. */
+  stored: StoredResource | undefined;
+  /** When dispatch started (performance.now()), for the result's latency. */
+  started: number;
+}
+
+export async function dispatch(gw: Gateway, req: DispatchRequest): Promise<Dispatched> {
+  const { n } = req;
+  const run = backendRunner(gw, n, req);
+  const started = performance.now();
+  const args = finalArguments(n.action.args, unverifiedConditions(req.token));
+  const verify = () =>
+    verifyGrant(req.token, {
+      issuer: gw.grants.issuer,
+      audience: executorOf(n.contract, gw),
+      keys: gw.grants.jwks(),
+      action: { name: n.action.name, version: n.action.version },
+      args,
+      ...(n.resource ? { resource: n.resource } : {}),
+      replay: false,
+    });
+  let claims: GrantClaims;
+  try {
+    claims = await verify().catch(async (error: unknown) => {
+      // Signed by a key another instance rotated in since this one last looked: look again.
+      const kid =
+        error instanceof GrantError && error.code === "bad_signature" ? kidOf(req.token) : undefined;
+      if (kid !== undefined && (await gw.grants.reloadForKid(kid))) return verify();
+      throw error;
+    });
+  } catch (error) {
+    if (error instanceof GrantError) throw refusedGrant(error.message);
+    throw error;
+  }
+  if (req.subject && (claims.sub !== req.subject.id || claims.tnt !== req.subject.tenant)) {
+    throw refusedGrant(`it was issued to ${claims.sub}, not to the caller`);
+  }
+
+  // Conditions, against the resource as it is now; then the single use.
+  const stored = n.resource ? await gw.store.getResource(n.resource.type, n.resource.id) : undefined;
+  enforceConditions(claims.cnd, args, stored?.revision);
+  const maxUses = Math.min(claims.max, ...claims.cnd.flatMap((c) => (c.type === "max_uses" ? [c.uses] : [])));
+  const used = await gw.store.consumeGrant(claims.jti, maxUses, new Date((claims.exp + 5) * 1000));
+  if (!used.ok) {
+    throw refusedGrant(
+      used.reason === "expired"
+        ? `grant ${claims.jti} expired`
+        : `grant ${claims.jti} was already used (${maxUses} use${maxUses === 1 ? "" : "s"} allowed)`,
+    );
+  }
+
+  let output: ToolOutput;
+  const backend = n.contract.backend.kind;
+  try {
+    output = await run(args, stored, claims);
+    gw.metrics.dispatches.inc({ backend, result: "ok" });
+  } catch (error) {
+    gw.metrics.dispatches.inc({ backend, result: error instanceof WritError ? error.category : "internal" });
+    if (error instanceof WritError) throw error;
+    throw new WritError("internal", `the backend of ${n.contract.name} failed`, {
+      suggestedFix:
+        n.contract.side_effect === "none"
+          ? "retry later; if it persists, report the request id to the operator"
+          : "check the resource's state before retrying: the effect may have happened",
+      effectCommitted: n.contract.side_effect === "none" ? false : "unknown",
+      cause: error,
+    });
+  }
+  return { output, claims, stored, started };
+}

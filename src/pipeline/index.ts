@@ -1,0 +1,227 @@
+/**
+ * The pipeline (DESIGN section 1): every tool call walks these stages, in this order; each stage
+ * is one module of this folder.
+ *
+ *    1. intake     — 01-intake:    the provider's payload to proposed calls
+ *    2. normalize  — 02-normalize: contract, validated arguments, resource, args digest
+ *    3. identity   — 03-identity:  the caller's bearer JWT to a subject, once per request
+ *    4. resource   — 04-resource:  ownership and revision from the store
+ *    5. decide     — 05-decide:    the policy input, evaluated, failing closed
+ *    6. approval   — 06-approval:  require_approval stores a request; the caller waits
+ *    7. grant      — 07-grant:     allow gets a signed, single-use grant bound to the call
+ *    8. log        — 08-log:       the decision is durable before the answer leaves
+ *    9. dispatch   — 09-dispatch:  (with execute) the grant verified and consumed, the backend run
+ *   10. result     — 10-result:    the layered result of DESIGN section 7
+ *
+ * The log entry is written before dispatch so that no grant exists without its entry.
+ */
+import { randomUUID } from "node:crypto";
+import { WritError } from "../core/errors.ts";
+import type {
+  ApprovalView,
+  CallOutcome,
+  ExecuteRequest,
+  Gateway,
+  IssuedGrantView,
+  ProposalRequest,
+} from "../core/gateway.ts";
+import type { ProposedCall, Subject } from "../core/types.ts";
+import { evaluationEntry, refusalEntry } from "../decisionlog/index.ts";
+import { parseProposal } from "../intake/index.ts";
+import { type NormalizedCall, normalize } from "../normalize/index.ts";
+import type { LayeredResult } from "../results/index.ts";
+import { intake } from "./01-intake.ts";
+import { normalizeCalls } from "./02-normalize.ts";
+import { identify } from "./03-identity.ts";
+import { resourceContext } from "./04-resource.ts";
+import { allows, decide, denial, policyInput, visible } from "./05-decide.ts";
+import { approvalRequired, requestApproval } from "./06-approval.ts";
+import { issueGrant } from "./07-grant.ts";
+import { currentRevision, INTAKE_PATH, logDecision } from "./08-log.ts";
+import { type DispatchRequest, dispatch } from "./09-dispatch.ts";
+import { result } from "./10-result.ts";
+
+export { type DiscoveredTool, ToolDiscovery } from "../discovery/index.ts";
+export { logRefusedRequest } from "./03-identity.ts";
+export { executorOf, type GrantIssue, issueGrant } from "./07-grant.ts";
+export type {
+  ApprovalView,
+  CallOutcome,
+  ExecuteRequest,
+  Gateway,
+  IssuedGrantView,
+  LayeredResult,
+  ProposalRequest,
+};
+
+/**
+ * Decides every call of a proposal. Throws WritError only when the whole request is refused
+ * (malformed payload, unauthenticated); each such refusal is logged first.
+ */
+export async function handleProposal(gw: Gateway, req: ProposalRequest): Promise<CallOutcome[]> {
+  const calls = await intake(gw, req); // 1
+  const normalized = normalizeCalls(gw.contracts, calls); // 2
+  const subject = await identify(gw, req, calls, normalized); // 3
+  const outcomes: CallOutcome[] = [];
+  for (const [i, call] of calls.entries()) {
+    const n = normalized[i]!;
+    const callStarted = performance.now();
+    const outcome =
+      n instanceof WritError
+        ? await refuseCall(gw, req, call, subject, n)
+        : await decideCall(gw, req, call, subject, n);
+    gw.metrics.decisions.inc({ decision: outcome.decision });
+    gw.metrics.decisionSeconds.observe((performance.now() - callStarted) / 1000);
+    outcomes.push(outcome);
+  }
+  return outcomes;
+}
+
+/** Stages 4–10 for one well-formed call of an authenticated caller. */
+async function decideCall(
+  gw: Gateway,
+  req: ProposalRequest,
+  call: ProposedCall,
+  subject: Subject,
+  n: NormalizedCall,
+): Promise<CallOutcome> {
+  const decisionId = randomUUID();
+  const { context: resource, stored } = await resourceContext(gw.store, n.resource); // 4
+  const input = policyInput(subject, n.action, resource, {
+    requestId: req.requestId,
+    source: call.source,
+    session: req.session,
+  });
+  const evaluation = decide(gw, input, "call"); // 5
+  const { decision, revision: policyRevision } = evaluation;
+
+  let grant: IssuedGrantView | undefined;
+  let approval: ApprovalView | undefined;
+  let error: WritError | undefined;
+  if (decision.decision === "require_approval") {
+    const session = req.session ?? null;
+    const resourceRevision = stored?.revision ?? null;
+    approval = await requestApproval(gw, {
+      subject,
+      call,
+      normalized: n,
+      resourceRevision,
+      decision,
+      decisionId,
+      policyRevision,
+      session,
+    }); // 6
+    error = approvalRequired(approval);
+  } else if (allows(decision)) {
+    const { contract, action } = n;
+    grant = await issueGrant(gw, {
+      subject,
+      contract,
+      action,
+      resource: n.resource,
+      resourceRevision: resource.revision,
+      decision,
+      decisionId,
+      policyRevision,
+    }); // 7
+  } else {
+    error = denial(decision);
+  }
+
+  await logDecision(
+    gw,
+    evaluationEntry({
+      decisionId,
+      path: gw.policy.entrypoint,
+      input,
+      evaluation,
+      subject,
+      action: n.action.name,
+      resource: n.resource ?? null,
+      requestId: req.requestId,
+      grantJti: grant?.jti ?? null,
+      approvalId: approval?.id ?? null,
+    }),
+  ); // 8
+
+  const outcome: CallOutcome = {
+    call_id: call.callId,
+    tool: call.tool,
+    decision: decision.decision,
+    reasons: visible(decision.reasons),
+    decision_id: decisionId,
+    ...(grant ? { grant } : {}),
+    ...(approval ? { approval } : {}),
+    ...(error ? { error: error.toJSON() } : {}),
+  };
+  if (req.execute && grant) {
+    try {
+      outcome.result = await run(gw, { n, token: grant.token, requestId: req.requestId }); // 9–10
+    } catch (e) {
+      outcome.error = WritError.from(e).toJSON();
+    }
+  }
+  return outcome;
+}
+
+/** A call that did not normalize: refused without the policy, logged like any decision. */
+async function refuseCall(
+  gw: Gateway,
+  req: ProposalRequest,
+  call: ProposedCall,
+  subject: Subject,
+  error: WritError,
+): Promise<CallOutcome> {
+  const entry = await logDecision(
+    gw,
+    refusalEntry({
+      path: INTAKE_PATH,
+      input: {
+        tool: call.tool,
+        source: call.source,
+        arguments: call.arguments,
+        session: req.session ?? null,
+      },
+      policyRevision: currentRevision(gw),
+      subject,
+      action: null,
+      resource: null,
+      error,
+      requestId: req.requestId,
+    }),
+  );
+  return {
+    call_id: call.callId,
+    tool: call.tool,
+    decision: "error",
+    reasons: [],
+    decision_id: entry.decision_id,
+    error: error.toJSON(),
+  };
+}
+
+/** Stages 9–10: the call runs with its grant, and its output becomes the layered result. */
+async function run(gw: Gateway, req: DispatchRequest): Promise<LayeredResult> {
+  return result(gw, req.n, await dispatch(gw, req), req.requestId);
+}
+
+/** `POST /v1/execute`: an authenticated caller runs a call with the grant Writ issued for it. */
+export async function executeWithGrant(
+  gw: Gateway,
+  req: ExecuteRequest,
+): Promise<{ tool: string; result: LayeredResult }> {
+  const subject = await gw.identity.verify(req.authorization); // 3
+  const calls = parseProposal(req.format ?? "canonical", req.call).calls; // 1
+  const [call] = calls;
+  if (call === undefined || calls.length !== 1) {
+    throw new WritError("invalid_argument", "execute takes exactly one call", {
+      suggestedFix: "send one call per execute request",
+      effectCommitted: false,
+    });
+  }
+  const n = normalize(call, gw.contracts); // 2
+  return {
+    tool: call.tool,
+    result: await run(gw, { n, token: req.grant, requestId: req.requestId, subject }),
+  };
+}
