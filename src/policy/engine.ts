@@ -10,48 +10,25 @@
  */
 import { createHash } from "node:crypto";
 import { type FSWatcher, type Stats, unwatchFile, watch, watchFile } from "node:fs";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { isRecord } from "../core/json.ts";
-import {
-  conditionSchema,
-  type PolicyDecision,
-  type PolicyInput,
-  policyDecisionSchema,
-} from "../core/types.ts";
+import type { PolicyDecision, PolicyInput } from "../core/types.ts";
 import { buildPolicy } from "../rego/build.ts";
 import { loadCompiledPolicy, loadPolicyFromBundle, type Policy } from "../rego/policy.ts";
+import { validateDecision } from "./decision.ts";
+import { PolicyFailure, PolicyLoadError } from "./errors.ts";
+import {
+  BUNDLE_FETCH_TIMEOUT_MS,
+  digestOf,
+  isBundleUrl,
+  mergeAt,
+  policyFiles,
+  readBundleFile,
+} from "./sources.ts";
 
 export const DEFAULT_ENTRYPOINT = "writ/decision";
-
-/** Why a policy gave no usable decision; the pipeline denies with this reason. */
-export class PolicyFailure extends Error {
-  constructor(
-    readonly code:
-      | "policy_undefined"
-      | "policy_malformed"
-      | "policy_error"
-      | "policy_too_slow"
-      | "policy_unavailable",
-    message: string,
-  ) {
-    super(message);
-    this.name = "PolicyFailure";
-  }
-}
-
-/** Compile-time problems of a policy folder, with OPA-style messages. */
-export class PolicyLoadError extends Error {
-  constructor(
-    message: string,
-    readonly details: string[],
-  ) {
-    super(details.length > 0 ? `${message}:\n${details.join("\n")}` : message);
-    this.name = "PolicyLoadError";
-  }
-}
 
 export interface EvaluatedDecision {
   decision: PolicyDecision;
@@ -65,31 +42,6 @@ interface LoadedPolicy {
 }
 
 const sdkResultSchema = z.array(z.object({ result: z.unknown() }));
-
-/** Every `.rego` (not `_test.rego`) and `data.json`/`data.yaml` file below `dir`, sorted. */
-async function policyFiles(dir: string): Promise<{ rego: string[]; data: string[] }> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  const files = entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
-  return {
-    rego: files.filter((f) => f.endsWith(".rego") && !f.endsWith("_test.rego")).sort(),
-    data: files.filter((f) => /(^|\/)data\.(json|ya?ml)$/.test(f)).sort(),
-  };
-}
-
-/** Merges `value` into `target` at `at` (a data file's folder), like OPA's bundle loader. */
-function mergeAt(target: Record<string, unknown>, at: string[], value: unknown): void {
-  let node = target;
-  for (const key of at) {
-    let child = node[key];
-    if (!isRecord(child)) {
-      child = {};
-      node[key] = child;
-    }
-    if (!isRecord(child)) return;
-    node = child;
-  }
-  if (isRecord(value)) Object.assign(node, value);
-}
 
 export interface PolicyEngineOptions {
   entrypoint?: string;
@@ -383,66 +335,5 @@ export class PolicyEngine {
       revision: policy.revision,
       evalNs,
     };
-  }
-}
-
-/** The policy's answer as a PolicyDecision, or a PolicyFailure saying what is wrong with it. */
-export function validateDecision(value: unknown, entrypoint: string): PolicyDecision {
-  const parsed = policyDecisionSchema.safeParse(value);
-  if (!parsed.success) {
-    const problems = parsed.error.issues
-      .map((i) => `${i.path.join(".") || "(decision)"}: ${i.message}`)
-      .join("; ");
-    throw new PolicyFailure("policy_malformed", `${entrypoint} returned a malformed decision: ${problems}`);
-  }
-  const conditions = [];
-  for (const [i, c] of parsed.data.conditions.entries()) {
-    const condition = conditionSchema.safeParse(c);
-    if (!condition.success) {
-      throw new PolicyFailure(
-        "policy_malformed",
-        `${entrypoint} returned condition ${i} that Writ cannot enforce: ${JSON.stringify(c)}`,
-      );
-    }
-    conditions.push(condition.data);
-  }
-  const d = parsed.data;
-  if (d.decision === "allow_with_conditions" && conditions.length === 0) {
-    throw new PolicyFailure(
-      "policy_malformed",
-      `${entrypoint} returned allow_with_conditions without conditions`,
-    );
-  }
-  if (d.decision === "allow" && conditions.length > 0) {
-    throw new PolicyFailure(
-      "policy_malformed",
-      `${entrypoint} returned allow with conditions: use allow_with_conditions`,
-    );
-  }
-  if (d.decision === "require_approval" && !d.approval) {
-    throw new PolicyFailure(
-      "policy_malformed",
-      `${entrypoint} returned require_approval without approval.approver_roles`,
-    );
-  }
-  return { ...d, conditions };
-}
-
-const BUNDLE_FETCH_TIMEOUT_MS = 30_000;
-
-/** Whether a `policy.bundle` names a bundle server rather than a file. */
-export function isBundleUrl(source: string): boolean {
-  return /^https?:\/\//i.test(source);
-}
-
-function digestOf(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
-
-async function readBundleFile(file: string): Promise<Uint8Array> {
-  try {
-    return await readFile(file);
-  } catch {
-    throw new PolicyLoadError(`cannot read the bundle ${file}`, ["check policy.bundle in the configuration"]);
   }
 }

@@ -1,9 +1,8 @@
+export { validateDecision } from "./decision.ts";
 export {
   DEFAULT_ENTRYPOINT,
   type EvaluatedDecision,
   PolicyEngine,
   type PolicyEngineOptions,
-  PolicyFailure,
-  PolicyLoadError,
-  validateDecision,
 } from "./engine.ts";
+export { PolicyFailure, PolicyLoadError } from "./errors.ts";
