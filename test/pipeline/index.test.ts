@@ -1,0 +1,108 @@
+/** The stages composed: handleProposal and executeWithGrant, without an HTTP server. */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { executeWithGrant, handleProposal } from "../../src/pipeline/index.ts";
+import { type UnitGateway, unitGateway } from "./harness.ts";
+
+let u: UnitGateway;
+beforeEach(async () => {
+  u = await unitGateway();
+});
+afterEach(async () => {
+  await u.close();
+});
+
+describe("handleProposal", () => {
+  it("decides each call on its own, logging one entry per call before answering", async () => {
+    const outcomes = await handleProposal(u.gw, {
+      authorization: await u.bearer("alice"),
+      format: "canonical",
+      payload: { tool: "notes_read", arguments: { note: "n1" } },
+      execute: true,
+      requestId: "r1",
+    });
+    expect(outcomes).toHaveLength(1);
+    expect(outcomes[0]).toMatchObject({
+      decision: "allow",
+      result: { structured_content: { args: { note: "n1" } } },
+    });
+    expect(u.runs.count).toBe(1);
+    const [entry] = await u.entries();
+    expect(entry).toMatchObject({
+      decision_id: outcomes[0]?.decision_id,
+      decision: "allow",
+      grant_jti: outcomes[0]?.grant?.jti,
+    });
+  });
+
+  it("answers a denial with the visible reasons only, and an invalid call without the policy", async () => {
+    const payload = { tool: "notes_secret", arguments: { note: "n1" } };
+    const [denied] = await handleProposal(u.gw, {
+      authorization: await u.bearer("alice"),
+      format: "canonical",
+      payload,
+      execute: true,
+      requestId: "r2",
+    });
+    expect(denied).toMatchObject({ decision: "deny", error: { category: "policy_denied" } });
+    expect(denied?.reasons.map((r) => r.code)).toEqual(["no_rule"]);
+    const [invalid] = await handleProposal(u.gw, {
+      authorization: await u.bearer("alice"),
+      format: "canonical",
+      payload: { tool: "notes_read", arguments: { note: 7 } },
+      execute: false,
+      requestId: "r3",
+    });
+    expect(invalid).toMatchObject({ decision: "error", error: { category: "invalid_argument" } });
+    expect((await u.entries()).map((e) => e.decision)).toEqual(["deny", "error"]);
+    expect(u.runs.count).toBe(0);
+  });
+
+  it("refuses an unauthenticated request whole, each call logged", async () => {
+    await expect(
+      handleProposal(u.gw, {
+        authorization: undefined,
+        format: "canonical",
+        payload: { tool: "notes_read", arguments: { note: "n1" } },
+        execute: false,
+        requestId: "r4",
+      }),
+    ).rejects.toMatchObject({ category: "unauthenticated" });
+    expect((await u.entries()).map((e) => [e.decision, e.error])).toEqual([["error", "unauthenticated"]]);
+  });
+});
+
+describe("executeWithGrant", () => {
+  it("runs a call with the grant its proposal got, once", async () => {
+    const authorization = await u.bearer("alice");
+    const call = { tool: "notes_read", arguments: { note: "n1" } };
+    const [outcome] = await handleProposal(u.gw, {
+      authorization,
+      format: "canonical",
+      payload: call,
+      execute: false,
+      requestId: "r5",
+    });
+    const grant = outcome?.grant?.token ?? "";
+    const ran = await executeWithGrant(u.gw, { authorization, grant, call, requestId: "r6" });
+    expect(ran).toMatchObject({
+      tool: "notes_read",
+      result: { structured_content: { args: { note: "n1" } } },
+    });
+    await expect(
+      executeWithGrant(u.gw, { authorization, grant, call, requestId: "r7" }),
+    ).rejects.toMatchObject({
+      category: "policy_denied",
+    });
+    const bob = await u.bearer("bob");
+    const [again] = await handleProposal(u.gw, {
+      authorization,
+      format: "canonical",
+      payload: call,
+      execute: false,
+      requestId: "r8",
+    });
+    await expect(
+      executeWithGrant(u.gw, { authorization: bob, grant: again?.grant?.token ?? "", call, requestId: "r9" }),
+    ).rejects.toMatchObject({ category: "policy_denied" });
+  });
+});
