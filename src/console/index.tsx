@@ -115,13 +115,10 @@ export function consoleRoutes(gw: Gateway, roles: ConsoleRoles): Hono<ConsoleEnv
   const chain = new ChainMonitor(gw.log);
 
   app.onError((error, c) => {
-    const e =
-      error instanceof WritError
-        ? error
-        : new WritError("internal", "the console failed while handling the request", {
-            suggestedFix: "retry later; if it persists, tell the operator the time of the request",
-            cause: error,
-          });
+    const e = WritError.from(error, {
+      message: "the console failed while handling the request",
+      suggestedFix: "retry later; if it persists, tell the operator the time of the request",
+    });
     if (e.category === "internal") console.error("console error:", error);
     if (e.category === "unauthenticated") {
       return sendPage(c, <SignInPage problem={e.message} fix={e.suggestedFix} />, 401);
