@@ -7,10 +7,10 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { WritError } from "../../core/errors.ts";
+import type { DecisionLog } from "../../decisionlog/index.ts";
 import { toDecisionFilter } from "../../decisionlog/query.ts";
-import type { Gateway } from "../../pipeline.ts";
 import type { HttpEnv } from "../env.ts";
-import { authenticate, requireRole } from "../middleware/auth/index.ts";
+import { authenticate, type BearerVerifier, requireRole } from "../middleware/auth/index.ts";
 import { parseWith } from "../request.ts";
 
 const decisionQuerySchema = z
@@ -29,7 +29,13 @@ const decisionQuerySchema = z
   })
   .strict();
 
-export function decisionRoutes(gw: Gateway, reviewerRoles: readonly string[]): Hono<HttpEnv> {
+/** What the decision routes use of the gateway. */
+export interface DecisionRoutesGateway {
+  identity: BearerVerifier;
+  log: Pick<DecisionLog, "query" | "get">;
+}
+
+export function decisionRoutes(gw: DecisionRoutesGateway, reviewerRoles: readonly string[]): Hono<HttpEnv> {
   const authenticated = authenticate(gw.identity);
   const reviewer = requireRole(reviewerRoles, "reading the decision log");
   return new Hono<HttpEnv>()

@@ -7,9 +7,9 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { WritError } from "../../core/errors.ts";
-import type { Gateway } from "../../pipeline.ts";
+import type { Store } from "../../store/types.ts";
 import type { HttpEnv } from "../env.ts";
-import { authenticate, requireRole } from "../middleware/auth/index.ts";
+import { authenticate, type BearerVerifier, requireRole } from "../middleware/auth/index.ts";
 import { jsonBody, parseWith } from "../request.ts";
 
 const resourceBodySchema = z
@@ -20,7 +20,13 @@ const resourceBodySchema = z
   })
   .strict();
 
-export function resourceRoutes(gw: Gateway, adminRoles: readonly string[]): Hono<HttpEnv> {
+/** What the resource routes use of the gateway. */
+export interface ResourceRoutesGateway {
+  identity: BearerVerifier;
+  store: Pick<Store, "putResource" | "getResource">;
+}
+
+export function resourceRoutes(gw: ResourceRoutesGateway, adminRoles: readonly string[]): Hono<HttpEnv> {
   const authenticated = authenticate(gw.identity);
   return new Hono<HttpEnv>()
     .put("/:type/:id", authenticated, requireRole(adminRoles, "writing resources"), async (c) => {
