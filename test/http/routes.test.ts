@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DecisionLog } from "../../src/decisionlog/index.ts";
 import { decisionRoutes } from "../../src/http/routes/decisions.ts";
 import { resourceRoutes } from "../../src/http/routes/resources.ts";
+import { toolRoutes } from "../../src/http/routes/tools.ts";
 import { SqliteStore } from "../../src/store/sqlite.ts";
 import { errorBody, type Identity, mount, recordSchema, testIdentity } from "./helpers.ts";
 
@@ -138,5 +139,35 @@ describe("/v1/decisions", () => {
     });
     expect(response.status).toBe(404);
     expect((await errorBody(response)).message).toBe("no decision nope");
+  });
+});
+
+describe("/v1/tools", () => {
+  const asked: string[] = [];
+  const discovery = {
+    list: (subject: { id: string }, family: string) => {
+      asked.push(`${subject.id}:${family}`);
+      return [];
+    },
+  };
+  const app = () => mount("/v1/tools", toolRoutes({ identity: identity.verifier }, discovery));
+
+  it("lists the tools for the verified subject and the family asked for (default: default)", async () => {
+    const authorization = await identity.bearer("alice");
+    expect(
+      await (await app().request("/v1/tools?family=mcp", { headers: { authorization } })).json(),
+    ).toEqual({
+      tools: [],
+    });
+    await app().request("/v1/tools", { headers: { authorization } });
+    expect(asked).toEqual(["alice:mcp", "alice:default"]);
+  });
+
+  it("rejects an unknown family with a field error on /family", async () => {
+    const response = await app().request("/v1/tools?family=cobol", {
+      headers: { authorization: await identity.bearer("alice") },
+    });
+    expect(response.status).toBe(400);
+    expect((await errorBody(response)).field_errors.map((f) => f.path)).toEqual(["/family"]);
   });
 });

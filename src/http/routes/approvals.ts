@@ -27,6 +27,9 @@ const approvalQuerySchema = z
 const approveBodySchema = z.object({ reason: z.string().min(1).max(2000).optional() }).strict();
 const rejectBodySchema = z.object({ reason: z.string().min(1).max(2000) }).strict();
 
+/** An approver's decision body; an empty one is `{}` (a reason is optional when approving). */
+const decisionBody = (req: Request) => jsonBody(req, { optional: true });
+
 export function approvalRoutes(gw: Gateway): Hono<HttpEnv> {
   const authenticated = authenticate(gw.identity);
   return new Hono<HttpEnv>()
@@ -45,31 +48,16 @@ export function approvalRoutes(gw: Gateway): Hono<HttpEnv> {
       return c.json(approvalView(a, c.var.subject));
     })
     .post("/:id/approve", authenticated, async (c) => {
-      const body = parseWith(
-        approveBodySchema,
-        await jsonBody(c.req.raw, { optional: true }),
-        "",
-        "the approval",
-      );
-      const subject = c.var.subject;
-      const { approval, grant } = await approve(
-        gw,
-        c.req.param("id"),
-        subject,
-        body.reason ?? null,
-        c.var.requestId,
-      );
+      const body = parseWith(approveBodySchema, await decisionBody(c.req.raw), "", "the approval");
+      const { subject, requestId } = c.var;
+      const id = c.req.param("id");
+      const { approval, grant } = await approve(gw, id, subject, body.reason ?? null, requestId);
       return c.json({ approval: approvalView(approval, subject), grant });
     })
     .post("/:id/reject", authenticated, async (c) => {
-      const body = parseWith(
-        rejectBodySchema,
-        await jsonBody(c.req.raw, { optional: true }),
-        "",
-        "the rejection",
-      );
-      const subject = c.var.subject;
-      const approval = await reject(gw, c.req.param("id"), subject, body.reason, c.var.requestId);
+      const body = parseWith(rejectBodySchema, await decisionBody(c.req.raw), "", "the rejection");
+      const { subject, requestId } = c.var;
+      const approval = await reject(gw, c.req.param("id"), subject, body.reason, requestId);
       return c.json({ approval: approvalView(approval, subject) });
     });
 }
