@@ -39,6 +39,7 @@ import type {
   GrantConsumption,
   IdempotencyClaim,
   NewDecisionEntry,
+  Store,
 } from "./types.ts";
 
 export interface PostgresStoreOptions {
@@ -122,7 +123,7 @@ export function redactedUrl(url: string): string {
   }
 }
 
-export class PostgresStore extends SqlStore {
+export class PostgresStore extends SqlStore implements Store {
   /** The database URL with its password hidden. */
   readonly location: string;
   readonly #pool: pg.Pool;
@@ -165,7 +166,7 @@ export class PostgresStore extends SqlStore {
   }
 
   /** The grant signing key set every instance on this database shares. */
-  override grantKeySet(): KeySetStorage {
+  grantKeySet(): KeySetStorage {
     return new PostgresKeySetStorage(this.#pool, this.location);
   }
 

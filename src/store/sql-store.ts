@@ -7,7 +7,6 @@
  */
 
 import { z } from "zod";
-import type { KeySetStorage } from "../grants/key-storage.ts";
 import type { ComputeHash } from "./chain.ts";
 import type { Dialect } from "./dialect.ts";
 import { decodeCursor, normalizeFilter, pageSize, readBatchSize } from "./paging.ts";
@@ -29,12 +28,9 @@ import type {
   ApprovalFilter,
   ApprovalPage,
   ApprovalRecord,
-  ApprovalUpdate,
   DecisionFilter,
   DecisionLogEntry,
   DecisionPage,
-  GrantConsumption,
-  IdempotencyClaim,
   NewApproval,
   NewDecisionEntry,
   ResourceWrite,
@@ -44,7 +40,16 @@ import type {
 
 const approvalRowSchema = z.object({ seq: z.number().int().positive(), record: z.unknown() });
 
-export abstract class SqlStore implements Store {
+/** What each dialect's store adds to this class to be a whole `Store`. */
+type DialectMethods =
+  | "migrate"
+  | "close"
+  | "consumeGrant"
+  | "appendDecisions"
+  | "decideApproval"
+  | "claimIdempotency";
+
+export abstract class SqlStore implements Omit<Store, DialectMethods> {
   /** Where the data is, for messages (a file path, or a URL without its password). */
   abstract readonly location: string;
   protected readonly dialect: Dialect;
@@ -61,29 +66,11 @@ export abstract class SqlStore implements Store {
   /** Runs a statement that returns no rows; how many rows it changed. */
   protected abstract execute(what: string, query: Sql): Promise<number>;
 
-  abstract migrate(): Promise<void>;
-  abstract close(): Promise<void>;
-  abstract consumeGrant(jti: string, maxUses: number, expiresAt: Date, now?: Date): Promise<GrantConsumption>;
+  /** The dialect's append, under its own lock (the shared `appendDecision` calls it). */
   abstract appendDecisions(
     entries: readonly NewDecisionEntry[],
     computeHash: ComputeHash,
   ): Promise<DecisionLogEntry[]>;
-  abstract decideApproval(
-    id: string,
-    expectedStatus: "pending",
-    update: ApprovalUpdate,
-    now?: Date,
-  ): Promise<ApprovalRecord | undefined>;
-  abstract claimIdempotency(
-    subject: string,
-    key: string,
-    requestDigest: string,
-    expiresAt: Date,
-    now?: Date,
-  ): Promise<IdempotencyClaim>;
-
-  /** Stores that every instance shares also hold the grant signing key set (see `Store`). */
-  grantKeySet?(): KeySetStorage;
 
   // ------------------------------------------------------------------------------ resources
 

@@ -33,6 +33,7 @@ import type {
   GrantConsumption,
   IdempotencyClaim,
   NewDecisionEntry,
+  Store,
 } from "./types.ts";
 
 export interface SqliteStoreOptions {
@@ -75,7 +76,7 @@ export const sqliteDialect: Dialect = {
 
 type Statement = Database.Statement<unknown[], unknown>;
 
-export class SqliteStore extends SqlStore {
+export class SqliteStore extends SqlStore implements Store {
   /** The file path, or `:memory:`. */
   readonly location: string;
   /** The journal mode SQLite reports (`wal` for files, `memory` for `:memory:`). */
