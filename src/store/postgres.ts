@@ -333,7 +333,7 @@ export class PostgresStore extends SqlStore implements Store {
     this.#checkOpen(what);
     const { text, values } = query.render(postgresDialect.placeholder);
     try {
-      return await this.#pool.query(text, values);
+      return await this.#pool.query(text, [...values]);
     } catch (error) {
       throw postgresStoreError(error, what, this.location);
     }
