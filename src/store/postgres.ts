@@ -9,6 +9,10 @@
  *   reads the head (seq, hash) and inserts after it, so seq has no gaps and every entry links to
  *   the one before it, whichever instance wrote either;
  * - migrations run under a session advisory lock, one instance at a time.
+ *
+ * The SQL shared with SQLite is in sql-store.ts and queries.ts; this module keeps the pool, the
+ * migrations, the locking and what PostgreSQL says differently (`postgresDialect`). It also holds
+ * the grant signing key set (`grantKeySet`), which every instance on the database shares.
  */
 import pg from "pg";
 import { z } from "zod";
