@@ -16,7 +16,7 @@ import { DevIssuer, IdentityVerifier, type IssuerConfigInput } from "./identity/
 import { McpUpstreams } from "./mcp/index.ts";
 import { GatewayMetrics } from "./observability/metrics.ts";
 import { PolicyEngine } from "./policy/index.ts";
-import { openStore, PostgresStore } from "./store/index.ts";
+import { openStore } from "./store/index.ts";
 import type { Store } from "./store/types.ts";
 
 export interface RunningGateway {
@@ -87,15 +87,16 @@ export async function createGateway(
       issuers.push(dev.issuerConfig());
     }
     const identity = new IdentityVerifier({ issuers });
-    // With PostgreSQL the signing keys live in the database, shared by every instance on it.
-    if (store instanceof PostgresStore && config.grants.key_file !== undefined) {
+    // A store shared by several instances (PostgreSQL) holds their signing keys too.
+    const sharedKeys = store.grantKeySet?.();
+    if (sharedKeys !== undefined && config.grants.key_file !== undefined) {
       console.error(
-        `grant signing keys: kept in PostgreSQL, shared by every instance (grants.key_file ${config.grants.key_file} is not used)`,
+        `grant signing keys: kept in the ${sharedKeys.description}, shared by every instance (grants.key_file ${config.grants.key_file} is not used)`,
       );
     }
     const grants = await GrantSigner.create(
       config.grants,
-      store instanceof PostgresStore ? { storage: store.grantKeySet() } : {},
+      sharedKeys === undefined ? {} : { storage: sharedKeys },
     );
     grants.watch((error) =>
       console.error(`grant key reload failed, keeping the loaded keys: ${String(error)}`),

@@ -8,11 +8,9 @@ import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { reasonSchema } from "../core/types.ts";
 import { UnreadableEntryError } from "./errors.ts";
 import {
-  bodyOfNewEntry,
   decisionBodySchema,
   decisionRowSchema,
   entryFromBody,
-  hashSchema,
   resourceAttributesSchema,
   resourceRowSchema,
 } from "./schema.ts";
@@ -22,7 +20,6 @@ import {
   approvalStatuses,
   type DecisionLogEntry,
   type NewApproval,
-  type NewDecisionEntry,
   type StoredResource,
 } from "./types.ts";
 
@@ -206,50 +203,6 @@ export function entryOf(row: unknown): DecisionLogEntry {
   return { ...entryFromBody(r.seq, body.data, r.prev_hash), hash: r.hash };
 }
 
-export interface PreparedEntry {
-  body: z.output<typeof decisionBodySchema>;
-  /** The JSON text stored (and read back, and hashed). */
-  text: string;
-  /** Its distinct reason codes. */
-  codes: Set<string>;
-}
-
-/**
- * Checks new entries and puts them in the form they will be read back in: round-tripped through
- * JSON and the schema, so the hash covers the stored form (no undefined, no Dates, defaults
- * filled in, timestamps normalized).
- */
-export function prepareEntries(entries: readonly NewDecisionEntry[]): PreparedEntry[] {
-  return entries.map((entry) => {
-    const parsed = decisionBodySchema.safeParse(JSON.parse(jsonText(bodyOfNewEntry(entry), "/entry")));
-    if (!parsed.success) {
-      throw new WritError("invalid_argument", "the decision log entry is invalid", {
-        fieldErrors: fieldErrorsFromZod(parsed.error, "/entry"),
-        suggestedFix: "build entries with the decision log (DecisionLog.append), which fills every field",
-      });
-    }
-    const body = { ...parsed.data, timestamp: new Date(parsed.data.timestamp).toISOString() };
-    return { body, text: JSON.stringify(body), codes: new Set(body.reasons.map((reason) => reason.code)) };
-  });
-}
-
-/** Links a prepared entry after `prevHash` at `seq` and hashes it; refuses a hash that is not one. */
-export function chainEntry(
-  prepared: PreparedEntry,
-  seq: number,
-  prevHash: string,
-  computeHash: (entry: Omit<DecisionLogEntry, "hash">) => string,
-): DecisionLogEntry {
-  const unhashed = entryFromBody(seq, prepared.body, prevHash);
-  const hash = computeHash(unhashed);
-  if (!hashSchema.safeParse(hash).success) {
-    throw new WritError("internal", "the entry hash is not 64 lowercase hex digits", {
-      suggestedFix: "compute entry hashes with hashEntry from src/decisionlog",
-    });
-  }
-  return { ...unhashed, hash };
-}
-
 export function duplicateDecision(decisionId: string, cause: unknown): WritError {
   return new WritError("conflict", `decision ${decisionId} is already in the log`, {
     suggestedFix: "log each decision once, with a fresh decision_id (crypto.randomUUID())",
@@ -351,4 +304,29 @@ export function pendingApproval(request: NewApproval): { record: ApprovalRecord;
 export function decidedFields(update: ApprovalUpdate): Partial<ApprovalRecord> {
   const { grant, ...rest } = update;
   return { ...rest, grant: grant ?? null, grant_jti: grant?.jti ?? null };
+}
+
+/**
+ * The versions listed in `schema_migrations`; refuses a database that a newer Writ migrated
+ * (`suggestedFix` says which release to run).
+ */
+export function appliedVersions(
+  rows: readonly unknown[],
+  migrations: readonly { version: number }[],
+  location: string,
+  suggestedFix: string,
+): Set<number> {
+  const applied = new Set(
+    rows.map((row) => parseStored(versionRowSchema, row, "a schema_migrations row").version),
+  );
+  const known = migrations.reduce((max, m) => Math.max(max, m.version), 0);
+  const newest = Math.max(0, ...applied);
+  if (newest > known) {
+    throw new WritError(
+      "internal",
+      `the database at ${location} has schema version ${newest}, newer than this Writ knows (${known})`,
+      { suggestedFix },
+    );
+  }
+  return applied;
 }

@@ -4,6 +4,7 @@
  * PostgreSQL implements the same interface for several instances. Methods are async so that
  * both fit; every method that changes state is atomic.
  */
+
 import type {
   CanonicalAction,
   Condition,
@@ -12,6 +13,7 @@ import type {
   Reason,
   Subject,
 } from "../core/types.ts";
+import type { KeySetStorage } from "../grants/key-storage.ts";
 
 export interface StoredResource {
   type: string;
@@ -251,4 +253,10 @@ export interface Store {
   completeIdempotency(subject: string, key: string, outcome: unknown): Promise<void>;
   /** Drops a pending claim (the request failed without an outcome worth replaying). */
   releaseIdempotency(subject: string, key: string): Promise<void>;
+
+  /**
+   * Present when the store also holds the grant signing key set, shared by every instance on it
+   * (PostgreSQL); absent when the keys live in a key file beside the instance (SQLite).
+   */
+  grantKeySet?(): KeySetStorage;
 }

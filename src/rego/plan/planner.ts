@@ -281,6 +281,7 @@ export class Planner {
               ),
             );
           }
+          this.leafInjectionConflicts(fb, group, result, env, file);
           // Documents defined below an object rule's path belong to its value; sets defined
           // there join the sets the object's own `contains` rules build.
           for (const id of this.groupIds) {
@@ -930,6 +931,52 @@ export class Planner {
   }
 
   // ------------------------------------------------------------------------------- data
+
+  /**
+   * A rule defined below an object rule's leaves (`p.q.r.s.u := 42` under `p[q].r := {…}`) would
+   * write inside another rule's value: as in OPA, that is a conflict when both are defined. The
+   * check runs before documents below are merged in, so `result` holds the object rule's own
+   * values; it applies when the object rule's leaves all sit at one depth.
+   */
+  private leafInjectionConflicts(
+    fb: FunctionBuilder,
+    group: RuleGroup,
+    result: Local,
+    env: Env,
+    file: string,
+  ): void {
+    const valueRules = group.rules.filter((r) => !r.key);
+    const depths = new Set(valueRules.map((r) => r.keyPath.length));
+    if (valueRules.length === 0 || valueRules.length !== group.rules.length || depths.size !== 1) return;
+    const [depth] = depths;
+    for (const id of this.groupIds) {
+      const below = this.policy.groups.get(id)!;
+      if (!id.startsWith(`${groupId(group.path)}/`) || below.kind === "function") continue;
+      const rel = below.path.slice(group.path.length);
+      if (rel.length <= depth!) continue;
+      const first = below.rules[0] ?? below.defaultRule;
+      fb.block(() => {
+        const value = fb.local();
+        this.callGroup(fb, below, env, value);
+        fb.emit({ op: "isdefined", local: value });
+        let node: Local = result;
+        for (const key of rel.slice(0, depth)) {
+          const next = fb.local();
+          fb.emit({ op: "dot", source: node, key: { kind: "string", value: key }, target: next });
+          node = next;
+        }
+        // Both are defined: raise the conflict (an assign-once of a second, different value).
+        const flag = fb.local();
+        fb.emit({ op: "assign", source: { kind: "bool", value: false }, target: flag });
+        fb.emit({
+          op: "assignonce",
+          source: { kind: "bool", value: true },
+          target: flag,
+          error: site(first?.file ?? file, first?.loc ?? { line: 0, col: 0 }, "object keys must be unique"),
+        });
+      });
+    }
+  }
 
   /** Value of the group, called with the current input and data. */
   private callGroup(fb: FunctionBuilder, group: RuleGroup, env: Env, target: Local): void {

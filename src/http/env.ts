@@ -1,0 +1,33 @@
+/**
+ * The HTTP layer's hono environment: per-request state that middleware sets once and handlers
+ * read (`c.var.requestId`, `c.var.subject`), and the options the app is built with.
+ */
+import type { Subject } from "../core/types.ts";
+
+/** Set by `requestId()` on every `/v1` request. */
+export interface RequestIdVariables {
+  requestId: string;
+}
+
+/** Set by `authenticate()` on the routes that need a verified caller. */
+export interface SubjectVariables {
+  subject: Subject;
+}
+
+/** The environment every route module is typed with. */
+export interface HttpEnv {
+  Variables: RequestIdVariables;
+}
+
+export interface Roles {
+  reviewer: readonly string[];
+  admin: readonly string[];
+  approver: readonly string[];
+}
+
+export interface AppOptions {
+  bodyLimitBytes: number;
+  roles: Roles;
+  /** Serve the MCP endpoint at /mcp (default true). */
+  mcpEndpoint?: boolean;
+}

@@ -1,0 +1,63 @@
+/**
+ * Approval requests:
+ *
+ *   GET  /v1/approvals              the ones the caller made or may decide (filter: status)
+ *   GET  /v1/approvals/:id          one (its requester or an eligible approver); the requester
+ *                                   finds the released grant here once it is approved
+ *   POST /v1/approvals/:id/approve  approve ({reason?}): the policy re-runs; answers {approval, grant}
+ *   POST /v1/approvals/:id/reject   reject ({reason}, required): answers {approval}
+ */
+import { Hono } from "hono";
+import { z } from "zod";
+import { approvalView, approve, listApprovals, readApproval, reject } from "../../approvals/index.ts";
+import type { Gateway } from "../../pipeline/index.ts";
+import { approvalStatuses } from "../../store/types.ts";
+import type { HttpEnv } from "../env.ts";
+import { authenticate } from "../middleware/auth/index.ts";
+import { jsonBody, parseWith } from "../request.ts";
+
+const approvalQuerySchema = z
+  .object({
+    status: z.enum(approvalStatuses).optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+    cursor: z.string().optional(),
+  })
+  .strict();
+
+const approveBodySchema = z.object({ reason: z.string().min(1).max(2000).optional() }).strict();
+const rejectBodySchema = z.object({ reason: z.string().min(1).max(2000) }).strict();
+
+/** An approver's decision body; an empty one is `{}` (a reason is optional when approving). */
+const decisionBody = (req: Request) => jsonBody(req, { optional: true });
+
+export function approvalRoutes(gw: Gateway): Hono<HttpEnv> {
+  const authenticated = authenticate(gw.identity);
+  return new Hono<HttpEnv>()
+    .get("/", authenticated, async (c) => {
+      const subject = c.var.subject;
+      const q = parseWith(approvalQuerySchema, c.req.query(), "", "the approval query");
+      const filter = q.status ? { status: q.status } : {};
+      const page = await listApprovals(gw, subject, filter, q.limit, q.cursor, c.var.requestId);
+      return c.json({
+        approvals: page.approvals.map((a) => approvalView(a, subject)),
+        ...(page.next_cursor === undefined ? {} : { next_cursor: page.next_cursor }),
+      });
+    })
+    .get("/:id", authenticated, async (c) => {
+      const a = await readApproval(gw, c.req.param("id"), c.var.subject, c.var.requestId);
+      return c.json(approvalView(a, c.var.subject));
+    })
+    .post("/:id/approve", authenticated, async (c) => {
+      const body = parseWith(approveBodySchema, await decisionBody(c.req.raw), "", "the approval");
+      const { subject, requestId } = c.var;
+      const id = c.req.param("id");
+      const { approval, grant } = await approve(gw, id, subject, body.reason ?? null, requestId);
+      return c.json({ approval: approvalView(approval, subject), grant });
+    })
+    .post("/:id/reject", authenticated, async (c) => {
+      const body = parseWith(rejectBodySchema, await decisionBody(c.req.raw), "", "the rejection");
+      const { subject, requestId } = c.var;
+      const approval = await reject(gw, c.req.param("id"), subject, body.reason, requestId);
+      return c.json({ approval: approvalView(approval, subject) });
+    });
+}

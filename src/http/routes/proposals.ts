@@ -1,0 +1,53 @@
+/**
+ * `POST /v1/proposals`: decide (and with `execute: true`, run) a model's proposed calls; answers
+ * `{results}`. An executing proposal may carry an `Idempotency-Key`.
+ *
+ * The route does not authenticate: the pipeline's identity stage refuses an unauthenticated
+ * proposal and logs each refused call.
+ */
+import { Hono } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { z } from "zod";
+import { proposalFormats } from "../../core/types.ts";
+import { type Gateway, handleProposal } from "../../pipeline/index.ts";
+import type { HttpEnv } from "../env.ts";
+import { idempotencyKeyOf, idempotent, type StoredAnswer } from "../idempotency.ts";
+import { jsonBody, parseWith } from "../request.ts";
+
+const proposalBodySchema = z
+  .object({
+    format: z.enum(proposalFormats).default("auto"),
+    payload: z.unknown(),
+    session: z.string().min(1).max(200).optional(),
+    execute: z.boolean().default(false),
+  })
+  .strict();
+
+export function proposalRoutes(gw: Gateway): Hono<HttpEnv> {
+  return new Hono<HttpEnv>().post("/", async (c) => {
+    const body = parseWith(proposalBodySchema, await jsonBody(c.req.raw), "", "the proposal request");
+    const run = async (): Promise<StoredAnswer> => {
+      const results = await handleProposal(gw, {
+        authorization: c.req.header("authorization"),
+        format: body.format,
+        payload: body.payload,
+        ...(body.session === undefined ? {} : { session: body.session }),
+        execute: body.execute,
+        requestId: c.var.requestId,
+      });
+      return { status: 200, body: { results } };
+    };
+    const key = idempotencyKeyOf(c.req.header("idempotency-key"));
+    let answer: StoredAnswer;
+    if (key !== undefined && body.execute) {
+      // The key belongs to a subject; without one, the pipeline refuses the proposal and logs it.
+      const subject = await gw.identity.verify(c.req.header("authorization")).catch(() => undefined);
+      answer = subject
+        ? await idempotent(gw.store, subject, key, { route: "proposals", body }, run)
+        : await run();
+    } else {
+      answer = await run();
+    }
+    return c.json(answer.body as object, answer.status as ContentfulStatusCode);
+  });
+}

@@ -1,0 +1,124 @@
+/**
+ * The SQL both stores run, written once with `sql` (see sql.ts) and rendered per dialect: the
+ * decision filter and approval filter as WHERE clauses, keyset paging (newest first, `seq <`
+ * the cursor), and the statements of grant uses and idempotency claims that each store runs
+ * inside its own transaction or retry.
+ */
+import type { Dialect } from "./dialect.ts";
+import { encodeCursor } from "./paging.ts";
+import { idempotencyRowSchema, parseStored } from "./rows.ts";
+import { raw, type Sql, sql, where } from "./sql.ts";
+import type { ApprovalFilter, DecisionFilter, IdempotencyClaim } from "./types.ts";
+
+export const RESOURCE_COLUMNS = raw("type, id, owner, tenant, revision, attributes, updated_at");
+export const DECISION_COLUMNS = raw("seq, entry, prev_hash, hash");
+
+/** A page of `filter`'s matches, newest first, before the cursor's seq: one row more than `size`. */
+export function decisionsQuery(
+  dialect: Dialect,
+  filter: DecisionFilter,
+  size: number,
+  before: number | undefined,
+): Sql {
+  const conditions: Sql[] = [];
+  const equal = (column: string, value: string | undefined) => {
+    if (value !== undefined) conditions.push(sql`${raw(column)} = ${value}`);
+  };
+  equal("subject", filter.subject);
+  equal("tenant", filter.tenant);
+  equal("action", filter.action);
+  equal("decision", filter.decision);
+  equal("resource_type", filter.resourceType);
+  equal("resource_id", filter.resourceId);
+  if (filter.reason !== undefined) {
+    // The side table narrows by index; the entry itself confirms.
+    conditions.push(
+      sql`seq IN (SELECT seq FROM decision_reasons WHERE code = ${filter.reason})
+         AND ${dialect.entryHasReason(filter.reason)}`,
+    );
+  }
+  const time = raw(dialect.timestampColumn);
+  if (filter.since !== undefined) conditions.push(sql`${time} >= ${filter.since}`);
+  if (filter.until !== undefined) conditions.push(sql`${time} < ${filter.until}`);
+  if (before !== undefined) conditions.push(sql`seq < ${before}`);
+  return sql`SELECT ${DECISION_COLUMNS} FROM decisions ${where(conditions)}
+      ORDER BY seq DESC LIMIT ${size + 1}`;
+}
+
+/** A page of approvals, newest first, before the cursor's seq: one row more than `size`. */
+export function approvalsQuery(
+  dialect: Dialect,
+  filter: ApprovalFilter,
+  size: number,
+  before: number | undefined,
+): Sql {
+  const conditions: Sql[] = [];
+  if (filter.status !== undefined) conditions.push(sql`status = ${filter.status}`);
+  if (filter.tenant !== undefined) conditions.push(sql`tenant = ${filter.tenant}`);
+  const who: Sql[] = [];
+  if (filter.requester !== undefined) who.push(sql`requester = ${filter.requester}`);
+  if (filter.approverRoles !== undefined) who.push(dialect.approverRolesOverlap(filter.approverRoles));
+  const [first, second] = who;
+  if (first !== undefined)
+    conditions.push(second === undefined ? sql`(${first})` : sql`(${first} OR ${second})`);
+  if (before !== undefined) conditions.push(sql`seq < ${before}`);
+  return sql`SELECT seq, record FROM approvals ${where(conditions)}
+      ORDER BY seq DESC LIMIT ${size + 1}`;
+}
+
+/** The first `size` rows, and a cursor after the last of them when the query found more. */
+export function pageOf<T>(
+  rows: readonly unknown[],
+  size: number,
+  decode: (row: unknown) => T,
+  seqOf: (item: T) => number,
+): { items: T[]; next_cursor?: string } {
+  const items = rows.slice(0, size).map(decode);
+  const last = items.at(-1);
+  return rows.length > size && last !== undefined
+    ? { items, next_cursor: encodeCursor(seqOf(last)) }
+    : { items };
+}
+
+/** One more use of a grant, unless it is used up or expired: returns `uses` when it counted. */
+export function grantUseQuery(jti: string, maxUses: number, expiresAt: Date, now: Date): Sql {
+  return sql`INSERT INTO grant_uses (jti, uses, max_uses, expires_at) VALUES (${jti}, 1, ${maxUses}, ${expiresAt.getTime()})
+       ON CONFLICT (jti) DO UPDATE SET uses = grant_uses.uses + 1
+         WHERE grant_uses.uses < grant_uses.max_uses AND grant_uses.expires_at > ${now.getTime()}
+       RETURNING uses`;
+}
+
+export function grantRowQuery(jti: string): Sql {
+  return sql`SELECT uses, max_uses, expires_at FROM grant_uses WHERE jti = ${jti}`;
+}
+
+/** Claims a key unless a live claim holds it: returns a row when it claimed. */
+export function claimQuery(
+  subject: string,
+  key: string,
+  requestDigest: string,
+  expiresAt: Date,
+  now: Date,
+): Sql {
+  return sql`INSERT INTO idempotency (subject, key, request_digest, state, outcome, created_at, expires_at)
+       VALUES (${subject}, ${key}, ${requestDigest}, 'pending', NULL, ${now.getTime()}, ${expiresAt.getTime()})
+       ON CONFLICT (subject, key) DO UPDATE SET request_digest = excluded.request_digest,
+         state = 'pending', outcome = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at
+         WHERE idempotency.expires_at <= ${now.getTime()}
+       RETURNING 1`;
+}
+
+export function claimRowQuery(subject: string, key: string): Sql {
+  return sql`SELECT request_digest, state, outcome, expires_at FROM idempotency WHERE subject = ${subject} AND key = ${key}`;
+}
+
+/** The claim another request holds, from its row. */
+export function heldClaim(row: unknown): IdempotencyClaim {
+  const held = parseStored(idempotencyRowSchema, row, "an idempotency key");
+  if (held.state === "pending") return { state: "pending", request_digest: held.request_digest };
+  return {
+    state: "done",
+    request_digest: held.request_digest,
+    outcome: held.outcome === null ? null : JSON.parse(held.outcome),
+  };
+}

@@ -1,0 +1,229 @@
+/**
+ * What the SQLite and PostgreSQL stores share: every `Store` method whose SQL is the same in both
+ * (reads, single-statement writes, filtered pages), written once over two primitives each store
+ * provides: `rows` (a statement's rows) and `execute` (how many rows it changed). A store keeps
+ * what differs: connecting, migrating, and the methods that lock or retry (grant uses, the
+ * decision log's append, approval decisions, idempotency claims).
+ */
+
+import { z } from "zod";
+import type { ComputeHash } from "./chain.ts";
+import type { Dialect } from "./dialect.ts";
+import { decodeCursor, normalizeFilter, pageSize, readBatchSize } from "./paging.ts";
+import { approvalsQuery, DECISION_COLUMNS, decisionsQuery, pageOf, RESOURCE_COLUMNS } from "./queries.ts";
+import {
+  approvalOfJson,
+  checkExpectedRevision,
+  duplicateApproval,
+  entryOf,
+  jsonText,
+  parseApprovalFilter,
+  parseResourceWrite,
+  parseStored,
+  pendingApproval,
+  resourceOf,
+} from "./rows.ts";
+import { type Sql, sql } from "./sql.ts";
+import type {
+  ApprovalFilter,
+  ApprovalPage,
+  ApprovalRecord,
+  DecisionFilter,
+  DecisionLogEntry,
+  DecisionPage,
+  NewApproval,
+  NewDecisionEntry,
+  ResourceWrite,
+  Store,
+  StoredResource,
+} from "./types.ts";
+
+const approvalRowSchema = z.object({ seq: z.number().int().positive(), record: z.unknown() });
+
+/** What each dialect's store adds to this class to be a whole `Store`. */
+type DialectMethods =
+  | "migrate"
+  | "close"
+  | "consumeGrant"
+  | "appendDecisions"
+  | "decideApproval"
+  | "claimIdempotency";
+
+export abstract class SqlStore implements Omit<Store, DialectMethods> {
+  /** Where the data is, for messages (a file path, or a URL without its password). */
+  abstract readonly location: string;
+  protected readonly dialect: Dialect;
+  /** The clock for `updated_at` and grant expiry. */
+  protected readonly clock: () => Date;
+
+  constructor(dialect: Dialect, clock: (() => Date) | undefined) {
+    this.dialect = dialect;
+    this.clock = clock ?? (() => new Date());
+  }
+
+  /** The rows a statement returns; failures as `WritError`s that say they happened trying `what`. */
+  protected abstract rows(what: string, query: Sql): Promise<unknown[]>;
+  /** Runs a statement that returns no rows; how many rows it changed. */
+  protected abstract execute(what: string, query: Sql): Promise<number>;
+
+  /** The dialect's append, under its own lock (the shared `appendDecision` calls it). */
+  abstract appendDecisions(
+    entries: readonly NewDecisionEntry[],
+    computeHash: ComputeHash,
+  ): Promise<DecisionLogEntry[]>;
+
+  // ------------------------------------------------------------------------------ resources
+
+  async getResource(type: string, id: string): Promise<StoredResource | undefined> {
+    const [row] = await this.rows(
+      "read a resource",
+      sql`SELECT ${RESOURCE_COLUMNS} FROM resources WHERE type = ${type} AND id = ${id}`,
+    );
+    return row === undefined ? undefined : resourceOf(row);
+  }
+
+  async putResource(resource: ResourceWrite): Promise<StoredResource> {
+    const { resource: r, attributes } = parseResourceWrite(resource);
+    const [row] = await this.rows(
+      "write a resource",
+      sql`INSERT INTO resources (${RESOURCE_COLUMNS})
+       VALUES (${r.type}, ${r.id}, ${r.owner}, ${r.tenant}, 1, ${attributes}, ${this.clock().toISOString()})
+       ON CONFLICT (type, id) DO UPDATE SET owner = excluded.owner, tenant = excluded.tenant,
+         attributes = excluded.attributes, updated_at = excluded.updated_at, revision = resources.revision + 1
+       RETURNING ${RESOURCE_COLUMNS}`,
+    );
+    return resourceOf(row);
+  }
+
+  async updateResourceAttributes(
+    type: string,
+    id: string,
+    expectedRevision: number,
+    attributes: Record<string, unknown>,
+  ): Promise<StoredResource | undefined> {
+    checkExpectedRevision(expectedRevision);
+    const text = jsonText(attributes, "/attributes");
+    const [row] = await this.rows(
+      "update a resource",
+      sql`UPDATE resources SET attributes = ${text}, updated_at = ${this.clock().toISOString()}, revision = revision + 1
+       WHERE type = ${type} AND id = ${id} AND revision = ${expectedRevision}
+       RETURNING ${RESOURCE_COLUMNS}`,
+    );
+    return row === undefined ? undefined : resourceOf(row);
+  }
+
+  // ------------------------------------------------------------------------------ grants
+
+  /** Deletes the use records of grants that expired at or before `now`; returns how many. */
+  async pruneExpiredGrants(now: Date = this.clock()): Promise<number> {
+    return this.execute(
+      "prune expired grant uses",
+      sql`DELETE FROM grant_uses WHERE expires_at <= ${now.getTime()}`,
+    );
+  }
+
+  // ------------------------------------------------------------------------------ decision log
+
+  async appendDecision(entry: NewDecisionEntry, computeHash: ComputeHash): Promise<DecisionLogEntry> {
+    const [stored] = await this.appendDecisions([entry], computeHash);
+    if (stored === undefined) throw new Error("appendDecisions returned nothing for one entry");
+    return stored;
+  }
+
+  async getDecision(decisionId: string): Promise<DecisionLogEntry | undefined> {
+    const [row] = await this.rows(
+      "read a decision",
+      sql`SELECT ${DECISION_COLUMNS} FROM decisions WHERE decision_id = ${decisionId}`,
+    );
+    return row === undefined ? undefined : entryOf(row);
+  }
+
+  async queryDecisions(filter: DecisionFilter, limit: number, cursor?: string): Promise<DecisionPage> {
+    const f = normalizeFilter(filter);
+    const size = pageSize(limit);
+    const before = cursor === undefined ? undefined : decodeCursor(cursor);
+    const rows = await this.rows("query the decision log", decisionsQuery(this.dialect, f, size, before));
+    const { items, next_cursor } = pageOf(rows, size, entryOf, (entry) => entry.seq);
+    return next_cursor === undefined ? { entries: items } : { entries: items, next_cursor };
+  }
+
+  async readDecisions(fromSeq: number, limit: number): Promise<DecisionLogEntry[]> {
+    const size = readBatchSize(fromSeq, limit);
+    const rows = await this.rows(
+      "read the decision log",
+      sql`SELECT ${DECISION_COLUMNS} FROM decisions WHERE seq >= ${fromSeq} ORDER BY seq LIMIT ${size}`,
+    );
+    return rows.map(entryOf);
+  }
+
+  // ------------------------------------------------------------------------------ approvals
+
+  async createApproval(request: NewApproval): Promise<ApprovalRecord> {
+    const { record, expiresAtMs } = pendingApproval(request);
+    const text = jsonText(record, "/approval");
+    const roles = this.dialect.textArray(request.approver_roles);
+    try {
+      const [row] = await this.rows(
+        "store an approval request",
+        sql`INSERT INTO approvals (id, tenant, requester, status, approver_roles, expires_at, record)
+         VALUES (${request.id}, ${request.requester.tenant}, ${request.requester.id}, 'pending', ${roles}, ${expiresAtMs}, ${text})
+         RETURNING seq, record`,
+      );
+      return this.approvalOf(row);
+    } catch (error) {
+      const duplicate = this.dialect.uniqueViolation(error);
+      if (duplicate !== undefined) throw duplicateApproval(request.id, duplicate);
+      throw error;
+    }
+  }
+
+  async getApproval(id: string): Promise<ApprovalRecord | undefined> {
+    const [row] = await this.rows(
+      "read an approval",
+      sql`SELECT seq, record FROM approvals WHERE id = ${id}`,
+    );
+    return row === undefined ? undefined : this.approvalOf(row);
+  }
+
+  async listApprovals(filter: ApprovalFilter, limit: number, cursor?: string): Promise<ApprovalPage> {
+    const f = parseApprovalFilter(filter);
+    const size = pageSize(limit);
+    const before = cursor === undefined ? undefined : decodeCursor(cursor);
+    const rows = await this.rows("list approvals", approvalsQuery(this.dialect, f, size, before));
+    const page = pageOf(
+      rows,
+      size,
+      (row) => this.#seqAndApproval(row),
+      (item) => item.seq,
+    );
+    const approvals = page.items.map((item) => item.approval);
+    return page.next_cursor === undefined ? { approvals } : { approvals, next_cursor: page.next_cursor };
+  }
+
+  /** An approval row (`seq, record`) as the record it holds. */
+  protected approvalOf(row: unknown): ApprovalRecord {
+    return this.#seqAndApproval(row).approval;
+  }
+
+  #seqAndApproval(row: unknown): { seq: number; approval: ApprovalRecord } {
+    const r = parseStored(approvalRowSchema, row, "an approval row");
+    return { seq: r.seq, approval: approvalOfJson(this.dialect.recordJson(r.record), r.seq) };
+  }
+
+  // ------------------------------------------------------------------------------ idempotency
+
+  async completeIdempotency(subject: string, key: string, outcome: unknown): Promise<void> {
+    const text = jsonText(outcome, "/outcome");
+    await this.execute(
+      "store an idempotent outcome",
+      sql`UPDATE idempotency SET state = 'done', outcome = ${text} WHERE subject = ${subject} AND key = ${key}`,
+    );
+  }
+
+  async releaseIdempotency(subject: string, key: string): Promise<void> {
+    await this.execute(
+      "release an idempotency key",
+      sql`DELETE FROM idempotency WHERE subject = ${subject} AND key = ${key} AND state = 'pending'`,
+    );
+  }
+}
