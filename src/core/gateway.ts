@@ -14,7 +14,7 @@ import type { LayeredResult } from "../results/index.ts";
 import type { Store } from "../store/types.ts";
 import type { WritErrorBody } from "./errors.ts";
 import type { InProcessHandler } from "./handlers.ts";
-import type { DecisionKind, ProposalFormat, Reason } from "./types.ts";
+import type { DecisionKind, ProposalFormat, Reason, Subject } from "./types.ts";
 
 export interface Gateway {
   contracts: ContractRegistry;
@@ -53,6 +53,8 @@ export interface IssuedGrantView {
 
 export interface ProposalRequest {
   authorization: string | undefined;
+  /** The caller, when the entrance already verified `authorization` (identity runs once per request). */
+  subject?: Subject;
   format: ProposalFormat;
   payload: unknown;
   session?: string;
@@ -75,6 +77,8 @@ export interface CallOutcome {
 
 export interface ExecuteRequest {
   authorization: string | undefined;
+  /** The caller, when the entrance already verified `authorization` (identity runs once per request). */
+  subject?: Subject;
   grant: string;
   /** The call as the caller sends it (canonical form: `{tool, arguments}`, unless `format` says otherwise). */
   call: unknown;

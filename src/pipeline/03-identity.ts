@@ -13,10 +13,11 @@ import { currentRevision, INTAKE_PATH, logRequestRefusal } from "./08-log.ts";
 
 export async function identify(
   gw: Gateway,
-  req: Pick<ProposalRequest, "authorization" | "session" | "requestId">,
+  req: Pick<ProposalRequest, "authorization" | "subject" | "session" | "requestId">,
   calls: readonly ProposedCall[],
   normalized: ReadonlyArray<NormalizedCall | WritError>,
 ): Promise<Subject> {
+  if (req.subject) return req.subject;
   try {
     return await gw.identity.verify(req.authorization);
   } catch (error) {

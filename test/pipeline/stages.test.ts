@@ -91,6 +91,24 @@ describe("3. identity", () => {
     expect(await u.entries()).toEqual([]);
   });
 
+  it("takes the subject an entrance already verified, without verifying again", async () => {
+    const verified = await identify(
+      u.gw,
+      { authorization: await u.bearer("alice", ["dev"]), requestId: "r" },
+      [],
+      [],
+    );
+    // No token at all: only the subject the entrance passes can answer.
+    const subject = await identify(
+      u.gw,
+      { authorization: undefined, subject: verified, requestId: "r" },
+      [],
+      [],
+    );
+    expect(subject).toBe(verified);
+    expect(await u.entries()).toEqual([]);
+  });
+
   it("logs every call of an unauthenticated request, then refuses it", async () => {
     const calls = [call("notes_read", { note: "n1" }), call("nope", {})];
     const refused = identify(

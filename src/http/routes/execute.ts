@@ -30,6 +30,7 @@ export function executeRoutes(gw: Gateway): Hono<HttpEnv> {
     const run = async (): Promise<StoredAnswer> => {
       const answer = await executeWithGrant(gw, {
         authorization: c.req.header("authorization"),
+        subject: c.var.subject,
         grant: body.grant,
         call,
         requestId: c.var.requestId,

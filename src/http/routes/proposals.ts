@@ -8,7 +8,7 @@
 import { Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
-import { proposalFormats } from "../../core/types.ts";
+import { proposalFormats, type Subject } from "../../core/types.ts";
 import { type Gateway, handleProposal } from "../../pipeline/index.ts";
 import type { HttpEnv } from "../env.ts";
 import { idempotencyKeyOf, idempotent, type StoredAnswer } from "../idempotency.ts";
@@ -26,9 +26,10 @@ const proposalBodySchema = z
 export function proposalRoutes(gw: Gateway): Hono<HttpEnv> {
   return new Hono<HttpEnv>().post("/", async (c) => {
     const body = parseWith(proposalBodySchema, await jsonBody(c.req.raw), "", "the proposal request");
-    const run = async (): Promise<StoredAnswer> => {
+    const run = async (subject?: Subject): Promise<StoredAnswer> => {
       const results = await handleProposal(gw, {
         authorization: c.req.header("authorization"),
+        ...(subject === undefined ? {} : { subject }),
         format: body.format,
         payload: body.payload,
         ...(body.session === undefined ? {} : { session: body.session }),
@@ -43,7 +44,7 @@ export function proposalRoutes(gw: Gateway): Hono<HttpEnv> {
       // The key belongs to a subject; without one, the pipeline refuses the proposal and logs it.
       const subject = await gw.identity.verify(c.req.header("authorization")).catch(() => undefined);
       answer = subject
-        ? await idempotent(gw.store, subject, key, { route: "proposals", body }, run)
+        ? await idempotent(gw.store, subject, key, { route: "proposals", body }, () => run(subject))
         : await run();
     } else {
       answer = await run();
