@@ -5,7 +5,8 @@
 import type { ToolContract } from "../contracts/index.ts";
 import { jsonDigest } from "../core/digest.ts";
 import type { Gateway } from "../core/gateway.ts";
-import type { CanonicalAction, Subject } from "../core/types.ts";
+import type { Subject } from "../core/types.ts";
+import { canonicalAction } from "../normalize/index.ts";
 import { policyInput } from "../pipeline/05-decide.ts";
 import { PolicyFailure } from "../policy/index.ts";
 
@@ -50,15 +51,7 @@ export class ToolDiscovery {
       // A tool on an MCP server is listed only while that server offers it.
       const backend = contract.backend;
       if (backend.kind === "mcp" && !this.gw.mcp?.offers(backend.server, backend.tool)) continue;
-      const action: CanonicalAction = {
-        name: contract.name,
-        version: contract.version,
-        side_effect: contract.side_effect,
-        idempotency: contract.idempotency,
-        data_classification: contract.data_classification,
-        args: {},
-        args_digest: jsonDigest({}),
-      };
+      const action = canonicalAction(contract, {}, jsonDigest({}));
       const resource = { type: contract.resource?.type ?? "none", id: "", known: false, attributes: {} };
       const input = policyInput(subject, action, resource, {
         requestId: "discovery",

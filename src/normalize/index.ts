@@ -1,3 +1,3 @@
 /** Normalization (DESIGN section 1, stage 2): a proposed call becomes a canonical action. */
 export { formatPointer, type PointerLookup, parsePointer, resolvePointer } from "./json-pointer.ts";
-export { type NormalizedCall, normalize } from "./normalize.ts";
+export { canonicalAction, type NormalizedCall, normalize } from "./normalize.ts";

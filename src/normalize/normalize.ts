@@ -170,15 +170,7 @@ export function normalize(call: ProposedCall, registry: ContractRegistry): Norma
   const violations = registry.checkInput(contract, call.arguments);
   if (violations.length > 0) throw invalidArguments(call, contract, violations);
   const args = structuredClone(call.arguments);
-  const action: CanonicalAction = {
-    name: contract.name,
-    version: contract.version,
-    side_effect: contract.side_effect,
-    idempotency: contract.idempotency,
-    data_classification: contract.data_classification,
-    args,
-    args_digest: digestOf(call, args),
-  };
+  const action = canonicalAction(contract, args, digestOf(call, args));
   const declared = contract.resource;
   if (declared === undefined) return { contract, action, resource: undefined, resourceRevision: undefined };
   const what = `the ${declared.type} resource`;
@@ -188,4 +180,21 @@ export function normalize(call: ProposedCall, registry: ContractRegistry): Norma
       ? undefined
       : identifierAt(call, declared.revision, `the expected revision of ${what}`);
   return { contract, action, resource: { type: declared.type, id }, resourceRevision };
+}
+
+/** The canonical action of a call to `contract` with `args` (already validated) and their digest. */
+export function canonicalAction(
+  contract: ToolContract,
+  args: Record<string, unknown>,
+  argsDigest: string,
+): CanonicalAction {
+  return {
+    name: contract.name,
+    version: contract.version,
+    side_effect: contract.side_effect,
+    idempotency: contract.idempotency,
+    data_classification: contract.data_classification,
+    args,
+    args_digest: argsDigest,
+  };
 }
