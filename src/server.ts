@@ -11,7 +11,7 @@ import { DecisionLog } from "./decisionlog/index.ts";
 import { demoWorkspace, VirtualRepository } from "./demo/repository.ts";
 import { CredentialResolver } from "./dispatch/index.ts";
 import { GrantSigner } from "./grants/index.ts";
-import { createApp } from "./http/app.ts";
+import { createApp, type HttpEnv } from "./http/app.ts";
 import { DevIssuer, IdentityVerifier, type IssuerConfigInput } from "./identity/index.ts";
 import { McpUpstreams } from "./mcp/index.ts";
 import { GatewayMetrics } from "./observability/metrics.ts";
@@ -162,7 +162,7 @@ export async function createGateway(
 export interface StartOptions {
   store?: Store;
   /** Adds routes to the app before it serves (benchmarks add their baselines this way). */
-  configureApp?: (app: Hono, gateway: Gateway) => void;
+  configureApp?: (app: Hono<HttpEnv>, gateway: Gateway) => void;
 }
 
 export async function startGateway(

@@ -21,7 +21,7 @@ import { bodyLimit } from "hono/body-limit";
 import { consoleRoutes } from "../console/index.tsx";
 import { mcpEndpoint } from "../mcp/endpoint.ts";
 import { type Gateway, ToolDiscovery } from "../pipeline/index.ts";
-import type { AppOptions } from "./env.ts";
+import type { AppOptions, HttpEnv } from "./env.ts";
 import { notFound, onError, payloadTooLarge } from "./errors.ts";
 import { requestId } from "./middleware/request-id/index.ts";
 import { approvalRoutes } from "./routes/approvals.ts";
@@ -35,12 +35,9 @@ import { wellKnownRoutes } from "./routes/well-known.ts";
 
 export type { AppOptions, HttpEnv } from "./env.ts";
 
-/**
- * The app itself is untyped (`StartOptions.configureApp` in src/server.ts takes a plain `Hono`);
- * each route module is a `Hono<HttpEnv>`, and the middleware that sets a variable types it.
- */
-export function createApp(gw: Gateway, options: AppOptions): Hono {
-  const app = new Hono();
+/** The app, typed with its environment (`HttpEnv`: the request id, the verified subject). */
+export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
+  const app = new Hono<HttpEnv>();
   const discovery = new ToolDiscovery(gw);
   app.onError(onError);
   app.notFound(notFound);
