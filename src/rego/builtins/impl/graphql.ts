@@ -92,6 +92,8 @@ function valueJSON(v: ValueNode): JsonObject {
         ...base,
       };
   }
+  // graphql's Kind is an enum: the switch covers every value node, which TypeScript cannot see.
+  throw new Error(`unexpected GraphQL value node ${String((v as { kind: unknown }).kind)}`);
 }
 
 function typeJSON(t: TypeNode): JsonObject {
@@ -103,6 +105,7 @@ function typeJSON(t: TypeNode): JsonObject {
     case "NonNullType":
       return { ...typeJSON(t.type), NonNull: true };
   }
+  throw new Error(`unexpected GraphQL type node ${String((t as { kind: unknown }).kind)}`);
 }
 
 function directivesJSON(ds: readonly (DirectiveNode | ConstDirectiveNode)[] | undefined): Json[] {
