@@ -174,6 +174,7 @@ export async function startGateway(
     bodyLimitBytes: config.server.body_limit_bytes,
     roles: config.roles,
     mcpEndpoint: config.mcp.endpoint,
+    mcpSecurity: { allowedHosts: config.mcp.allowed_hosts, allowedOrigins: config.mcp.allowed_origins },
   });
   options.configureApp?.(app, parts.gateway);
   let server: ServerType | undefined;

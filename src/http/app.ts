@@ -20,6 +20,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { consoleRoutes } from "../console/index.tsx";
 import { mcpEndpoint } from "../mcp/endpoint.ts";
+import { LOOPBACK_HOSTS, LOOPBACK_ORIGINS, transportSecurity } from "../mcp/transport-security.ts";
 import { type Gateway, ToolDiscovery } from "../pipeline/index.ts";
 import type { AppOptions, HttpEnv } from "./env.ts";
 import { notFound, onError, payloadTooLarge } from "./errors.ts";
@@ -48,7 +49,13 @@ export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
   });
   app.use("/v1/*", limitBody, requestId());
   if (options.mcpEndpoint !== false) {
-    app.use("/mcp", limitBody);
+    app.use(
+      "/mcp",
+      transportSecurity(
+        options.mcpSecurity ?? { allowedHosts: LOOPBACK_HOSTS, allowedOrigins: LOOPBACK_ORIGINS },
+      ),
+      limitBody,
+    );
     app.all("/mcp", mcpEndpoint(gw, discovery));
   }
 

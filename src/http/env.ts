@@ -3,6 +3,7 @@
  * read (`c.var.requestId`, `c.var.subject`), and the options the app is built with.
  */
 import type { Subject } from "../core/types.ts";
+import type { TransportSecurity } from "../mcp/transport-security.ts";
 
 /** Set by `requestId()` on every `/v1` request. */
 export interface RequestIdVariables {
@@ -30,4 +31,6 @@ export interface AppOptions {
   roles: Roles;
   /** Serve the MCP endpoint at /mcp (default true). */
   mcpEndpoint?: boolean;
+  /** The hosts and origins /mcp answers to (default: loopback). */
+  mcpSecurity?: TransportSecurity;
 }

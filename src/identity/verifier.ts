@@ -84,6 +84,11 @@ export class IdentityVerifier {
   }
 
   /** Verifies `Authorization: Bearer <jwt>` and maps the token's claims to a subject. */
+  /** The issuers whose tokens are accepted (`iss`), in configuration order. */
+  get issuers(): string[] {
+    return [...this.#issuers.keys()];
+  }
+
   async verify(authorizationHeader: string | undefined): Promise<Subject> {
     const token = bearerToken(authorizationHeader);
     const nowMs = this.#clock();

@@ -4,6 +4,7 @@
  * MCP endpoint at `/mcp`.
  */
 import { z } from "zod";
+import { LOOPBACK_HOSTS, LOOPBACK_ORIGINS } from "./transport-security.ts";
 
 const serverNamePattern = /^[A-Za-z0-9_.-]+$/;
 
@@ -45,6 +46,16 @@ export const mcpConfigSchema = z
     servers: z.array(mcpServerSchema).default([]).describe("Upstream MCP servers"),
     /** How long to wait for an upstream to connect and list its tools at start. */
     connect_timeout_ms: z.number().int().positive().default(10_000),
+    /** DNS-rebinding protection: the Host names /mcp answers to (`*`: any). */
+    allowed_hosts: z
+      .array(z.string().min(1))
+      .default([...LOOPBACK_HOSTS])
+      .describe("Host names the MCP endpoint answers to (default: loopback; '*' for any)"),
+    /** Browser origins allowed to call /mcp (`scheme://host` any port, `scheme://host:port`, `*`). */
+    allowed_origins: z
+      .array(z.string().min(1))
+      .default([...LOOPBACK_ORIGINS])
+      .describe("Origins allowed to call the MCP endpoint (default: loopback pages; '*' for any)"),
   })
   .superRefine((config, context) => {
     const seen = new Set<string>();

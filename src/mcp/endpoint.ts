@@ -40,6 +40,7 @@ import {
   type ToolDiscovery,
 } from "../pipeline/index.ts";
 import { APPROVAL_META_KEY, RESULT_META_KEY } from "./config.ts";
+import { bearerChallenge } from "./resource-metadata.ts";
 
 const SERVER_INFO = { name: "writ", version: "0.1.0" };
 const INSTRUCTIONS =
@@ -296,7 +297,7 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
       const body = asErrorBody(error);
       return new Response(JSON.stringify(body), {
         status: 401,
-        headers: { "content-type": "application/json", "www-authenticate": 'Bearer realm="writ"' },
+        headers: { "content-type": "application/json", "www-authenticate": bearerChallenge(c.req.url) },
       });
     }
     const requestId = c.req.header("x-request-id") ?? randomUUID();

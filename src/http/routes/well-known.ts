@@ -1,13 +1,24 @@
-/** `GET /.well-known/jwks.json`: the public keys that verify grants. */
+/**
+ * `/.well-known/`: `jwks.json`, the public keys that verify grants; `oauth-protected-resource`
+ * (and its `/mcp` variant, RFC 9728), the MCP endpoint's protected resource metadata.
+ */
 import { Hono } from "hono";
+import { protectedResourceMetadata } from "../../mcp/resource-metadata.ts";
 import type { Gateway } from "../../pipeline/index.ts";
 import type { HttpEnv } from "../env.ts";
 
 export function wellKnownRoutes(gw: Gateway): Hono<HttpEnv> {
-  return new Hono<HttpEnv>().get("/jwks.json", async (c) => {
-    // Another instance may have rotated the shared key file.
-    await gw.grants.refresh();
-    c.header("cache-control", "public, max-age=60");
-    return c.json(gw.grants.jwks());
+  const metadata = new Hono<HttpEnv>().get("/", (c) => {
+    c.header("cache-control", "public, max-age=300");
+    return c.json(protectedResourceMetadata(c.req.url, gw.identity.issuers));
   });
+  return new Hono<HttpEnv>()
+    .get("/jwks.json", async (c) => {
+      // Another instance may have rotated the shared key file.
+      await gw.grants.refresh();
+      c.header("cache-control", "public, max-age=60");
+      return c.json(gw.grants.jwks());
+    })
+    .route("/oauth-protected-resource", metadata)
+    .route("/oauth-protected-resource/mcp", metadata);
 }

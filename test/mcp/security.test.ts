@@ -1,0 +1,138 @@
+/**
+ * /mcp's transport security and authorization discovery, over real HTTP on loopback:
+ * - DNS-rebinding protection: a Host or Origin that is not allowed gets 403 before anything runs;
+ * - a 401 names the protected resource metadata (RFC 9728), from which a client that follows the
+ *   MCP authorization spec (the SDK's own discovery functions) finds the authorization server.
+ */
+import { request as httpRequest } from "node:http";
+import {
+  discoverOAuthProtectedResourceMetadata,
+  extractResourceMetadataUrl,
+} from "@modelcontextprotocol/sdk/client/auth.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { writErrorSchema } from "../../src/core/errors.ts";
+import { startTestGateway, TEST_ISSUER, type TestGateway } from "../support/gateway.ts";
+
+let gw: TestGateway;
+let configured: TestGateway;
+
+beforeAll(async () => {
+  gw = await startTestGateway();
+  configured = await startTestGateway({
+    configure: (document) => ({
+      ...document,
+      mcp: {
+        ...z.record(z.string(), z.unknown()).parse(document.mcp ?? {}),
+        allowed_hosts: ["127.0.0.1", "writ.internal"],
+        allowed_origins: ["https://console.example:8443"],
+      },
+    }),
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await gw?.close();
+  await configured?.close();
+});
+
+const listTools = { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} };
+
+/** A raw POST to /mcp with the headers a browser or a rebinding page would send. */
+function post(
+  base: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+  const url = new URL("/mcp", base);
+  const body = JSON.stringify(listTools);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "content-length": Buffer.byteLength(body),
+          ...headers,
+        },
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => {
+          text += chunk.toString("utf8");
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+const refusal = z.object({
+  jsonrpc: z.literal("2.0"),
+  error: z.object({ code: z.number(), message: z.string(), data: writErrorSchema }),
+  id: z.null(),
+});
+
+describe("DNS-rebinding protection of /mcp", () => {
+  it("refuses a Host that is not loopback with 403, and an Origin that is not allowed", async () => {
+    const token = await gw.token("alice");
+    const rebinding = await post(gw.url, { host: "evil.example", authorization: `Bearer ${token}` });
+    expect(rebinding.status).toBe(403);
+    expect(refusal.parse(JSON.parse(rebinding.body)).error.data.category).toBe("forbidden");
+
+    const page = await post(gw.url, { origin: "http://evil.example", authorization: `Bearer ${token}` });
+    expect(page.status).toBe(403);
+    expect(refusal.parse(JSON.parse(page.body)).error.message).toContain("http://evil.example");
+  });
+
+  it("answers loopback hosts and pages, and callers that send no Origin", async () => {
+    const token = await gw.token("alice");
+    const variants: Record<string, string>[] = [
+      {},
+      { origin: "http://localhost:5173" },
+      { host: "localhost" },
+    ];
+    for (const headers of variants) {
+      const answer = await post(gw.url, { authorization: `Bearer ${token}`, ...headers });
+      expect(answer.status).toBe(200);
+    }
+  });
+
+  it("follows the configured allow-lists", async () => {
+    const token = await configured.token("alice");
+    const auth = { authorization: `Bearer ${token}` };
+    expect((await post(configured.url, { ...auth, host: "writ.internal:443" })).status).toBe(200);
+    expect((await post(configured.url, { ...auth, host: "localhost" })).status).toBe(403);
+    expect((await post(configured.url, { ...auth, origin: "https://console.example:8443" })).status).toBe(
+      200,
+    );
+    expect((await post(configured.url, { ...auth, origin: "https://console.example" })).status).toBe(403);
+  });
+});
+
+describe("authorization discovery from a 401", () => {
+  it("leads a spec-following client from the 401 to the authorization server", async () => {
+    const answer = await fetch(`${gw.url}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify(listTools),
+    });
+    expect(answer.status).toBe(401);
+    expect(answer.headers.get("www-authenticate")).toBe(
+      `Bearer realm="writ", resource_metadata="${gw.url}/.well-known/oauth-protected-resource/mcp"`,
+    );
+    const metadataUrl = extractResourceMetadataUrl(answer);
+    expect(metadataUrl?.href).toBe(`${gw.url}/.well-known/oauth-protected-resource/mcp`);
+    const metadata = await discoverOAuthProtectedResourceMetadata(`${gw.url}/mcp`, {
+      ...(metadataUrl ? { resourceMetadataUrl: metadataUrl } : {}),
+    });
+    expect(metadata.resource).toBe(`${gw.url}/mcp`);
+    expect(metadata.authorization_servers).toEqual([TEST_ISSUER]);
+    // The root variant answers the same document.
+    const root = await fetch(`${gw.url}/.well-known/oauth-protected-resource`);
+    expect(await root.json()).toEqual(metadata);
+  });
+});
