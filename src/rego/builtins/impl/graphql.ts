@@ -39,6 +39,7 @@ import {
   makeObject,
   makeString,
   numberFromBigInt,
+  toJSON,
   type Value,
 } from "../../plan/value.ts";
 import { arg, BuiltinError, define, fail, stringArg, typeError } from "../registry.ts";
@@ -629,37 +630,14 @@ function printSchema(doc: Record<string, unknown>): string {
 /** A query operand: GraphQL text, or gqlparser's AST object. */
 function queryDocument(v: Value): DocumentNode {
   if (v.type === "string") return parseDocument(v.value, true);
-  const json = toPlain(v);
+  const json = toJSON(v);
   return parseDocument(isObj(json) ? printQuery(json) : "", true);
 }
 
 function schemaDocument(v: Value): DocumentNode {
   if (v.type === "string") return parseDocument(v.value, false);
-  const json = toPlain(v);
+  const json = toJSON(v);
   return parseDocument(isObj(json) ? printSchema(json) : "", false);
-}
-
-/** A value as plain JSON-like data (objects keyed by strings, as `ast.JSON`). */
-function toPlain(v: Value): unknown {
-  switch (v.type) {
-    case "null":
-      return null;
-    case "boolean":
-      return v.value;
-    case "number":
-      return v.float;
-    case "string":
-      return v.value;
-    case "array":
-      return v.items.map(toPlain);
-    case "set":
-      return v.elements().map(toPlain);
-    case "object": {
-      const out: Record<string, unknown> = {};
-      for (const [k, x] of v.entries()) if (k.type === "string") out[k.value] = toPlain(x);
-      return out;
-    }
-  }
 }
 
 interface Verified {
@@ -720,23 +698,18 @@ define("graphql.is_valid", (args) => {
   return makeBoolean(!("error" in parseAndVerify(q, s)));
 });
 
-define("graphql.parse_query", (args) => {
-  const text = stringArg(args, 0);
+/** A query or schema document as gqlparser's AST, or the parse failure OPA raises. */
+function parsedAs(text: string, query: boolean): Value {
   try {
-    return pruned(queryJSON(parseDocument(text, true)));
+    const document = parseDocument(text, query);
+    return pruned(query ? queryJSON(document) : schemaJSON(document));
   } catch (e) {
     return parseFailure(failureOf(e));
   }
-});
+}
 
-define("graphql.parse_schema", (args) => {
-  const text = stringArg(args, 0);
-  try {
-    return pruned(schemaJSON(parseDocument(text, false)));
-  } catch (e) {
-    return parseFailure(failureOf(e));
-  }
-});
+define("graphql.parse_query", (args) => parsedAs(stringArg(args, 0), true));
+define("graphql.parse_schema", (args) => parsedAs(stringArg(args, 0), false));
 
 define("graphql.schema_is_valid", (args) => {
   const s = arg(args, 0);
