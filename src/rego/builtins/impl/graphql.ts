@@ -301,6 +301,15 @@ function schemaJSON(doc: DocumentNode): JsonObject {
   return out;
 }
 
+/** Kept by pruning: anything but nulls, empty arrays and empty objects. */
+function relevant(v: Value | undefined): v is Value {
+  return !(
+    v === undefined ||
+    (v.type === "array" && v.items.length === 0) ||
+    (v.type === "object" && v.size === 0)
+  );
+}
+
 /** OPA's `pruneIrrelevantGraphQLASTNodes`: drops `Position`, nulls, and empty arrays and objects. */
 function prune(x: Json): Value | undefined {
   if (x === null) return undefined;
@@ -308,12 +317,7 @@ function prune(x: Json): Value | undefined {
     const items: Value[] = [];
     for (const item of x) {
       const v = prune(item);
-      if (
-        v === undefined ||
-        (v.type === "array" && v.items.length === 0) ||
-        (v.type === "object" && v.size === 0)
-      )
-        continue;
+      if (!relevant(v)) continue;
       items.push(v);
     }
     return makeArray(items);
@@ -323,12 +327,7 @@ function prune(x: Json): Value | undefined {
     for (const [k, item] of Object.entries(x)) {
       if (k === "Position" || item === undefined) continue;
       const v = prune(item);
-      if (
-        v === undefined ||
-        (v.type === "array" && v.items.length === 0) ||
-        (v.type === "object" && v.size === 0)
-      )
-        continue;
+      if (!relevant(v)) continue;
       obj.set(makeString(k), v);
     }
     return obj;
