@@ -21,6 +21,10 @@ export const errorCategories = [
   "forbidden",
   "not_found",
   "payload_too_large",
+  /** The backend ran the tool and the tool reported its own failure (MCP `isError`). */
+  "tool_error",
+  /** The backend answered outside its protocol: a JSON-RPC error, a malformed answer. */
+  "backend_error",
 ] as const;
 
 export type ErrorCategory = (typeof errorCategories)[number];
@@ -60,6 +64,8 @@ export const httpStatusOf: Record<ErrorCategory, number> = {
   forbidden: 403,
   not_found: 404,
   payload_too_large: 413,
+  tool_error: 422,
+  backend_error: 502,
 };
 
 const retryableByDefault = new Set<ErrorCategory>(["rate_limited", "backend_unavailable", "timeout"]);

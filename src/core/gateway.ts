@@ -13,7 +13,7 @@ import type { PolicyEngine } from "../policy/index.ts";
 import type { LayeredResult } from "../results/index.ts";
 import type { Store } from "../store/types.ts";
 import type { WritErrorBody } from "./errors.ts";
-import type { InProcessHandler } from "./handlers.ts";
+import type { CallObserver, InProcessHandler } from "./handlers.ts";
 import type { DecisionKind, ProposalFormat, Reason, Subject } from "./types.ts";
 
 export interface Gateway {
@@ -60,6 +60,8 @@ export interface ProposalRequest {
   session?: string;
   execute: boolean;
   requestId: string;
+  /** Who watches executed calls while they run (progress, logs, cancellation). */
+  observer?: CallObserver;
 }
 
 export interface CallOutcome {
@@ -85,4 +87,6 @@ export interface ExecuteRequest {
   /** The call's format (default `canonical`); MCP callers send their `tools/call` request. */
   format?: Exclude<ProposalFormat, "auto">;
   requestId: string;
+  /** Who watches the call while it runs (progress, logs, cancellation). */
+  observer?: CallObserver;
 }

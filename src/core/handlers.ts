@@ -2,6 +2,7 @@
  * The contract between Writ and an in-process tool backend: what a handler receives once its
  * grant is verified and consumed, and what it answers (shaped into the layered result).
  */
+import type { ContentBlock } from "@modelcontextprotocol/sdk/types.js";
 import type { StoredResource } from "../store/types.ts";
 
 export interface ToolInvocation {
@@ -12,6 +13,10 @@ export interface ToolInvocation {
 export interface ToolOutput {
   summary: string;
   structured_content: Record<string, unknown>;
+  /** Content items as an MCP server sent them (text, image, audio, resource, resource_link). */
+  content?: ContentBlock[];
+  /** The tool ran and reported its own failure (its content says why). */
+  is_error?: boolean;
   /** What the tool touched, for the result's provenance. */
   target?: string;
   /** The resource revision after the tool ran, when it changed it. */
@@ -19,3 +24,28 @@ export interface ToolOutput {
 }
 
 export type InProcessHandler = (invocation: ToolInvocation) => Promise<ToolOutput>;
+
+/** A progress report of a running call (MCP `notifications/progress` without its token). */
+export interface CallProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** A log message a backend sent while the call ran (MCP `notifications/message`). */
+export interface CallLogMessage {
+  level: "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
+  logger?: string;
+  data: unknown;
+}
+
+/**
+ * A caller watching a call while it runs (an MCP client reading an SSE answer): the backend's
+ * progress and log messages reach it, and aborting `signal` cancels the call at the backend.
+ * Backends that cannot report or cancel ignore it.
+ */
+export interface CallObserver {
+  signal?: AbortSignal;
+  progress?(update: CallProgress): void;
+  log?(message: CallLogMessage): void;
+}

@@ -81,3 +81,5 @@ export const GRANT_META_KEY = "writ/grant";
 export const APPROVAL_META_KEY = "writ/approval";
 /** Where Writ puts the result's provenance and decision on a `tools/call` answer. */
 export const RESULT_META_KEY = "writ/result";
+/** Where Writ puts its structured error when a tool reported its own failure (`isError` content). */
+export const ERROR_META_KEY = "writ/error";

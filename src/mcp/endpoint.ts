@@ -15,18 +15,24 @@
 import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   type CallToolRequest,
   CallToolRequestSchema,
   type CallToolResult,
+  CancelledNotificationSchema,
+  type ContentBlock,
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
+  type ServerNotification,
+  type ServerRequest,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Context } from "hono";
 import { readApproval } from "../approvals/index.ts";
 import { WritError, type WritErrorBody } from "../core/errors.ts";
+import type { CallObserver } from "../core/handlers.ts";
 import { isRecord } from "../core/json.ts";
 import type { Subject } from "../core/types.ts";
 import {
@@ -39,7 +45,8 @@ import {
   logRefusedRequest,
   type ToolDiscovery,
 } from "../pipeline/index.ts";
-import { APPROVAL_META_KEY, RESULT_META_KEY } from "./config.ts";
+import { ToolFailedError } from "../results/index.ts";
+import { APPROVAL_META_KEY, ERROR_META_KEY, RESULT_META_KEY } from "./config.ts";
 import { bearerChallenge } from "./resource-metadata.ts";
 
 const SERVER_INFO = { name: "writ", version: "0.1.0" };
@@ -84,19 +91,57 @@ function toolError(
   };
 }
 
-function success(result: LayeredResult, decisionId: string | undefined): CallToolResult {
+/** Writ's part of an answer: provenance, redactions and the decision, under `_meta["writ/result"]`. */
+function resultMeta(result: LayeredResult, decisionId: string | undefined): Record<string, unknown> {
   return {
-    content: [{ type: "text", text: JSON.stringify(result.structured_content) }],
-    structuredContent: result.structured_content,
-    _meta: {
-      [RESULT_META_KEY]: {
-        summary: result.summary,
-        provenance: result.provenance,
-        execution_meta: result.execution_meta,
-        ...(result.redacted === undefined ? {} : { redacted: result.redacted }),
-        ...(decisionId === undefined ? {} : { decision_id: decisionId }),
-      },
+    [RESULT_META_KEY]: {
+      summary: result.summary,
+      provenance: result.provenance,
+      execution_meta: result.execution_meta,
+      ...(result.redacted === undefined ? {} : { redacted: result.redacted }),
+      ...(decisionId === undefined ? {} : { decision_id: decisionId }),
     },
+  };
+}
+
+/**
+ * A result as MCP content. An MCP server's content items pass as it sent them (redacted), with
+ * its `structuredContent` when it sent one; a result withheld whole says so in a text item. A
+ * result of any other backend is its structured content, serialized in a text item too.
+ */
+function success(result: LayeredResult, decisionId: string | undefined): CallToolResult {
+  const meta = resultMeta(result, decisionId);
+  if (result.content === undefined) {
+    return {
+      content: [{ type: "text", text: JSON.stringify(result.structured_content) }],
+      structuredContent: result.structured_content,
+      _meta: meta,
+    };
+  }
+  const withheld = (result.redacted ?? []).find((r) => r.startsWith("classification:"));
+  const content: ContentBlock[] =
+    withheld !== undefined && result.content.length === 0
+      ? [{ type: "text", text: `(withheld: the result's ${withheld.replace(":", " is ")})` }]
+      : result.content;
+  return {
+    content,
+    ...(Object.keys(result.structured_content).length === 0
+      ? {}
+      : { structuredContent: result.structured_content }),
+    _meta: meta,
+  };
+}
+
+/** A tool that reported its own failure: its content as it sent it, Writ's error in `_meta`. */
+function toolFailure(
+  error: WritErrorBody,
+  result: LayeredResult,
+  decisionId: string | undefined,
+): CallToolResult {
+  return {
+    ...success(result, decisionId),
+    isError: true,
+    _meta: { ...resultMeta(result, decisionId), [ERROR_META_KEY]: error },
   };
 }
 
@@ -120,6 +165,9 @@ function fromOutcome(outcome: CallOutcome): CallToolResult {
             suggested_fix: `ask someone with one of the roles ${outcome.approval.approver_roles.join(", ")} to approve ${outcome.approval.id}; then call this tool again with the same arguments and _meta {"${APPROVAL_META_KEY}": "${outcome.approval.id}"}`,
           }
         : outcome.error;
+    if (outcome.error.category === "tool_error" && outcome.result) {
+      return toolFailure(outcome.error, outcome.result, outcome.decision_id);
+    }
     return toolError(error, { ...decision, ...(outcome.approval ? { approval: outcome.approval } : {}) });
   }
   if (!outcome.result) {
@@ -145,6 +193,8 @@ interface CallContext {
   subject: Subject;
   authorization: string | undefined;
   requestId: string;
+  /** Progress and log messages for a caller reading the answer as a stream; its cancellation. */
+  observer: CallObserver;
 }
 
 /** A repeated call naming an approved request: it runs with the grant the approval released. */
@@ -186,6 +236,8 @@ async function callApproved(
   }
   const { result } = await executeWithGrant(ctx.gw, {
     authorization: ctx.authorization,
+    subject: ctx.subject,
+    observer: ctx.observer,
     grant: approval.grant.token,
     format: "mcp",
     call: {
@@ -214,10 +266,15 @@ async function callTool(
           `_meta["${APPROVAL_META_KEY}"] must be an approval id (a string)`,
         );
       }
-      return await callApproved(ctx, params, approvalId);
+      return await callApproved(ctx, params, approvalId).catch((error: unknown) => {
+        if (error instanceof ToolFailedError) return toolFailure(error.toJSON(), error.result, undefined);
+        throw error;
+      });
     }
     const outcomes = await handleProposal(ctx.gw, {
       authorization: ctx.authorization,
+      subject: ctx.subject,
+      observer: ctx.observer,
       format: "mcp",
       payload: {
         jsonrpc: "2.0",
@@ -275,8 +332,88 @@ async function logRefusedCalls(
   }
 }
 
+/**
+ * The calls running on this instance that a caller may cancel, by tenant, subject and JSON-RPC
+ * id: a `notifications/cancelled` arrives in a POST of its own (the endpoint keeps no session),
+ * so it is delivered to the server instance that runs the call, as if it had come there.
+ */
+class CancellableCalls {
+  readonly #calls = new Map<string, (reason: string | undefined) => void>();
+
+  static #key(subject: Subject, id: string | number): string {
+    return JSON.stringify([subject.tenant, subject.id, id]);
+  }
+
+  add(subject: Subject, id: string | number, cancel: (reason: string | undefined) => void): () => void {
+    const key = CancellableCalls.#key(subject, id);
+    this.#calls.set(key, cancel);
+    return () => {
+      if (this.#calls.get(key) === cancel) this.#calls.delete(key);
+    };
+  }
+
+  cancel(subject: Subject, id: string | number, reason: string | undefined): void {
+    this.#calls.get(CancellableCalls.#key(subject, id))?.(reason);
+  }
+}
+
+/**
+ * Whether this POST's answer is a stream: a `tools/call` from a caller that accepts
+ * `text/event-stream` is answered as Server-Sent Events, so that progress and log messages reach
+ * it while the call runs; everything else (and a caller accepting JSON only) gets JSON.
+ */
+function answersAsStream(body: unknown, accept: string | undefined): boolean {
+  return accept?.includes("text/event-stream") === true && carries(body, "tools/call");
+}
+
+/** Whether a POST's body (one message or a batch) has a message calling `method`. */
+function carries(body: unknown, method: string): boolean {
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  return messages.some((m) => isRecord(m) && m.method === method);
+}
+
+/**
+ * The SDK's transport insists that a POST accept both JSON and SSE; Writ also serves callers that
+ * accept JSON only (or say nothing), answering them with JSON.
+ */
+function acceptingBoth(request: Request): Request {
+  const accept = request.headers.get("accept");
+  if (accept?.includes("application/json") && accept.includes("text/event-stream")) return request;
+  const headers = new Headers(request.headers);
+  headers.set("accept", "application/json, text/event-stream");
+  return new Request(request, { headers });
+}
+
+/**
+ * The observer of a `tools/call`: progress to the caller's token, log messages, the SDK's
+ * cancellation. Notifications leave in order; `flushed()` resolves once all sent have left, so
+ * that none is overtaken by the answer (which closes the stream).
+ */
+function observerOf(
+  request: CallToolRequest,
+  extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+): CallObserver & { flushed(): Promise<void> } {
+  const token = request.params._meta?.progressToken;
+  let queue = Promise.resolve();
+  const send = (notification: ServerNotification) => {
+    queue = queue.then(() => extra.sendNotification(notification)).catch(() => undefined);
+  };
+  return {
+    signal: extra.signal,
+    ...(token === undefined
+      ? {}
+      : {
+          progress: (update) =>
+            send({ method: "notifications/progress", params: { progressToken: token, ...update } }),
+        }),
+    log: (message) => send({ method: "notifications/message", params: message }),
+    flushed: () => queue,
+  };
+}
+
 /** The hono handler for `/mcp`. */
 export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context) => Promise<Response> {
+  const cancellable = new CancellableCalls();
   return async (c) => {
     if (c.req.method !== "POST") {
       return jsonRpcError(
@@ -301,25 +438,73 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
       });
     }
     const requestId = c.req.header("x-request-id") ?? randomUUID();
+    const body: unknown = await c.req.raw
+      .clone()
+      .json()
+      .catch(() => undefined);
+    const stream = answersAsStream(body, c.req.header("accept"));
     const server = new Server(SERVER_INFO, {
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, logging: {} },
       instructions: INSTRUCTIONS,
+    });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: !stream,
+    });
+    // The server closes once no call runs any more (closing earlier would abort them).
+    let running = 0;
+    let idle: () => void = () => undefined;
+    const finished = new Promise<void>((resolve) => {
+      idle = resolve;
     });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: discovery.list(subject, "mcp").map(mcpTool),
     }));
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-      callTool({ gw, subject, authorization, requestId }, request, extra.requestId),
-    );
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      running += 1;
+      const forget = cancellable.add(subject, extra.requestId, (reason) => {
+        void transport.onmessage?.({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: extra.requestId, ...(reason === undefined ? {} : { reason }) },
+        });
+      });
+      try {
+        const observer = observerOf(request, extra);
+        const answer = await callTool(
+          { gw, subject, authorization, requestId, observer },
+          request,
+          extra.requestId,
+        );
+        await observer.flushed();
+        return answer;
+      } finally {
+        forget();
+        running -= 1;
+        if (running === 0) idle();
+      }
     });
-    await server.connect(transport);
-    try {
-      return await transport.handleRequest(c.req.raw);
-    } finally {
-      await server.close();
+    // A cancellation comes in a POST of its own: it is handed to the server running the call,
+    // where the SDK's own handling aborts the call and withholds its answer.
+    if (carries(body, "notifications/cancelled")) {
+      server.setNotificationHandler(CancelledNotificationSchema, ({ params }) => {
+        if (params.requestId !== undefined) cancellable.cancel(subject, params.requestId, params.reason);
+      });
     }
+    await server.connect(transport);
+    let response: Response;
+    try {
+      response = await transport.handleRequest(acceptingBoth(c.req.raw));
+    } catch (error) {
+      await server.close();
+      throw error;
+    }
+    // Calls start in microtasks of handleRequest; a POST that started none is finished already.
+    setImmediate(() => {
+      if (running === 0) idle();
+    });
+    // Once the last call answered (its response is sent after the handler returns), close.
+    void finished.then(() => new Promise((resolve) => setImmediate(resolve))).then(() => server.close());
+    return response;
   };
 }

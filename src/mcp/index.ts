@@ -4,6 +4,7 @@
  */
 export {
   APPROVAL_META_KEY,
+  ERROR_META_KEY,
   GRANT_META_KEY,
   type McpConfig,
   type McpServerConfig,

@@ -7,24 +7,31 @@
  * descriptions, schemas and annotations (`readOnlyHint`, `destructiveHint`, …) shown to callers
  * come from Writ's contracts, never from the upstream.
  */
+import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolResult,
   CallToolResultSchema,
   ErrorCode,
+  LoggingMessageNotificationSchema,
   McpError,
+  ProgressNotificationSchema,
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolContract } from "../contracts/schema.ts";
 import { errorMessage, WritError } from "../core/errors.ts";
+import type { CallLogMessage, CallObserver } from "../core/handlers.ts";
+import { scrubString } from "../decisionlog/detectors.ts";
 import type { CredentialResolver } from "../dispatch/index.ts";
+import { maskSecrets } from "../results/index.ts";
 import { GRANT_META_KEY, type McpServerConfig } from "./config.ts";
 
 const WRIT_CLIENT = { name: "writ-gateway", version: "0.1.0" };
@@ -45,6 +52,13 @@ interface Upstream {
   config: McpServerConfig;
   client?: Client;
   tools: Map<string, Tool>;
+  /**
+   * The calls running on this server, each with its observer (if any). Log messages carry no
+   * request id, so one reaches a caller only while its call is the only one running.
+   */
+  running: Set<{ observer: CallObserver | undefined }>;
+  /** Progress tokens Writ sent with running calls, to their observers. */
+  progress: Map<string, NonNullable<CallObserver["progress"]>>;
   error?: string;
   connecting?: Promise<void>;
   reconnectDelayMs: number;
@@ -70,7 +84,13 @@ export class McpUpstreams {
   ) {
     this.report = options.report ?? ((message) => console.error(message));
     for (const config of servers) {
-      this.upstreams.set(config.name, { config, tools: new Map(), reconnectDelayMs: RECONNECT_FIRST_MS });
+      this.upstreams.set(config.name, {
+        config,
+        tools: new Map(),
+        running: new Set(),
+        progress: new Map(),
+        reconnectDelayMs: RECONNECT_FIRST_MS,
+      });
     }
   }
 
@@ -103,13 +123,16 @@ export class McpUpstreams {
   /**
    * Calls `tool` on `server` with the final arguments and the grant in `_meta`. Transport
    * failures and timeouts are WritErrors that say whether the effect may have happened; the
-   * server's own answer (also `isError` results) is returned as it came.
+   * server's own answer (also `isError` results) is returned as it came. The observer gets the
+   * server's progress (and its log messages while this call is the only one running), and
+   * aborting its signal sends the server `notifications/cancelled`.
    */
   async call(
     contract: ToolContract,
     args: Record<string, unknown>,
     grant: string,
     requestId: string,
+    observer?: CallObserver,
   ): Promise<CallToolResult> {
     const backend = contract.backend;
     if (backend.kind !== "mcp") {
@@ -129,14 +152,14 @@ export class McpUpstreams {
     // A server that went away is retried on its back-off schedule, not by every call.
     if (upstream.client === undefined && upstream.reconnectTimer === undefined) await this.connect(upstream);
     try {
-      return await this.#callOnce(upstream, backend.tool, contract, args, grant, requestId);
+      return await this.#callOnce(upstream, backend.tool, contract, args, grant, requestId, observer);
     } catch (error) {
       if (!(error instanceof StreamableHTTPError) || error.code !== 404) throw error;
       // The server no longer knows Writ's session (it restarted): it did not run the call, so
       // a new session may send it once more.
       await this.#drop(upstream);
       await this.connect(upstream);
-      return this.#callOnce(upstream, backend.tool, contract, args, grant, requestId);
+      return this.#callOnce(upstream, backend.tool, contract, args, grant, requestId, observer);
     }
   }
 
@@ -147,6 +170,7 @@ export class McpUpstreams {
     args: Record<string, unknown>,
     grant: string,
     requestId: string,
+    observer: CallObserver | undefined,
   ): Promise<CallToolResult> {
     const server = upstream.config.name;
     const effectful = contract.side_effect !== "none";
@@ -158,19 +182,33 @@ export class McpUpstreams {
         { suggestedFix: "retry later; Writ reconnects on its own", retryable: true, effectCommitted: false },
       );
     }
+    const options: RequestOptions = { timeout: contract.timeout_ms };
+    if (observer?.signal) options.signal = observer.signal;
+    // Progress is routed by Writ's own token rather than the SDK's `onprogress`: the SDK drops a
+    // progress notification that arrives together with the answer (it forgets the token first).
+    const progressToken = observer?.progress ? `writ-${randomUUID()}` : undefined;
+    if (progressToken !== undefined && observer?.progress)
+      upstream.progress.set(progressToken, observer.progress);
+    const running = { observer };
+    upstream.running.add(running);
     try {
+      const meta = {
+        [GRANT_META_KEY]: grant,
+        "writ/request_id": requestId,
+        ...(progressToken === undefined ? {} : { progressToken }),
+      };
       const result = await client.callTool(
-        { name: tool, arguments: args, _meta: { [GRANT_META_KEY]: grant, "writ/request_id": requestId } },
+        { name: tool, arguments: args, _meta: meta },
         CallToolResultSchema,
-        { timeout: contract.timeout_ms },
+        options,
       );
       const parsed = CallToolResultSchema.safeParse(result);
       if (!parsed.success) {
         throw new WritError(
-          "backend_unavailable",
-          `${contract.name}: the MCP server answered with a malformed result`,
+          "backend_error",
+          `${contract.name}: the MCP server ${server} answered with a malformed result`,
           {
-            suggestedFix: "fix the MCP server's tools/call result",
+            suggestedFix: "tell the operator: the server's tools/call result does not follow the MCP schema",
             retryable: false,
             effectCommitted: effectful ? "unknown" : false,
           },
@@ -179,12 +217,23 @@ export class McpUpstreams {
       return parsed.data;
     } catch (error) {
       if (error instanceof WritError) throw error;
+      if (observer?.signal?.aborted) throw cancelled(contract, server);
       if (error instanceof StreamableHTTPError && error.code === 404) throw error;
       // The server is unreachable or the connection broke: reconnect on the back-off schedule.
       if (!(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed)
         await this.#drop(upstream);
       throw callFailure(contract, server, error);
+    } finally {
+      upstream.running.delete(running);
+      // Late enough for a notification that came in with the answer (handled a microtask later).
+      if (progressToken !== undefined) setImmediate(() => upstream.progress.delete(progressToken));
     }
+  }
+
+  /** A log message from `upstream`: to the caller of its only running call, if that caller listens. */
+  #relayLog(upstream: Upstream, message: CallLogMessage): void {
+    if (upstream.running.size !== 1) return;
+    for (const { observer } of upstream.running) observer?.log?.(message);
   }
 
   /** Closes the current connection; `lost` then hides its tools and schedules a reconnect. */
@@ -221,6 +270,22 @@ export class McpUpstreams {
     try {
       const transport = await this.transportFor(upstream.config);
       await client.connect(transport, { timeout: this.options.connectTimeoutMs });
+      client.setNotificationHandler(ProgressNotificationSchema, ({ params }) => {
+        const report = upstream.progress.get(String(params.progressToken));
+        report?.({
+          progress: params.progress,
+          ...(params.total === undefined ? {} : { total: params.total }),
+          ...(params.message === undefined ? {} : { message: scrubString(params.message) }),
+        });
+      });
+      client.setNotificationHandler(LoggingMessageNotificationSchema, ({ params }) => {
+        if (upstream.client !== client) return;
+        this.#relayLog(upstream, {
+          level: params.level,
+          ...(params.logger === undefined ? {} : { logger: params.logger }),
+          data: maskSecrets(params.data),
+        });
+      });
       client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
         if (upstream.client !== client) return;
         await this.refresh(upstream, client).catch((error: unknown) => {
@@ -312,6 +377,27 @@ async function listAllTools(client: Client, timeoutMs: number): Promise<Map<stri
   return tools;
 }
 
+/** The caller cancelled the call (MCP `notifications/cancelled`); the server was told so. */
+function cancelled(contract: ToolContract, server: string): WritError {
+  const effectful = contract.side_effect !== "none";
+  return new WritError(
+    "timeout",
+    `${contract.name}: the caller cancelled the call on the MCP server ${server}`,
+    {
+      suggestedFix: effectful
+        ? "check with the backend whether the call took effect before asking again"
+        : "call again if you still need the result",
+      retryable: !effectful,
+      effectCommitted: effectful ? "unknown" : false,
+    },
+  );
+}
+
+/** An upstream's message as quoted in an error: secrets scrubbed, at most 300 characters. */
+function quoted(message: string): string {
+  return scrubString(message).slice(0, 300);
+}
+
 function callFailure(contract: ToolContract, server: string, error: unknown): WritError {
   const effectful = contract.side_effect !== "none";
   if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
@@ -327,17 +413,47 @@ function callFailure(contract: ToolContract, server: string, error: unknown): Wr
       },
     );
   }
-  if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
-    // A protocol error from the server: it refused the request before running the tool.
+  if (error instanceof McpError && error.code === ErrorCode.InvalidParams) {
+    // The server refused the arguments before running the tool.
     return new WritError(
       "invalid_argument",
-      `${contract.name}: the MCP server ${server} refused the call: ${error.message.slice(0, 300)}`,
-      { suggestedFix: "check the contract's arguments against the server's tool", retryable: false },
+      `${contract.name}: the MCP server ${server} refused the arguments: ${quoted(error.message)}`,
+      {
+        suggestedFix:
+          "change the arguments as the message says; if they match the tool's input schema, tell the operator that the contract and the server's tool disagree",
+        retryable: false,
+        effectCommitted: false,
+      },
+    );
+  }
+  if (error instanceof McpError && error.code === ErrorCode.MethodNotFound) {
+    return new WritError(
+      "backend_error",
+      `${contract.name}: the MCP server ${server} does not offer this call: ${quoted(error.message)}`,
+      {
+        suggestedFix: "tell the operator: the contract's backend names a tool the server does not have",
+        retryable: false,
+        effectCommitted: false,
+      },
+    );
+  }
+  if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
+    // Any other protocol error: the server failed while handling the call.
+    return new WritError(
+      "backend_error",
+      `${contract.name}: the MCP server ${server} failed (JSON-RPC error ${error.code}): ${quoted(error.message)}`,
+      {
+        suggestedFix: effectful
+          ? "check with the backend whether the call took effect before asking again; if it persists, tell the server's operator"
+          : "retry later; if it persists, tell the server's operator",
+        retryable: !effectful,
+        effectCommitted: effectful ? "unknown" : false,
+      },
     );
   }
   return new WritError(
     "backend_unavailable",
-    `${contract.name}: the connection to the MCP server ${server} failed: ${errorMessage(error).slice(0, 300)}`,
+    `${contract.name}: the connection to the MCP server ${server} failed: ${quoted(errorMessage(error))}`,
     {
       suggestedFix: effectful
         ? "check with the backend whether the call took effect before asking again"

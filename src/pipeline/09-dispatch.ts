@@ -10,7 +10,7 @@ import { z } from "zod";
 import { enforceConditions, finalArguments } from "../conditions/index.ts";
 import { WritError } from "../core/errors.ts";
 import type { Gateway } from "../core/gateway.ts";
-import type { ToolOutput } from "../core/handlers.ts";
+import type { CallObserver, ToolOutput } from "../core/handlers.ts";
 import { isRecord } from "../core/json.ts";
 import { type Condition, conditionSchema, type GrantClaims, type Subject } from "../core/types.ts";
 import { dispatchHttp } from "../dispatch/index.ts";
@@ -47,6 +47,8 @@ export interface DispatchRequest {
   requestId: string;
   /** When given, the grant must have been issued to this subject. */
   subject?: Pick<Subject, "id" | "tenant">;
+  /** Who watches the call while it runs (MCP backends report progress and logs, and cancel). */
+  observer?: CallObserver;
 }
 
 function refusedGrant(message: string): WritError {
@@ -113,7 +115,7 @@ function backendRunner(
             },
           );
         }
-        const answer = await gw.mcp.call(n.contract, args, req.token, req.requestId);
+        const answer = await gw.mcp.call(n.contract, args, req.token, req.requestId, req.observer);
         return upstreamOutput(n.contract, backend.server, answer);
       };
   }

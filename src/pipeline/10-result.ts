@@ -1,10 +1,11 @@
 /**
  * Stage 10, the result: the backend's output checked against the contract's output schema,
- * redacted (conditions, classification, secret patterns), and layered (DESIGN section 7).
+ * redacted (conditions, classification, secret patterns), and layered (DESIGN section 7). A tool
+ * that reported its own failure is raised as `tool_error`, its redacted output attached.
  */
 import type { Gateway } from "../core/gateway.ts";
 import type { NormalizedCall } from "../normalize/index.ts";
-import { type LayeredResult, shapeResult } from "../results/index.ts";
+import { type LayeredResult, shapeResult, ToolFailedError } from "../results/index.ts";
 import type { Dispatched } from "./09-dispatch.ts";
 
 export function result(
@@ -14,7 +15,7 @@ export function result(
   requestId: string,
 ): LayeredResult {
   const { output, claims, stored, started } = ran;
-  return shapeResult(output, {
+  const shaped = shapeResult(output, {
     contracts: gw.contracts,
     contract: n.contract,
     conditions: claims.cnd,
@@ -23,4 +24,6 @@ export function result(
     latencyMs: Math.round((performance.now() - started) * 1000) / 1000,
     requestId,
   });
+  if (output.is_error) throw new ToolFailedError(n.contract, shaped);
+  return shaped;
 }

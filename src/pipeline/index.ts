@@ -29,7 +29,7 @@ import type { ProposedCall, Subject } from "../core/types.ts";
 import { evaluationEntry, refusalEntry } from "../decisionlog/index.ts";
 import { parseProposal } from "../intake/index.ts";
 import { type NormalizedCall, normalize } from "../normalize/index.ts";
-import type { LayeredResult } from "../results/index.ts";
+import { type LayeredResult, ToolFailedError } from "../results/index.ts";
 import { intake } from "./01-intake.ts";
 import { normalizeCalls } from "./02-normalize.ts";
 import { identify } from "./03-identity.ts";
@@ -156,9 +156,15 @@ async function decideCall(
   };
   if (req.execute && grant) {
     try {
-      outcome.result = await run(gw, { n, token: grant.token, requestId: req.requestId }); // 9–10
+      outcome.result = await run(gw, {
+        n,
+        token: grant.token,
+        requestId: req.requestId,
+        ...(req.observer ? { observer: req.observer } : {}),
+      }); // 9–10
     } catch (e) {
       outcome.error = WritError.from(e).toJSON();
+      if (e instanceof ToolFailedError) outcome.result = e.result;
     }
   }
   return outcome;
@@ -222,6 +228,12 @@ export async function executeWithGrant(
   const n = normalize(call, gw.contracts); // 2
   return {
     tool: call.tool,
-    result: await run(gw, { n, token: req.grant, requestId: req.requestId, subject }),
+    result: await run(gw, {
+      n,
+      token: req.grant,
+      requestId: req.requestId,
+      subject,
+      ...(req.observer ? { observer: req.observer } : {}),
+    }),
   };
 }

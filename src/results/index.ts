@@ -4,15 +4,28 @@
  * data classification, the grant's `redact_result` conditions and the secret detectors, and
  * shaped as the layered result.
  */
+import type { ContentBlock } from "@modelcontextprotocol/sdk/types.js";
 import { resultRedactions } from "../conditions/index.ts";
 import type { ContractRegistry, ToolContract } from "../contracts/index.ts";
 import { WritError } from "../core/errors.ts";
+import { isRecord } from "../core/json.ts";
 import type { Condition } from "../core/types.ts";
 import { isSensitiveKey, MASK, scrubString } from "../decisionlog/detectors.ts";
+
+/**
+ * One item of a result's content as MCP defines it (text, image, audio, embedded resource,
+ * resource link): what an MCP server answered, kept as it sent it.
+ */
+export type ResultContent = ContentBlock;
 
 export interface LayeredResult {
   summary: string;
   structured_content: Record<string, unknown>;
+  /**
+   * The backend's content items, as it sent them (redacted like structured_content); present
+   * when the backend answers with content (MCP servers).
+   */
+  content?: ResultContent[];
   artifact_refs: string[];
   provenance: {
     tool: string;
@@ -22,13 +35,19 @@ export interface LayeredResult {
     resource_revision: string | null;
   };
   execution_meta: { latency_ms: number; attempt: number; request_id: string; effect: string };
-  /** JSON Pointers (into structured_content) or `classification:<name>` removed; absent when none. */
+  /**
+   * What was removed: JSON Pointers into structured_content, `/content/<i>` for a content item
+   * withheld or rewritten, or `classification:<name>`; absent when nothing was.
+   */
   redacted?: string[];
 }
 
 export interface BackendOutput {
   summary: string;
   structured_content: Record<string, unknown>;
+  content?: ResultContent[];
+  /** The tool ran and reported its own failure: shaped like a result, then raised as `tool_error`. */
+  is_error?: boolean;
   artifact_refs?: string[];
   target?: string;
   resource_revision?: number | string;
@@ -95,9 +114,98 @@ export function maskSecrets(value: unknown): unknown {
   return value;
 }
 
+/** A text item's secrets scrubbed; binary data (images, audio, blobs) is never altered. */
+function maskItem(item: ResultContent): ResultContent {
+  switch (item.type) {
+    case "text":
+      return { ...item, text: scrubString(item.text) };
+    case "resource": {
+      const resource = item.resource;
+      return "text" in resource
+        ? { ...item, resource: { ...resource, text: scrubString(resource.text) } }
+        : item;
+    }
+    case "resource_link":
+      return item.description === undefined ? item : { ...item, description: scrubString(item.description) };
+    default:
+      return item;
+  }
+}
+
+/**
+ * The result's `redact_result` pointers applied to a text: a JSON object has them removed; any
+ * other text cannot be searched for them, so it is withheld (fail closed).
+ */
+function redactText(text: string, pointers: readonly string[]): { text: string; changed: boolean } {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch {
+    document = undefined;
+  }
+  if (!isRecord(document)) {
+    return {
+      text: "(withheld: a redaction applies to this result and this text is not JSON)",
+      changed: true,
+    };
+  }
+  let changed = false;
+  for (const pointer of pointers) if (removeAt(document, pointer)) changed = true;
+  return changed ? { text: JSON.stringify(document), changed } : { text, changed };
+}
+
+/** The content items with the pointer redactions applied to their texts; `/content/<i>` when changed. */
+function redactContent(
+  items: readonly ResultContent[],
+  pointers: readonly string[],
+  redacted: string[],
+): ResultContent[] {
+  if (pointers.length === 0) return [...items];
+  return items.map((item, index) => {
+    if (item.type === "text") {
+      const { text, changed } = redactText(item.text, pointers);
+      if (changed) redacted.push(`/content/${index}`);
+      return changed ? { ...item, text } : item;
+    }
+    if (item.type === "resource" && "text" in item.resource) {
+      const { text, changed } = redactText(item.resource.text, pointers);
+      if (changed) redacted.push(`/content/${index}`);
+      return changed ? { ...item, resource: { ...item.resource, text } } : item;
+    }
+    return item;
+  });
+}
+
+/**
+ * A tool that ran and reported its own failure: the error callers see, with the tool's output
+ * (redacted like any result) for those who can show it (MCP answers it as `isError` content).
+ */
+export class ToolFailedError extends WritError {
+  constructor(
+    contract: ToolContract,
+    readonly result: LayeredResult,
+  ) {
+    const said = (result.content ?? [])
+      .flatMap((item) => (item.type === "text" ? [item.text] : []))
+      .join("\n")
+      .trim()
+      .slice(0, QUOTED_LIMIT);
+    super("tool_error", `${result.summary}${said === "" ? "" : `: ${said}`}`, {
+      suggestedFix:
+        "read the tool's message, then change the arguments or the resource's state before proposing the call again",
+      retryable: false,
+      effectCommitted: effectAfterRun(contract) ? "unknown" : false,
+    });
+  }
+}
+
+/** Longest tool message quoted in a `tool_error`. */
+const QUOTED_LIMIT = 300;
+
 export function shapeResult(output: BackendOutput, ctx: ResultContext): LayeredResult {
   const { contract } = ctx;
-  const violations = ctx.contracts.checkOutput(contract, output.structured_content);
+  // An output schema describes what a tool answers when it succeeds (as in MCP).
+  const violations = output.is_error ? [] : ctx.contracts.checkOutput(contract, output.structured_content);
   if (violations.length > 0) {
     const where = violations
       .slice(0, 3)
@@ -114,21 +222,25 @@ export function shapeResult(output: BackendOutput, ctx: ResultContext): LayeredR
     );
   }
 
-  let content = structuredClone(output.structured_content);
+  let structured = structuredClone(output.structured_content);
+  let items = output.content;
   const redacted: string[] = [];
   const rules = resultRedactions(ctx.conditions);
   const classification = contract.data_classification;
   if (WITHHELD_CLASSIFICATIONS.has(classification) || rules.classifications.includes(classification)) {
-    content = {};
+    structured = {};
+    if (items !== undefined) items = [];
     redacted.push(`classification:${classification}`);
   } else {
-    for (const pointer of rules.paths) if (removeAt(content, pointer)) redacted.push(pointer);
+    for (const pointer of rules.paths) if (removeAt(structured, pointer)) redacted.push(pointer);
+    if (items !== undefined) items = redactContent(items, rules.paths, redacted);
   }
-  content = maskSecrets(content) as Record<string, unknown>;
+  structured = maskSecrets(structured) as Record<string, unknown>;
 
   return {
     summary: scrubString(output.summary),
-    structured_content: content,
+    structured_content: structured,
+    ...(items === undefined ? {} : { content: items.map(maskItem) }),
     artifact_refs: (output.artifact_refs ?? []).map(scrubString),
     provenance: {
       tool: contract.name,

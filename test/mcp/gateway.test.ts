@@ -14,6 +14,7 @@ import { z } from "zod";
 import { writErrorSchema } from "../../src/core/errors.ts";
 import type { GrantKeys } from "../../src/executor/index.ts";
 import { freePort, startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
+import { connectMcp } from "../support/mcp-client.ts";
 import type { NotesCall } from "../support/mcp-notes.ts";
 import { type NotesHttpServer, startNotesHttpServer } from "../support/mcp-notes-http.ts";
 import { repoRoot } from "../support/paths.ts";
@@ -104,14 +105,8 @@ async function startWithHttp(): Promise<Setup> {
   }
 }
 
-async function connect(gw: TestGateway, token: string): Promise<Client> {
-  const client = new Client({ name: "writ-test", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
-  );
-  return client;
+function connect(gw: TestGateway, token: string): Promise<Client> {
+  return connectMcp(gw.url, token);
 }
 
 async function call(
@@ -215,11 +210,15 @@ describe.each([
     expect(text).not.toContain("sk-live-0123456789abcdef0123");
   });
 
-  it("passes the server's own tool error on as a structured tool error", async () => {
-    const error = toolError(await call(viewer, "read_note", { id: "nope" }));
-    expect(error.error.category).toBe("invalid_argument");
-    expect(error.error.message).toContain("no note nope");
-    expect(error.error.effect_committed).toBe(false);
+  it("passes the server's own tool error on as it sent it, with Writ's tool_error in _meta", async () => {
+    const result = await call(viewer, "read_note", { id: "nope" });
+    expect(result.isError).toBe(true);
+    expect(result.content).toEqual([{ type: "text", text: "no note nope" }]);
+    expect(result.structuredContent).toBeUndefined();
+    const error = writErrorSchema.parse(result._meta?.["writ/error"]);
+    expect(error.category).toBe("tool_error");
+    expect(error.message).toContain("no note nope");
+    expect(error.effect_committed).toBe(false);
   });
 
   it("never sends a denied call to the server", async () => {

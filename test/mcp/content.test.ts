@@ -1,0 +1,337 @@
+/**
+ * What an MCP server answers arrives through Writ as the server sent it: the reference server
+ * `@modelcontextprotocol/server-everything` (from npm, spawned over stdio) is called once directly
+ * and once through Writ's /mcp with the SDK's client, and the content must be the same, item for
+ * item (text, image, embedded resources, resource links, mixed content, structured content).
+ * Audio, progress, log messages and cancellation use a small server of our own
+ * (test/support/mcp-media-stdio.ts) that records what reached it.
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import {
+  type CallToolResult,
+  CallToolResultSchema,
+  LoggingMessageNotificationSchema,
+  type Progress,
+  ProgressNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
+import { connectMcp } from "../support/mcp-client.ts";
+import { repoRoot } from "../support/paths.ts";
+
+const EVERYTHING = path.join(repoRoot, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+
+const POLICY = `package writ
+
+import rego.v1
+
+default decision := {"decision": "deny", "reasons": [{"code": "no_rule_allows", "message": "no policy rule allows this action", "visible_to_model": true}]}
+
+decision := {"decision": "allow", "reasons": [], "grant": {"ttl_seconds": 60, "max_uses": 1}} if "viewer" in input.subject.roles
+
+decision := {
+	"decision": "allow_with_conditions",
+	"reasons": [],
+	"grant": {"ttl_seconds": 60, "max_uses": 1},
+	"conditions": [{"type": "redact_result", "paths": ["/temperature"]}],
+} if "intern" in input.subject.roles
+`;
+
+function contract(
+  name: string,
+  server: string,
+  tool: string,
+  properties: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    name,
+    version: "1",
+    description: `${tool} on the ${server} server`,
+    input_schema: { type: "object", properties, additionalProperties: false },
+    side_effect: "none",
+    idempotency: "natural",
+    backend: { kind: "mcp", server, tool },
+    model_views: [{ family: "mcp", name: tool }],
+    ...extra,
+  };
+}
+
+const CONTRACTS = [
+  contract("everything.echo", "everything", "echo", { message: { type: "string" } }),
+  contract("everything.image", "everything", "get-tiny-image"),
+  contract("everything.links", "everything", "get-resource-links", { count: { type: "number" } }),
+  contract("everything.reference", "everything", "get-resource-reference", {
+    resourceType: { type: "string" },
+    resourceId: { type: "number" },
+  }),
+  contract("everything.annotated", "everything", "get-annotated-message", {
+    messageType: { type: "string" },
+    includeImage: { type: "boolean" },
+  }),
+  contract("everything.weather", "everything", "get-structured-content", { location: { type: "string" } }),
+  contract("everything.long", "everything", "trigger-long-running-operation", {
+    duration: { type: "number" },
+    steps: { type: "number" },
+  }),
+  contract("media.sound", "media", "sound"),
+  contract(
+    "media.secret_sound",
+    "media",
+    "sound",
+    {},
+    {
+      model_views: [{ family: "mcp", name: "secret_sound" }],
+      data_classification: "secret",
+    },
+  ),
+  contract("media.wait", "media", "wait", { steps: { type: "integer" }, ms: { type: "integer" } }),
+];
+
+let gw: TestGateway;
+let dir: string;
+let callLog: string;
+let direct: Client;
+let viewer: Client;
+
+function connect(token: string): Promise<Client> {
+  return connectMcp(gw.url, token, "writ-content-test");
+}
+
+async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<CallToolResult> {
+  return CallToolResultSchema.parse(await client.callTool({ name, arguments: args }));
+}
+
+async function events(): Promise<string[]> {
+  const text = await readFile(callLog, "utf8");
+  return text
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => z.object({ event: z.string() }).parse(JSON.parse(line)).event);
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "writ-mcp-content-"));
+  await mkdir(path.join(dir, "policy", "writ"), { recursive: true });
+  await writeFile(path.join(dir, "policy", "writ", "decision.rego"), POLICY);
+  callLog = path.join(dir, "calls.ndjson");
+  await writeFile(callLog, "");
+  gw = await startTestGateway({
+    configure: (document) => ({
+      ...document,
+      tools: CONTRACTS,
+      mcp: {
+        servers: [
+          { name: "everything", transport: "stdio", command: process.execPath, args: [EVERYTHING, "stdio"] },
+          {
+            name: "media",
+            transport: "stdio",
+            command: process.execPath,
+            args: ["--import", "tsx", path.join(repoRoot, "test/support/mcp-media-stdio.ts")],
+            cwd: repoRoot,
+            env: { MEDIA_CALL_LOG: callLog },
+          },
+        ],
+      },
+      policy: {
+        ...(typeof document.policy === "object" ? document.policy : {}),
+        dir: path.join(dir, "policy"),
+      },
+    }),
+  });
+  direct = new Client({ name: "writ-content-test-direct", version: "1.0.0" });
+  await direct.connect(
+    new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, "stdio"], stderr: "ignore" }),
+  );
+  await waitFor(
+    "both MCP servers to connect",
+    async () => (await gw.health()).mcp_servers?.every((server) => server.connected) || undefined,
+    15_000,
+  );
+  viewer = await connect(await gw.token("val", { roles: ["viewer"] }));
+}, 60_000);
+
+afterAll(async () => {
+  await viewer?.close();
+  await direct?.close();
+  await gw?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("an MCP server's results arrive through Writ as the server sent them", () => {
+  const cases: [string, string, Record<string, unknown>, string[]][] = [
+    ["text", "echo", { message: "hello" }, ["text"]],
+    ["an image", "get-tiny-image", {}, ["text", "image", "text"]],
+    ["resource links", "get-resource-links", { count: 2 }, ["text", "resource_link", "resource_link"]],
+    [
+      "an embedded text resource",
+      "get-resource-reference",
+      { resourceType: "Text", resourceId: 1 },
+      ["text", "resource", "text"],
+    ],
+    [
+      "an embedded blob resource",
+      "get-resource-reference",
+      { resourceType: "Blob", resourceId: 2 },
+      ["text", "resource", "text"],
+    ],
+    [
+      "mixed, annotated content",
+      "get-annotated-message",
+      { messageType: "success", includeImage: true },
+      ["text", "image"],
+    ],
+  ];
+  for (const [what, tool, args, types] of cases) {
+    it(`${what}`, async () => {
+      const through = await call(viewer, tool, args);
+      const straight = await call(direct, tool, args);
+      expect(through.isError).toBeFalsy();
+      expect(through.content.map((item) => item.type)).toEqual(types);
+      expect(through.content).toEqual(straight.content);
+      expect(through.structuredContent).toBeUndefined();
+      expect(
+        z.object({ decision_id: z.string() }).passthrough().parse(through._meta?.["writ/result"]),
+      ).toBeTruthy();
+    });
+  }
+
+  it("structured content, with the text the server sent beside it", async () => {
+    const through = await call(viewer, "get-structured-content", { location: "Chicago" });
+    const straight = await call(direct, "get-structured-content", { location: "Chicago" });
+    expect(through.content).toEqual(straight.content);
+    expect(through.structuredContent).toEqual(straight.structuredContent);
+    expect(through.structuredContent).toHaveProperty("temperature");
+  });
+
+  it("audio", async () => {
+    const through = await call(viewer, "sound");
+    expect(through.content).toEqual([
+      { type: "audio", data: Buffer.from("RIFF").toString("base64"), mimeType: "audio/wav" },
+      { type: "text", text: "a short sound" },
+    ]);
+  });
+
+  it("scrubs secrets in text, and leaves binary data untouched", async () => {
+    const secret = "sk-live-0123456789abcdef0123";
+    const through = await call(viewer, "echo", { message: `the key is ${secret}` });
+    const [item] = through.content;
+    expect(item?.type).toBe("text");
+    expect(JSON.stringify(through.content)).not.toContain(secret);
+    expect(JSON.stringify(through.content)).toContain("the key is");
+  });
+
+  it("withholds a secret-classified result whole, and says so", async () => {
+    const through = await call(viewer, "secret_sound");
+    expect(through.content).toEqual([
+      { type: "text", text: "(withheld: the result's classification is secret)" },
+    ]);
+    expect(JSON.stringify(through)).not.toContain(Buffer.from("RIFF").toString("base64"));
+    expect(
+      z
+        .object({ redacted: z.array(z.string()) })
+        .passthrough()
+        .parse(through._meta?.["writ/result"]).redacted,
+    ).toEqual(["classification:secret"]);
+  });
+
+  it("applies a redact_result condition to structured content and to the JSON text beside it", async () => {
+    const intern = await connect(await gw.token("ian", { roles: ["intern"] }));
+    try {
+      const through = await call(intern, "get-structured-content", { location: "Chicago" });
+      expect(through.structuredContent).not.toHaveProperty("temperature");
+      expect(through.structuredContent).toHaveProperty("conditions");
+      expect(JSON.stringify(through.content)).not.toContain("temperature");
+      const meta = z
+        .object({ redacted: z.array(z.string()) })
+        .passthrough()
+        .parse(through._meta?.["writ/result"]);
+      expect(meta.redacted).toEqual(expect.arrayContaining(["/temperature"]));
+    } finally {
+      await intern.close();
+    }
+  });
+
+  it("the HTTP API's layered result keeps the content items", async () => {
+    const answer = await gw.request("POST", "/v1/proposals", {
+      token: await gw.token("val", { roles: ["viewer"] }),
+      body: { format: "canonical", execute: true, payload: { tool: "everything.image", arguments: {} } },
+    });
+    expect(answer.status, answer.text).toBe(200);
+    const straight = await call(direct, "get-tiny-image");
+    const body = z
+      .object({ results: z.array(z.object({ result: z.object({ content: z.array(z.unknown()) }) })) })
+      .parse(answer.json, { reportInput: true });
+    expect(body.results[0]?.result.content).toEqual(straight.content);
+  });
+});
+
+describe("a long call through Writ", () => {
+  it("streams the server's progress while it runs", async () => {
+    // Collected by a notification handler of our own: the SDK client's `onprogress` drops a
+    // progress notification that arrives in the same chunk as the answer.
+    const watcher = await connect(await gw.token("val", { roles: ["viewer"] }));
+    try {
+      const seen: Progress[] = [];
+      watcher.setNotificationHandler(ProgressNotificationSchema, ({ params }) => {
+        if (params.progressToken === "watch-1") seen.push(params);
+      });
+      const result = await watcher.callTool({
+        name: "wait",
+        arguments: { steps: 4, ms: 30 },
+        _meta: { progressToken: "watch-1" },
+      });
+      expect(CallToolResultSchema.parse(result).content).toEqual([{ type: "text", text: "waited 4 steps" }]);
+      expect(seen.map((p) => p.progress)).toEqual([1, 2, 3, 4]);
+      expect(seen[0]).toMatchObject({ total: 4, message: "step 1" });
+    } finally {
+      await watcher.close();
+    }
+  });
+
+  it("relays the server's log messages to the caller of the call", async () => {
+    const logs: unknown[] = [];
+    viewer.setNotificationHandler(LoggingMessageNotificationSchema, ({ params }) => {
+      logs.push(params.data);
+    });
+    await call(viewer, "wait", { steps: 2, ms: 10 });
+    expect(logs).toEqual(["step 1 of 2", "step 2 of 2"]);
+  });
+
+  it("relays a reference server's progress too", async () => {
+    const seen: Progress[] = [];
+    await viewer.callTool(
+      { name: "trigger-long-running-operation", arguments: { duration: 0.2, steps: 2 } },
+      CallToolResultSchema,
+      { onprogress: (progress) => seen.push(progress), timeout: 5000 },
+    );
+    expect(seen.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it("carries the caller's cancellation to the server", async () => {
+    const before = (await events()).filter((e) => e === "cancelled").length;
+    const abort = new AbortController();
+    const pending = viewer.callTool(
+      { name: "wait", arguments: { steps: 50, ms: 40 } },
+      CallToolResultSchema,
+      {
+        signal: abort.signal,
+        onprogress: () => abort.abort("no longer needed"),
+      },
+    );
+    await expect(pending).rejects.toThrow();
+    await waitFor(
+      "the server to record the cancellation",
+      async () => (await events()).filter((e) => e === "cancelled").length > before || undefined,
+    );
+  });
+});
