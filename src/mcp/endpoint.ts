@@ -39,6 +39,7 @@ import {
   logRefusedRequest,
   type ToolDiscovery,
 } from "../pipeline/index.ts";
+import { readMcpBody } from "./body.ts";
 import { APPROVAL_META_KEY, RESULT_META_KEY } from "./config.ts";
 import { bearerChallenge } from "./resource-metadata.ts";
 
@@ -301,6 +302,8 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
       });
     }
     const requestId = c.req.header("x-request-id") ?? randomUUID();
+    const body = await readMcpBody(gw, c.req.raw, requestId);
+    if (!body.ok) return body.response;
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: false } },
       instructions: INSTRUCTIONS,
@@ -317,7 +320,7 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     });
     await server.connect(transport);
     try {
-      return await transport.handleRequest(c.req.raw);
+      return await transport.handleRequest(c.req.raw, { parsedBody: body.messages });
     } finally {
       await server.close();
     }
