@@ -292,13 +292,17 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     const authorization = c.req.header("authorization");
     let subject: Subject;
     try {
-      subject = await gw.identity.verify(authorization);
+      subject = await gw.identity.verify(authorization, {
+        resource: gw.identity.protectedResource?.resource,
+      });
     } catch (error) {
       await logRefusedCalls(gw, c.req.raw, error, c.req.header("x-request-id") ?? randomUUID());
       const body = asErrorBody(error);
+      const refusal = authorization === undefined ? undefined : { description: body.message };
+      const challenge = bearerChallenge(c.req.url, gw.identity.protectedResource, refusal);
       return new Response(JSON.stringify(body), {
         status: 401,
-        headers: { "content-type": "application/json", "www-authenticate": bearerChallenge(c.req.url) },
+        headers: { "content-type": "application/json", "www-authenticate": challenge },
       });
     }
     const requestId = c.req.header("x-request-id") ?? randomUUID();
