@@ -86,7 +86,11 @@ export async function createGateway(
       });
       issuers.push(dev.issuerConfig());
     }
-    const identity = new IdentityVerifier({ issuers });
+    const { resource, scopes_supported: scopes } = config.mcp;
+    const identity = new IdentityVerifier(
+      { issuers },
+      { protectedResource: { ...(resource ? { resource } : {}), ...(scopes ? { scopes } : {}) } },
+    );
     // A store shared by several instances (PostgreSQL) holds their signing keys too.
     const sharedKeys = store.grantKeySet?.();
     if (sharedKeys !== undefined && config.grants.key_file !== undefined) {

@@ -20,4 +20,9 @@ export {
   type DevJwk,
   type MintOptions,
 } from "./dev-issuer.ts";
-export { IdentityVerifier, type IdentityVerifierOptions } from "./verifier.ts";
+export {
+  IdentityVerifier,
+  type IdentityVerifierOptions,
+  type ProtectedResource,
+  type VerifyOptions,
+} from "./verifier.ts";

@@ -19,7 +19,24 @@ import {
 } from "./config.ts";
 import { type KeySource, KeySourceError, keySourceFor } from "./keys.ts";
 
+/**
+ * A resource Writ serves to bearer tokens, as RFC 9728 describes it: its canonical URI, which a
+ * token presented there must carry in `aud` (RFC 8707; the MCP authorization spec's "token audience
+ * binding"), and the scopes a client should ask for.
+ */
+export interface ProtectedResource {
+  resource?: string;
+  scopes?: readonly string[];
+}
+
+export interface VerifyOptions {
+  /** The token must name this resource in `aud`, besides its issuer's configured audience. */
+  resource?: string | undefined;
+}
+
 export interface IdentityVerifierOptions {
+  /** Writ's MCP endpoint as a protected resource (`mcp.resource`, `mcp.scopes_supported`). */
+  protectedResource?: ProtectedResource;
   /** Where `secret_env` variables are read (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
   /** Milliseconds since the epoch; defaults to `Date.now`. */
@@ -62,6 +79,8 @@ export class IdentityVerifier {
   readonly #issuers = new Map<string, Issuer>();
   readonly #cache: VerifiedTokenCache;
   readonly #clock: () => number;
+  /** The MCP endpoint's canonical resource and scopes, when configured. */
+  readonly protectedResource: ProtectedResource | undefined;
 
   /** Validates the configuration (throws an `invalid_argument` WritError on any problem). */
   constructor(config: IdentityConfigInput | IdentityConfig, options: IdentityVerifierOptions = {}) {
@@ -81,15 +100,25 @@ export class IdentityVerifier {
     }
     this.#cache = new VerifiedTokenCache(parsed.token_cache.max_entries);
     this.#clock = options.clock ?? Date.now;
+    this.protectedResource = options.protectedResource;
   }
 
-  /** Verifies `Authorization: Bearer <jwt>` and maps the token's claims to a subject. */
   /** The issuers whose tokens are accepted (`iss`), in configuration order. */
   get issuers(): string[] {
     return [...this.#issuers.keys()];
   }
 
-  async verify(authorizationHeader: string | undefined): Promise<Subject> {
+  /**
+   * Verifies `Authorization: Bearer <jwt>` and maps the token's claims to a subject; with
+   * `resource`, the token must also name that resource in `aud`.
+   */
+  async verify(authorizationHeader: string | undefined, options: VerifyOptions = {}): Promise<Subject> {
+    const subject = await this.#verify(authorizationHeader);
+    if (options.resource !== undefined) requireAudience(subject, options.resource);
+    return subject;
+  }
+
+  async #verify(authorizationHeader: string | undefined): Promise<Subject> {
     const token = bearerToken(authorizationHeader);
     const nowMs = this.#clock();
     const cacheKey = tokenCacheKey(token);
@@ -209,6 +238,17 @@ export class IdentityVerifier {
     }
     return { kid: header.kid, issuer };
   }
+}
+
+/** RFC 8707: a token used at `resource` must have been issued for it (`aud` names it). */
+function requireAudience(subject: Subject, resource: string): void {
+  const aud = subject.claims.aud;
+  const audiences = typeof aud === "string" ? [aud] : Array.isArray(aud) ? aud : [];
+  if (audiences.includes(resource)) return;
+  throw unauthenticated(
+    `the token was not issued for ${quote(resource)}: its audience (aud) does not name this resource`,
+    `get a token for this resource: send resource=${resource} in the authorization and token requests (RFC 8707)`,
+  );
 }
 
 function bearerToken(header: string | undefined): string {

@@ -6,6 +6,8 @@
 import { z } from "zod";
 import { LOOPBACK_HOSTS, LOOPBACK_ORIGINS } from "./transport-security.ts";
 
+const LOOPBACK_NAMES: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
 const serverNamePattern = /^[A-Za-z0-9_.-]+$/;
 
 const stdioServerSchema = z
@@ -56,6 +58,25 @@ export const mcpConfigSchema = z
       .array(z.string().min(1))
       .default([...LOOPBACK_ORIGINS])
       .describe("Origins allowed to call the MCP endpoint (default: loopback pages; '*' for any)"),
+    /**
+     * The endpoint's canonical URI (RFC 8707 / RFC 9728), e.g. `https://writ.example.com/mcp`. When
+     * set, tokens presented at /mcp must name it in `aud`, and the protected resource metadata and
+     * 401 challenges use it instead of the URL the request arrived at.
+     */
+    resource: z
+      .url({ protocol: /^https?$/, error: "must be an absolute http or https URL" })
+      .refine((uri) => !uri.includes("#"), { error: "must not have a fragment (RFC 8707)" })
+      .refine((uri) => new URL(uri).protocol === "https:" || LOOPBACK_NAMES.has(new URL(uri).hostname), {
+        error: "must use https (plain http only on localhost, 127.0.0.1 or [::1])",
+      })
+      .optional()
+      .describe("Canonical URI of /mcp; tokens there must carry it in aud (RFC 8707)"),
+    /** The scopes a client should request for /mcp (RFC 9728 `scopes_supported`, the 401's `scope`). */
+    scopes_supported: z
+      .array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, { error: "must be an OAuth scope token" }))
+      .min(1)
+      .optional()
+      .describe("OAuth scopes a client should request for /mcp"),
   })
   .superRefine((config, context) => {
     const seen = new Set<string>();

@@ -46,6 +46,7 @@ import {
   type ToolDiscovery,
 } from "../pipeline/index.ts";
 import { ToolFailedError } from "../results/index.ts";
+import { readMcpBody } from "./body.ts";
 import { APPROVAL_META_KEY, ERROR_META_KEY, RESULT_META_KEY } from "./config.ts";
 import { bearerChallenge } from "./resource-metadata.ts";
 
@@ -374,14 +375,15 @@ function carries(body: unknown, method: string): boolean {
 
 /**
  * The SDK's transport insists that a POST accept both JSON and SSE; Writ also serves callers that
- * accept JSON only (or say nothing), answering them with JSON.
+ * accept JSON only (or say nothing), answering them with JSON. The body was read already (it is
+ * handed over parsed), so the copy carries none.
  */
 function acceptingBoth(request: Request): Request {
   const accept = request.headers.get("accept");
   if (accept?.includes("application/json") && accept.includes("text/event-stream")) return request;
   const headers = new Headers(request.headers);
   headers.set("accept", "application/json, text/event-stream");
-  return new Request(request, { headers });
+  return new Request(request.url, { method: request.method, headers });
 }
 
 /**
@@ -428,21 +430,23 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     const authorization = c.req.header("authorization");
     let subject: Subject;
     try {
-      subject = await gw.identity.verify(authorization);
+      subject = await gw.identity.verify(authorization, {
+        resource: gw.identity.protectedResource?.resource,
+      });
     } catch (error) {
       await logRefusedCalls(gw, c.req.raw, error, c.req.header("x-request-id") ?? randomUUID());
       const body = asErrorBody(error);
+      const refusal = authorization === undefined ? undefined : { description: body.message };
+      const challenge = bearerChallenge(c.req.url, gw.identity.protectedResource, refusal);
       return new Response(JSON.stringify(body), {
         status: 401,
-        headers: { "content-type": "application/json", "www-authenticate": bearerChallenge(c.req.url) },
+        headers: { "content-type": "application/json", "www-authenticate": challenge },
       });
     }
     const requestId = c.req.header("x-request-id") ?? randomUUID();
-    const body: unknown = await c.req.raw
-      .clone()
-      .json()
-      .catch(() => undefined);
-    const stream = answersAsStream(body, c.req.header("accept"));
+    const body = await readMcpBody(gw, c.req.raw, requestId);
+    if (!body.ok) return body.response;
+    const stream = answersAsStream(body.messages, c.req.header("accept"));
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: false }, logging: {} },
       instructions: INSTRUCTIONS,
@@ -486,7 +490,7 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     });
     // A cancellation comes in a POST of its own: it is handed to the server running the call,
     // where the SDK's own handling aborts the call and withholds its answer.
-    if (carries(body, "notifications/cancelled")) {
+    if (carries(body.messages, "notifications/cancelled")) {
       server.setNotificationHandler(CancelledNotificationSchema, ({ params }) => {
         if (params.requestId !== undefined) cancellable.cancel(subject, params.requestId, params.reason);
       });
@@ -494,7 +498,7 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     await server.connect(transport);
     let response: Response;
     try {
-      response = await transport.handleRequest(acceptingBoth(c.req.raw));
+      response = await transport.handleRequest(acceptingBoth(c.req.raw), { parsedBody: body.messages });
     } catch (error) {
       await server.close();
       throw error;

@@ -2,22 +2,44 @@
  * OAuth 2.0 Protected Resource Metadata (RFC 9728) for the MCP endpoint, as the MCP
  * authorization spec asks: a client refused with 401 finds `resource_metadata` in the
  * `WWW-Authenticate` header, reads this document, and learns which authorization servers issue
- * tokens Writ accepts (the configured identity issuers).
+ * tokens Writ accepts (the configured identity issuers), for which resource (`mcp.resource`, the
+ * value tokens must carry in `aud`) and with which scopes (`mcp.scopes_supported`).
  */
+import type { ProtectedResource } from "../identity/index.ts";
 
-/** The MCP endpoint as a protected resource: `https://writ.example/mcp` for a request to that origin. */
-export function mcpResourceUrl(requestUrl: string): string {
-  return `${new URL(requestUrl).origin}/mcp`;
+/** The MCP endpoint as a protected resource: the configured URI, else `https://writ.example/mcp` for a request to that origin. */
+export function mcpResourceUrl(requestUrl: string, configured?: ProtectedResource): string {
+  return configured?.resource ?? `${new URL(requestUrl).origin}/mcp`;
 }
 
 /** Where the endpoint's metadata lives (RFC 9728 section 3.1: the well-known path, then the resource's path). */
-export function resourceMetadataUrl(requestUrl: string): string {
-  return `${new URL(requestUrl).origin}/.well-known/oauth-protected-resource/mcp`;
+export function resourceMetadataUrl(requestUrl: string, configured?: ProtectedResource): string {
+  const resource = new URL(mcpResourceUrl(requestUrl, configured));
+  const path = resource.pathname === "/" ? "" : resource.pathname;
+  return `${resource.origin}/.well-known/oauth-protected-resource${path}`;
 }
 
-/** The `WWW-Authenticate` challenge of a 401 from `/mcp`. */
-export function bearerChallenge(requestUrl: string): string {
-  return `Bearer realm="writ", resource_metadata="${resourceMetadataUrl(requestUrl)}"`;
+/** A value safe inside an RFC 7235 quoted-string: printable ASCII without `"` and `\`. */
+function quoted(value: string): string {
+  return `"${value.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, "")}"`;
+}
+
+/**
+ * The `WWW-Authenticate` challenge of a 401 from `/mcp` (RFC 6750 section 3): the metadata URL and
+ * the scopes to request always; `error="invalid_token"` and its description when a token was sent
+ * and refused (a request without credentials gets no error code).
+ */
+export function bearerChallenge(
+  requestUrl: string,
+  configured?: ProtectedResource,
+  refusal?: { description: string },
+): string {
+  const params = [`realm="writ"`, `resource_metadata=${quoted(resourceMetadataUrl(requestUrl, configured))}`];
+  if (configured?.scopes !== undefined) params.push(`scope=${quoted(configured.scopes.join(" "))}`);
+  if (refusal !== undefined) {
+    params.push(`error="invalid_token"`, `error_description=${quoted(refusal.description)}`);
+  }
+  return `Bearer ${params.join(", ")}`;
 }
 
 export interface ProtectedResourceMetadata {
@@ -25,16 +47,19 @@ export interface ProtectedResourceMetadata {
   authorization_servers: string[];
   bearer_methods_supported: string[];
   resource_name: string;
+  scopes_supported?: string[];
 }
 
 export function protectedResourceMetadata(
   requestUrl: string,
-  issuers: readonly string[],
+  identity: { issuers: readonly string[]; protectedResource?: ProtectedResource | undefined },
 ): ProtectedResourceMetadata {
+  const configured = identity.protectedResource;
   return {
-    resource: mcpResourceUrl(requestUrl),
-    authorization_servers: [...issuers],
+    resource: mcpResourceUrl(requestUrl, configured),
+    authorization_servers: [...identity.issuers],
     bearer_methods_supported: ["header"],
     resource_name: "Writ MCP endpoint",
+    ...(configured?.scopes === undefined ? {} : { scopes_supported: [...configured.scopes] }),
   };
 }

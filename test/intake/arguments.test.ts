@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseProposal } from "../../src/intake/index.ts";
-import { findDuplicateKey } from "../../src/intake/lib/arguments.ts";
+import { findKeyProblems, parseProposal } from "../../src/intake/index.ts";
 import { errorOf } from "./helpers.ts";
 
 function openaiCall(argumentsText: string) {
@@ -8,11 +7,31 @@ function openaiCall(argumentsText: string) {
 }
 
 describe("arguments", () => {
-  it("finds repeated keys at any depth, also when spelt with escapes", () => {
-    expect(findDuplicateKey('{"a": 1, "b": {"c": [1, {"d": 1, "d": 2}]}}')).toBe('"d" at /b/c/1/d');
-    expect(findDuplicateKey('{"a": 1, "\\u0061": 2}')).toBe('"a" at /a');
-    expect(findDuplicateKey('{"a/b": {"x~": 1, "x~": 2}}')).toBe('"x~" at /a~1b/x~0');
-    expect(findDuplicateKey('{"a": "{\\"a\\": 1}", "b": [{"a": 1}, {"a": 2}]}')).toBeUndefined();
+  it("finds repeated keys at any depth, also when spelt with escapes, and __proto__ keys", () => {
+    const duplicates = (text: string) =>
+      findKeyProblems(text).map((problem) => `${problem.kind} ${problem.pointer}`);
+    expect(duplicates('{"a": 1, "b": {"c": [1, {"d": 1, "d": 2}]}}')).toEqual(["duplicate /b/c/1/d"]);
+    expect(duplicates('{"a": 1, "\\u0061": 2}')).toEqual(["duplicate /a"]);
+    expect(duplicates('{"a/b": {"x~": 1, "x~": 2}}')).toEqual(["duplicate /a~1b/x~0"]);
+    expect(duplicates('{"a": "{\\"a\\": 1}", "b": [{"a": 1}, {"a": 2}]}')).toEqual([]);
+    expect(duplicates('[{"x": {"__proto__": {}}}, {"constructor": 1, "prototype": 2}]')).toEqual([
+      "proto /0/x/__proto__",
+    ]);
+  });
+
+  it("refuses argument text that repeats a key or names __proto__, saying where", () => {
+    const problems = (text: string) =>
+      errorOf(() => parseProposal("openai-chat", openaiCall(text))).field_errors;
+    expect(problems('{"path": "/tmp", "path": "/etc"}')).toEqual([
+      {
+        path: "/function/arguments",
+        message:
+          'arguments: at /path, the key "path" appears twice in one object; each key may appear once per object',
+      },
+    ]);
+    expect(problems('{"a": [{"__proto__": {"admin": true}}]}')[0]?.message).toMatch(
+      /^arguments: at \/a\/0\/__proto__, the key "__proto__" is not accepted/,
+    );
   });
 
   it("refuses numbers JSON.parse turns into infinity", () => {

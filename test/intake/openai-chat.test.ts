@@ -102,7 +102,8 @@ describe("openai-chat", () => {
     expect(errorOf(() => parseProposal("openai-chat", item)).field_errors).toEqual([
       {
         path: "/function/arguments",
-        message: 'arguments repeat the key "path" at /path; each key may appear once per object',
+        message:
+          'arguments: at /path, the key "path" appears twice in one object; each key may appear once per object',
       },
     ]);
   });

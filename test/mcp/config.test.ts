@@ -20,6 +20,16 @@ describe("mcp configuration", () => {
     );
   });
 
+  it("takes a canonical resource URI for /mcp, refusing fragments and plain http off loopback", () => {
+    expect(
+      problems({ mcp: { resource: "https://writ.example.com/mcp", scopes_supported: ["mcp:tools"] } }),
+    ).toBe("");
+    expect(problems({ mcp: { resource: "http://localhost:8080/mcp" } })).toBe("");
+    expect(problems({ mcp: { resource: "https://writ.example.com/mcp#x" } })).toContain("fragment");
+    expect(problems({ mcp: { resource: "http://writ.example.com/mcp" } })).toContain("must use https");
+    expect(problems({ mcp: { scopes_supported: ['a"b'] } })).toContain("OAuth scope token");
+  });
+
   it("refuses two servers with one name and an HTTP server with unknown credentials", () => {
     const message = problems({
       mcp: {

@@ -8,8 +8,9 @@
 import { Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
+import type { WritError } from "../../core/errors.ts";
 import { proposalFormats, type Subject } from "../../core/types.ts";
-import { type Gateway, handleProposal } from "../../pipeline/index.ts";
+import { type Gateway, handleProposal, logRefusedRequest } from "../../pipeline/index.ts";
 import type { HttpEnv } from "../env.ts";
 import { idempotencyKeyOf, idempotent, type StoredAnswer } from "../idempotency.ts";
 import { jsonBody, parseWith } from "../request.ts";
@@ -23,9 +24,30 @@ const proposalBodySchema = z
   })
   .strict();
 
+/**
+ * A proposal whose body is refused before intake (a repeated or `__proto__` key) is logged like
+ * any refused proposal: its calls, as far as they can be read, with the refusal.
+ */
+async function logRefusedBody(gw: Gateway, value: unknown, error: WritError, requestId: string) {
+  const body = proposalBodySchema.safeParse(value);
+  if (!body.success) return;
+  const { format, payload, session } = body.data;
+  await logRefusedRequest(
+    gw,
+    { format, payload, ...(session === undefined ? {} : { session }), requestId },
+    error,
+  ).catch(() => undefined);
+}
+
 export function proposalRoutes(gw: Gateway): Hono<HttpEnv> {
   return new Hono<HttpEnv>().post("/", async (c) => {
-    const body = parseWith(proposalBodySchema, await jsonBody(c.req.raw), "", "the proposal request");
+    const onRefused = (value: unknown, error: WritError) => logRefusedBody(gw, value, error, c.var.requestId);
+    const body = parseWith(
+      proposalBodySchema,
+      await jsonBody(c.req.raw, { onRefused }),
+      "",
+      "the proposal request",
+    );
     const run = async (subject?: Subject): Promise<StoredAnswer> => {
       const results = await handleProposal(gw, {
         authorization: c.req.header("authorization"),

@@ -10,7 +10,7 @@ import type { HttpEnv } from "../env.ts";
 export function wellKnownRoutes(gw: Gateway): Hono<HttpEnv> {
   const metadata = new Hono<HttpEnv>().get("/", (c) => {
     c.header("cache-control", "public, max-age=300");
-    return c.json(protectedResourceMetadata(c.req.url, gw.identity.issuers));
+    return c.json(protectedResourceMetadata(c.req.url, gw.identity));
   });
   return new Hono<HttpEnv>()
     .get("/jwks.json", async (c) => {

@@ -4,6 +4,7 @@
  * it is skipped or repaired.
  */
 import { type Problems, pointerTo } from "./problems.ts";
+import { describeKeyProblem, parseStrictJson } from "./strict-json.ts";
 
 /** Deeper nesting than this is refused: no real tool needs it and it could exhaust the stack later. */
 export const maxArgumentDepth = 64;
@@ -69,27 +70,27 @@ export function readArgumentsObject(
 
 /**
  * The arguments object encoded in `text` (found at `at`), or undefined with problems recorded: the
- * text must be one JSON document, an object, with no key repeated in any object.
+ * text must be one strict JSON document (see strict-json.ts), an object.
  */
 export function readArgumentsText(
   text: string,
   at: string,
   problems: Problems,
 ): Record<string, unknown> | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    problems.add(at, `arguments are not valid JSON (${reason}); expected a JSON object encoded as a string`);
+  const parsed = parseStrictJson(text);
+  if (!parsed.ok) {
+    if (parsed.reason === "syntax") {
+      problems.add(
+        at,
+        `arguments are not valid JSON (${parsed.message}); expected a JSON object encoded as a string`,
+      );
+    } else {
+      for (const problem of parsed.problems)
+        problems.add(at, `arguments: at ${problem.pointer}, ${describeKeyProblem(problem)}`);
+    }
     return undefined;
   }
-  const duplicate = findDuplicateKey(text);
-  if (duplicate !== undefined) {
-    problems.add(at, `arguments repeat the key ${duplicate}; each key may appear once per object`);
-    return undefined;
-  }
-  return readArgumentsObject(value, at, problems);
+  return readArgumentsObject(parsed.value, at, problems);
 }
 
 function describe(value: unknown): string {
@@ -97,57 +98,4 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return "an array";
   if (typeof value === "string") return "a string";
   return `a ${typeof value}`;
-}
-
-interface Frame {
-  kind: "object" | "array";
-  keys: Set<string>;
-  /** The key or index of the value being read in this container. */
-  token: string;
-  index: number;
-  expectingKey: boolean;
-}
-
-/**
- * The first repeated object key in `text` (valid JSON), as `"key" at /pointer`, or undefined.
- * `JSON.parse` silently keeps the last of two equal keys; other parsers keep the first, so a
- * payload with both could be authorized on one value and executed on the other.
- */
-export function findDuplicateKey(text: string): string | undefined {
-  const stack: Frame[] = [];
-  let i = 0;
-  while (i < text.length) {
-    const char = text[i];
-    if (char === '"') {
-      let end = i + 1;
-      while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
-      const top = stack.at(-1);
-      if (top?.kind === "object" && top.expectingKey) {
-        const key: unknown = JSON.parse(text.slice(i, end + 1));
-        if (typeof key !== "string") return undefined;
-        const parent = stack.slice(0, -1).reduce((pointer, frame) => pointerTo(pointer, frame.token), "");
-        if (top.keys.has(key)) return `${JSON.stringify(key)} at ${pointerTo(parent, key)}`;
-        top.keys.add(key);
-        top.token = key;
-        top.expectingKey = false;
-      }
-      i = end + 1;
-      continue;
-    }
-    if (char === "{")
-      stack.push({ kind: "object", keys: new Set(), token: "", index: 0, expectingKey: true });
-    else if (char === "[")
-      stack.push({ kind: "array", keys: new Set(), token: "0", index: 0, expectingKey: false });
-    else if (char === "}" || char === "]") stack.pop();
-    else if (char === ",") {
-      const top = stack.at(-1);
-      if (top?.kind === "object") top.expectingKey = true;
-      else if (top?.kind === "array") {
-        top.index += 1;
-        top.token = String(top.index);
-      }
-    }
-    i += 1;
-  }
-  return undefined;
 }

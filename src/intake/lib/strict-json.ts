@@ -1,0 +1,114 @@
+/**
+ * Strict JSON, read the same way at every entrance (HTTP API bodies, `/mcp` bodies, arguments that
+ * arrive as text): one JSON document in which no object repeats a key and no key is `__proto__`.
+ *
+ * - `JSON.parse` silently keeps the last of two equal keys; other parsers keep the first, so a
+ *   payload with both could be authorized on one value and executed on the other.
+ * - `JSON.parse` makes `__proto__` an own property, but code that copies objects by assignment
+ *   (zod, many backends) turns it into the prototype or drops it: what was checked is not what runs.
+ *
+ * `constructor` and `prototype` are ordinary keys. The checks scan the text once after `JSON.parse`
+ * has accepted it, so the grammar is exactly JSON's.
+ */
+import type { FieldError } from "../../core/errors.ts";
+import { pointerTo } from "./problems.ts";
+
+/** A key that strict JSON refuses, with a JSON Pointer to where it occurs in the document. */
+export interface KeyProblem {
+  kind: "duplicate" | "proto";
+  key: string;
+  pointer: string;
+}
+
+export type StrictJson =
+  | { ok: true; value: unknown }
+  | { ok: false; reason: "syntax"; message: string }
+  /** Valid JSON with refused keys; `value` is what `JSON.parse` made of it (for logging only). */
+  | { ok: false; reason: "keys"; problems: KeyProblem[]; value: unknown };
+
+/** `text` read as strict JSON. */
+export function parseStrictJson(text: string): StrictJson {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, reason: "syntax", message: error instanceof Error ? error.message : String(error) };
+  }
+  const problems = findKeyProblems(text);
+  return problems.length === 0 ? { ok: true, value } : { ok: false, reason: "keys", problems, value };
+}
+
+/** What is wrong with a refused key, for a field error at its pointer. */
+export function describeKeyProblem(problem: KeyProblem): string {
+  return problem.kind === "duplicate"
+    ? `the key ${JSON.stringify(problem.key)} appears twice in one object; each key may appear once per object`
+    : 'the key "__proto__" is not accepted: it would set an object\'s prototype instead of a field';
+}
+
+/** The refused keys as field errors, their pointers rooted at `base`. */
+export function keyFieldErrors(problems: readonly KeyProblem[], base = ""): FieldError[] {
+  return problems.map((problem) => ({
+    path: `${base}${problem.pointer}`,
+    message: describeKeyProblem(problem),
+  }));
+}
+
+/** What to do about refused keys. */
+export const KEY_PROBLEM_FIX =
+  'send each key once per object and no "__proto__" key: remove or rename the keys listed in field_errors';
+
+interface Frame {
+  kind: "object" | "array";
+  keys: Set<string>;
+  /** The key or index of the value being read in this container. */
+  token: string;
+  index: number;
+  expectingKey: boolean;
+}
+
+/**
+ * Every repeated key and every `__proto__` key in `text`, which must be valid JSON, in document
+ * order. Keys are compared after unescaping (`"\u0061"` is `"a"`).
+ */
+export function findKeyProblems(text: string): KeyProblem[] {
+  const problems: KeyProblem[] = [];
+  const stack: Frame[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const char = text[i];
+    if (char === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      const top = stack.at(-1);
+      if (top?.kind === "object" && top.expectingKey) {
+        const key: unknown = JSON.parse(text.slice(i, end + 1));
+        if (typeof key === "string") {
+          const parent = stack.slice(0, -1).reduce((pointer, frame) => pointerTo(pointer, frame.token), "");
+          const pointer = pointerTo(parent, key);
+          if (key === "__proto__") problems.push({ kind: "proto", key, pointer });
+          else if (top.keys.has(key)) problems.push({ kind: "duplicate", key, pointer });
+          top.keys.add(key);
+          top.token = key;
+        }
+        top.expectingKey = false;
+      }
+      i = end + 1;
+      continue;
+    }
+    if (char === "{")
+      stack.push({ kind: "object", keys: new Set(), token: "", index: 0, expectingKey: true });
+    else if (char === "[")
+      stack.push({ kind: "array", keys: new Set(), token: "0", index: 0, expectingKey: false });
+    else if (char === "}" || char === "]") stack.pop();
+    else if (char === ",") {
+      const top = stack.at(-1);
+      if (top?.kind === "object") top.expectingKey = true;
+      else if (top?.kind === "array") {
+        top.index += 1;
+        top.token = String(top.index);
+      }
+    }
+    i += 1;
+  }
+  return problems;
+}

@@ -1,0 +1,161 @@
+/**
+ * Reading a `/mcp` POST body as the HTTP API reads its bodies: strict JSON (no repeated key, no
+ * `__proto__` key, anywhere; see src/intake/lib/strict-json.ts), and a `tools/call` checked by the
+ * same MCP intake adapter `/v1/proposals` uses. What is refused is answered here as JSON-RPC:
+ *
+ * - `-32700` Parse error: the body is not JSON;
+ * - `-32600` Invalid Request: not a JSON-RPC 2.0 message, an empty batch, or a refused key outside
+ *   a `tools/call`'s params;
+ * - `-32602` Invalid params: a `tools/call` whose params are malformed, including refused keys in
+ *   its arguments.
+ *
+ * `error.data` is the structured WritError (field errors as JSON Pointers into the body). A refused
+ * `tools/call` is logged like any refused proposal. What passes goes to the SDK's transport as
+ * `handleRequest(request, {parsedBody})`.
+ */
+import { ErrorCode, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { WritError } from "../core/errors.ts";
+import { isRecord } from "../core/json.ts";
+import {
+  KEY_PROBLEM_FIX,
+  type KeyProblem,
+  keyFieldErrors,
+  parseProposal,
+  parseStrictJson,
+} from "../intake/index.ts";
+import { type Gateway, logRefusedRequest } from "../pipeline/index.ts";
+
+export type McpBody = { ok: true; messages: unknown } | { ok: false; response: Response };
+
+interface Refusal {
+  code: number;
+  error: WritError;
+  /** The refused `tools/call`, logged as a refused proposal. */
+  call?: Record<string, unknown>;
+}
+
+const MESSAGE_FIX =
+  'send one JSON-RPC 2.0 message per POST: {"jsonrpc": "2.0", "id": 1, "method": "…", "params": {…}}';
+
+function idOf(message: unknown, base: string, problems: readonly KeyProblem[]): string | number | null {
+  if (!isRecord(message) || problems.some((problem) => problem.pointer === `${base}/id`)) return null;
+  const id = message.id;
+  return typeof id === "string" || typeof id === "number" ? id : null;
+}
+
+/** Why one message of the body is refused, or undefined if it passes. */
+function checkMessage(message: unknown, base: string, problems: readonly KeyProblem[]): Refusal | undefined {
+  if (!JSONRPCMessageSchema.safeParse(message).success) {
+    return {
+      code: ErrorCode.InvalidRequest,
+      error: new WritError("invalid_argument", "the body is not a JSON-RPC 2.0 message", {
+        fieldErrors: [{ path: base, message: "expected a JSON-RPC 2.0 request, notification or response" }],
+        suggestedFix: MESSAGE_FIX,
+      }),
+    };
+  }
+  const call = isRecord(message) && message.method === "tools/call" && "id" in message ? message : undefined;
+  const own = problems.filter((problem) => base === "" || problem.pointer.startsWith(`${base}/`));
+  if (own.length > 0) {
+    const inParams =
+      call !== undefined && own.every((problem) => problem.pointer.startsWith(`${base}/params/`));
+    const fieldErrors = keyFieldErrors(own);
+    return {
+      code: inParams ? ErrorCode.InvalidParams : ErrorCode.InvalidRequest,
+      error: new WritError(
+        "invalid_argument",
+        `the ${call === undefined ? "JSON-RPC message" : "tools/call request"} repeats a key or uses "__proto__" (first at ${fieldErrors[0]?.path})`,
+        { fieldErrors, suggestedFix: KEY_PROBLEM_FIX },
+      ),
+      ...(call === undefined ? {} : { call }),
+    };
+  }
+  if (call === undefined) return undefined;
+  try {
+    parseProposal("mcp", call);
+    return undefined;
+  } catch (thrown) {
+    const error = WritError.from(thrown);
+    return {
+      code: ErrorCode.InvalidParams,
+      error: new WritError(error.category, error.message, {
+        fieldErrors: error.fieldErrors.map((field) => ({ ...field, path: `${base}${field.path}` })),
+        suggestedFix: error.suggestedFix,
+      }),
+      call,
+    };
+  }
+}
+
+function errorMessage(code: number): string {
+  if (code === ErrorCode.ParseError) return "Parse error";
+  if (code === ErrorCode.InvalidParams) return "Invalid params";
+  return "Invalid Request";
+}
+
+function errorResponse(id: string | number | null, code: number, error: WritError) {
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: { code, message: `${errorMessage(code)}: ${error.message}`, data: error.toJSON() },
+  };
+}
+
+function reply(status: number, body: unknown): McpBody {
+  return {
+    ok: false,
+    response: new Response(JSON.stringify(body), {
+      status,
+      headers: { "content-type": "application/json" },
+    }),
+  };
+}
+
+/**
+ * The body of a `/mcp` POST, strictly read and checked, or the JSON-RPC error that answers it.
+ * In a batch with a refused message, no message runs: the others are answered `-32600` too.
+ */
+export async function readMcpBody(gw: Gateway, request: Request, requestId: string): Promise<McpBody> {
+  const parsed = parseStrictJson(await request.text());
+  if (!parsed.ok && parsed.reason === "syntax") {
+    const error = new WritError("invalid_argument", "the body is not JSON", {
+      fieldErrors: [{ path: "", message: parsed.message }],
+      suggestedFix: MESSAGE_FIX,
+    });
+    return reply(400, errorResponse(null, ErrorCode.ParseError, error));
+  }
+  const value = parsed.value;
+  const problems = parsed.ok ? [] : parsed.problems;
+  const messages: unknown[] = Array.isArray(value) ? value : [value];
+  if (messages.length === 0) {
+    const error = new WritError("invalid_argument", "the body is an empty batch", {
+      suggestedFix: MESSAGE_FIX,
+    });
+    return reply(400, errorResponse(null, ErrorCode.InvalidRequest, error));
+  }
+  const bases = messages.map((_, index) => (Array.isArray(value) ? `/${index}` : ""));
+  const refusals = messages.map((message, index) => checkMessage(message, bases[index] ?? "", problems));
+  if (refusals.every((refusal) => refusal === undefined)) return { ok: true, messages: value };
+
+  for (const refusal of refusals) {
+    if (refusal?.call === undefined) continue;
+    await logRefusedRequest(gw, { format: "mcp", payload: refusal.call, requestId }, refusal.error).catch(
+      () => undefined,
+    );
+  }
+  const notRun = new WritError("invalid_argument", "another message in this batch was refused", {
+    suggestedFix: "fix the refused messages (see their errors) and send the batch again",
+  });
+  const responses = messages.flatMap((message, index) => {
+    const refusal = refusals[index];
+    const id = idOf(message, bases[index] ?? "", problems);
+    if (refusal !== undefined) return [errorResponse(id, refusal.code, refusal.error)];
+    return id === null ? [] : [errorResponse(id, ErrorCode.InvalidRequest, notRun)];
+  });
+  const status = refusals.every(
+    (refusal) => refusal === undefined || refusal.code === ErrorCode.InvalidParams,
+  )
+    ? 200
+    : 400;
+  return reply(status, Array.isArray(value) ? responses : responses[0]);
+}
