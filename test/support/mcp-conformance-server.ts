@@ -10,10 +10,13 @@
  * JSON Schemas the Writ contracts in test/mcp/conformance-fixture.ts reuse, so the two never
  * disagree.
  */
+import { randomUUID } from "node:crypto";
+import { createServer } from "node:http";
 import { pathToFileURL } from "node:url";
 import { completable } from "@modelcontextprotocol/sdk/server/completable.js";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   CallToolRequestSchema,
@@ -431,6 +434,54 @@ export function createConformanceServer(): McpServer {
   }));
 
   return mcp;
+}
+
+export interface ConformanceHttpServer {
+  /** e.g. http://127.0.0.1:41234/mcp */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The reference server on its own over Streamable HTTP on loopback, one session per client (the
+ * suite's sampling and elicitation scenarios need a session to answer the server's requests on):
+ * the control that shows which scenarios the server passes without Writ in front.
+ */
+export async function startConformanceHttpServer(): Promise<ConformanceHttpServer> {
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const http = createServer((req, res) => {
+    const id = req.headers["mcp-session-id"];
+    const known = typeof id === "string" ? sessions.get(id) : undefined;
+    const ready = (async () => {
+      let transport = known;
+      if (transport === undefined) {
+        const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: randomUUID,
+          onsessioninitialized: (session): void => {
+            sessions.set(session, created);
+          },
+        });
+        await createConformanceServer().connect(created);
+        transport = created;
+      }
+      await transport.handleRequest(req, res);
+    })();
+    ready.catch((error: unknown) => res.destroy(error instanceof Error ? error : new Error(String(error))));
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(0, "127.0.0.1", () => resolve());
+  });
+  const address = http.address();
+  if (address === null || typeof address === "string") throw new Error("the server has no port");
+  return {
+    url: `http://127.0.0.1:${address.port}/mcp`,
+    async close() {
+      await Promise.all([...sessions.values()].map((t) => t.close()));
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
 }
 
 // Run as a program (not when imported for its tool table): serve over stdio.
