@@ -42,94 +42,6 @@ export const TEST_WAV_BASE64 = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAA
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-export interface ConformanceTool {
-  name: string;
-  description: string;
-  /** JSON Schema (2020-12) of the arguments, as listed and as Writ's contract declares it. */
-  inputSchema: { type: "object" } & Record<string, unknown>;
-}
-
-const noArguments = { type: "object", properties: {}, additionalProperties: false } as const;
-
-/** The tools the suite's scenarios call, by the names they call them. */
-export const CONFORMANCE_TOOLS: readonly ConformanceTool[] = [
-  { name: "test_simple_text", description: "Returns one text block", inputSchema: noArguments },
-  { name: "test_image_content", description: "Returns a PNG image", inputSchema: noArguments },
-  { name: "test_audio_content", description: "Returns a WAV audio clip", inputSchema: noArguments },
-  {
-    name: "test_embedded_resource",
-    description: "Returns an embedded text resource",
-    inputSchema: noArguments,
-  },
-  {
-    name: "test_multiple_content_types",
-    description: "Returns text, an image and an embedded resource",
-    inputSchema: noArguments,
-  },
-  {
-    name: "test_tool_with_logging",
-    description: "Sends three info log messages while it runs",
-    inputSchema: noArguments,
-  },
-  { name: "test_error_handling", description: "Always fails with isError", inputSchema: noArguments },
-  {
-    name: "test_tool_with_progress",
-    description: "Reports progress 0, 50 and 100 of 100 when the caller sent a progress token",
-    inputSchema: noArguments,
-  },
-  {
-    name: "test_sampling",
-    description: "Asks the client's model to answer a prompt (sampling/createMessage)",
-    inputSchema: {
-      type: "object",
-      properties: { prompt: { type: "string", description: "The prompt to send to the model" } },
-      required: ["prompt"],
-      additionalProperties: false,
-    },
-  },
-  {
-    name: "test_elicitation",
-    description: "Asks the user for a username and an email (elicitation/create)",
-    inputSchema: {
-      type: "object",
-      properties: { message: { type: "string", description: "The message shown to the user" } },
-      required: ["message"],
-      additionalProperties: false,
-    },
-  },
-  {
-    name: "test_elicitation_sep1034_defaults",
-    description: "Elicits a form whose fields have defaults of every primitive type (SEP-1034)",
-    inputSchema: noArguments,
-  },
-  {
-    name: "test_elicitation_sep1330_enums",
-    description: "Elicits a form with every enum variant (SEP-1330)",
-    inputSchema: noArguments,
-  },
-  {
-    name: "json_schema_2020_12_tool",
-    description: "Takes arguments described with JSON Schema 2020-12 features (SEP-1613)",
-    inputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
-      type: "object",
-      $defs: {
-        address: {
-          type: "object",
-          properties: { street: { type: "string" }, city: { type: "string" } },
-        },
-      },
-      properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } },
-      additionalProperties: false,
-    },
-  },
-  {
-    name: "test_reconnection",
-    description: "Answers after a pause (SEP-1699 polling; over stdio there is no stream to close)",
-    inputSchema: noArguments,
-  },
-];
-
 const text = (value: string): CallToolResult => ({ content: [{ type: "text", text: value }] });
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -210,7 +122,8 @@ const argumentsSchema = {
 
 type ToolHandler = (args: Record<string, unknown>, extra: Extra) => Promise<CallToolResult>;
 
-const handlers: Record<string, ToolHandler> = {
+/** What each tool does, by the name the suite calls it. */
+const handlers = {
   test_simple_text: async () => text("This is a simple text response for testing."),
   test_image_content: async () => ({
     content: [{ type: "image", data: TEST_PNG_BASE64, mimeType: "image/png" }],
@@ -298,7 +211,97 @@ const handlers: Record<string, ToolHandler> = {
     await pause(100);
     return text("Reconnection test completed successfully.");
   },
-};
+} satisfies Record<string, ToolHandler>;
+
+type ToolName = keyof typeof handlers;
+
+export interface ConformanceTool {
+  name: ToolName;
+  description: string;
+  /** JSON Schema (2020-12) of the arguments, as listed and as Writ's contract declares it. */
+  inputSchema: { type: "object" } & Record<string, unknown>;
+}
+
+const noArguments = { type: "object", properties: {}, additionalProperties: false } as const;
+
+/** The tools the suite's scenarios call, by the names they call them. */
+export const CONFORMANCE_TOOLS: readonly ConformanceTool[] = [
+  { name: "test_simple_text", description: "Returns one text block", inputSchema: noArguments },
+  { name: "test_image_content", description: "Returns a PNG image", inputSchema: noArguments },
+  { name: "test_audio_content", description: "Returns a WAV audio clip", inputSchema: noArguments },
+  {
+    name: "test_embedded_resource",
+    description: "Returns an embedded text resource",
+    inputSchema: noArguments,
+  },
+  {
+    name: "test_multiple_content_types",
+    description: "Returns text, an image and an embedded resource",
+    inputSchema: noArguments,
+  },
+  {
+    name: "test_tool_with_logging",
+    description: "Sends three info log messages while it runs",
+    inputSchema: noArguments,
+  },
+  { name: "test_error_handling", description: "Always fails with isError", inputSchema: noArguments },
+  {
+    name: "test_tool_with_progress",
+    description: "Reports progress 0, 50 and 100 of 100 when the caller sent a progress token",
+    inputSchema: noArguments,
+  },
+  {
+    name: "test_sampling",
+    description: "Asks the client's model to answer a prompt (sampling/createMessage)",
+    inputSchema: {
+      type: "object",
+      properties: { prompt: { type: "string", description: "The prompt to send to the model" } },
+      required: ["prompt"],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: "test_elicitation",
+    description: "Asks the user for a username and an email (elicitation/create)",
+    inputSchema: {
+      type: "object",
+      properties: { message: { type: "string", description: "The message shown to the user" } },
+      required: ["message"],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: "test_elicitation_sep1034_defaults",
+    description: "Elicits a form whose fields have defaults of every primitive type (SEP-1034)",
+    inputSchema: noArguments,
+  },
+  {
+    name: "test_elicitation_sep1330_enums",
+    description: "Elicits a form with every enum variant (SEP-1330)",
+    inputSchema: noArguments,
+  },
+  {
+    name: "json_schema_2020_12_tool",
+    description: "Takes arguments described with JSON Schema 2020-12 features (SEP-1613)",
+    inputSchema: {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      $defs: {
+        address: {
+          type: "object",
+          properties: { street: { type: "string" }, city: { type: "string" } },
+        },
+      },
+      properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } },
+      additionalProperties: false,
+    },
+  },
+  {
+    name: "test_reconnection",
+    description: "Answers after a pause (SEP-1699 polling; over stdio there is no stream to close)",
+    inputSchema: noArguments,
+  },
+];
 
 /** The reference server: the tools above, plus the suite's resources, prompts, logging, completion. */
 export function createConformanceServer(): McpServer {
@@ -317,12 +320,12 @@ export function createConformanceServer(): McpServer {
   // Tools from the table, with their raw JSON Schemas (McpServer.registerTool takes zod shapes).
   mcp.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...CONFORMANCE_TOOLS] }));
   mcp.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const handler = handlers[request.params.name];
-    if (handler === undefined) {
+    const tool = CONFORMANCE_TOOLS.find((t) => t.name === request.params.name);
+    if (tool === undefined) {
       throw new McpError(ErrorCode.InvalidParams, `no tool named ${request.params.name}`);
     }
     try {
-      return await handler(request.params.arguments ?? {}, extra);
+      return await handlers[tool.name](request.params.arguments ?? {}, extra);
     } catch (error) {
       return {
         isError: true,
