@@ -1,0 +1,61 @@
+/**
+ * The configuration and policy that put Writ in front of the conformance suite's reference server
+ * (test/support/mcp-conformance-server.ts): one contract per reference tool on the `conformance`
+ * server, shown to MCP clients under the suite's own tool names with the server's own schemas,
+ * no side effects; and a policy that lets the suite's subject see and call them (and nothing
+ * else), and nobody else do anything.
+ */
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { CONFORMANCE_TOOLS } from "../support/mcp-conformance-server.ts";
+
+/** The MCP server's name in Writ's configuration. */
+export const CONFORMANCE_SERVER = "conformance";
+/** The subject the suite's requests carry a token for. */
+export const CONFORMANCE_SUBJECT = "conformance-suite";
+
+export const CONFORMANCE_POLICY = `package writ
+
+import rego.v1
+
+default decision := {"decision": "deny", "reasons": [{"code": "no_rule_allows", "message": "no policy rule allows this action", "visible_to_model": true}]}
+
+decision := {"decision": "allow", "reasons": [], "grant": {"ttl_seconds": 60, "max_uses": 1}} if {
+	startswith(input.action.name, "${CONFORMANCE_SERVER}.")
+	input.subject.id == "${CONFORMANCE_SUBJECT}"
+}
+`;
+
+export const CONFORMANCE_CONTRACTS = CONFORMANCE_TOOLS.map((tool) => ({
+  name: `${CONFORMANCE_SERVER}.${tool.name}`,
+  version: "1",
+  description: tool.description,
+  input_schema: tool.inputSchema,
+  side_effect: "none",
+  idempotency: "natural",
+  backend: { kind: "mcp", server: CONFORMANCE_SERVER, tool: tool.name },
+  model_views: [{ family: "mcp", name: tool.name }],
+}));
+
+/** A folder holding the conformance policy (writ/decision.rego). */
+export async function conformancePolicyDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "writ-mcp-conformance-policy-"));
+  await mkdir(path.join(dir, "writ"));
+  await writeFile(path.join(dir, "writ", "decision.rego"), CONFORMANCE_POLICY);
+  return dir;
+}
+
+/** A `configure` hook for startTestGateway: the contracts, the server, the policy. */
+export function withConformanceServer(server: Record<string, unknown>, policyDir: string) {
+  return (document: Record<string, unknown>): Record<string, unknown> => {
+    const tools = Array.isArray(document.tools) ? document.tools : [];
+    const policy = typeof document.policy === "object" && document.policy !== null ? document.policy : {};
+    return {
+      ...document,
+      tools: [...tools, ...CONFORMANCE_CONTRACTS],
+      mcp: { servers: [{ name: CONFORMANCE_SERVER, ...server }] },
+      policy: { ...policy, dir: policyDir },
+    };
+  };
+}
