@@ -2,13 +2,15 @@
  * /mcp's transport security and authorization discovery, over real HTTP on loopback:
  * - DNS-rebinding protection: a Host or Origin that is not allowed gets 403 before anything runs;
  * - a 401 names the protected resource metadata (RFC 9728), from which a client that follows the
- *   MCP authorization spec (the SDK's own discovery functions) finds the authorization server.
+ *   MCP authorization spec (the SDK's own discovery functions) finds the authorization server;
+ * - protocol versions: negotiated at initialize, and MCP-Protocol-Version checked afterwards.
  */
 import { request as httpRequest } from "node:http";
 import {
   discoverOAuthProtectedResourceMetadata,
   extractResourceMetadataUrl,
 } from "@modelcontextprotocol/sdk/client/auth.js";
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { writErrorSchema } from "../../src/core/errors.ts";
@@ -134,5 +136,47 @@ describe("authorization discovery from a 401", () => {
     // The root variant answers the same document.
     const root = await fetch(`${gw.url}/.well-known/oauth-protected-resource`);
     expect(await root.json()).toEqual(metadata);
+  });
+});
+
+describe("protocol versions", () => {
+  async function postJson(body: unknown, headers: Record<string, string>) {
+    const token = await gw.token("alice");
+    const answer = await fetch(`${gw.url}/mcp`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json",
+        authorization: `Bearer ${token}`,
+        ...headers,
+      },
+      body: JSON.stringify(body),
+    });
+    return { status: answer.status, json: z.record(z.string(), z.unknown()).parse(await answer.json()) };
+  }
+  const initialize = (protocolVersion: string) => ({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion, capabilities: {}, clientInfo: { name: "test", version: "1" } },
+  });
+  const negotiated = z.object({ result: z.object({ protocolVersion: z.string() }) });
+
+  it("answers initialize with the client's version when Writ supports it, else with its latest", async () => {
+    for (const version of [LATEST_PROTOCOL_VERSION, "2025-06-18", "2025-03-26"]) {
+      const answer = await postJson(initialize(version), {});
+      expect(answer.status).toBe(200);
+      expect(negotiated.parse(answer.json).result.protocolVersion).toBe(version);
+    }
+    const future = await postJson(initialize("2099-01-01"), {});
+    expect(negotiated.parse(future.json).result.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
+  });
+
+  it("checks MCP-Protocol-Version on every later request", async () => {
+    const supported = await postJson(listTools, { "mcp-protocol-version": "2025-06-18" });
+    expect(supported.status).toBe(200);
+    const unsupported = await postJson(listTools, { "mcp-protocol-version": "1999-01-01" });
+    expect(unsupported.status).toBe(400);
+    expect(JSON.stringify(unsupported.json)).toContain("Unsupported protocol version");
   });
 });
