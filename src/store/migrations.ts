@@ -108,4 +108,19 @@ CREATE TABLE idempotency (
 CREATE INDEX idempotency_expires_at ON idempotency (expires_at);
 `,
   },
+  {
+    version: 4,
+    name: "call cancellations",
+    sql: `
+-- A caller's request to cancel a running call (MCP notifications/cancelled), for the instance that
+-- runs it when another instance received it. key names the tenant, subject and JSON-RPC id;
+-- expires_at is milliseconds since the Unix epoch.
+CREATE TABLE call_cancellations (
+  key TEXT PRIMARY KEY,
+  reason TEXT,
+  expires_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX call_cancellations_expires_at ON call_cancellations (expires_at);
+`,
+  },
 ];

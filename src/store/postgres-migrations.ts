@@ -119,4 +119,19 @@ CREATE TABLE grant_key_set (
 );
 `,
   },
+  {
+    version: 5,
+    name: "call cancellations",
+    sql: `
+-- A caller's request to cancel a running call (MCP notifications/cancelled), for the instance that
+-- runs it when another instance received it. key names the tenant, subject and JSON-RPC id;
+-- expires_at is milliseconds since the Unix epoch.
+CREATE TABLE call_cancellations (
+  key TEXT PRIMARY KEY,
+  reason TEXT,
+  expires_at BIGINT NOT NULL
+);
+CREATE INDEX call_cancellations_expires_at ON call_cancellations (expires_at);
+`,
+  },
 ];

@@ -23,7 +23,7 @@ import {
   pendingApproval,
   resourceOf,
 } from "./rows.ts";
-import { type Sql, sql } from "./sql.ts";
+import { join, type Sql, sql } from "./sql.ts";
 import type {
   ApprovalFilter,
   ApprovalPage,
@@ -48,6 +48,8 @@ type DialectMethods =
   | "appendDecisions"
   | "decideApproval"
   | "claimIdempotency";
+
+const cancellationRowSchema = z.object({ key: z.string(), reason: z.string().nullable() });
 
 export abstract class SqlStore implements Omit<Store, DialectMethods> {
   /** Where the data is, for messages (a file path, or a URL without its password). */
@@ -120,6 +122,41 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
       "prune expired grant uses",
       sql`DELETE FROM grant_uses WHERE expires_at <= ${now.getTime()}`,
     );
+  }
+
+  // ------------------------------------------------------------------------------ call cancellations
+
+  /** Asks whichever instance runs the call named `key` to cancel it (kept until `expiresAt`). */
+  async requestCancellation(key: string, reason: string | undefined, expiresAt: Date): Promise<void> {
+    const now = this.clock().getTime();
+    await this.execute(
+      "record a cancellation",
+      sql`DELETE FROM call_cancellations WHERE expires_at <= ${now}`,
+    );
+    await this.execute(
+      "record a cancellation",
+      sql`INSERT INTO call_cancellations (key, reason, expires_at) VALUES (${key}, ${reason ?? null}, ${expiresAt.getTime()})
+       ON CONFLICT (key) DO UPDATE SET reason = excluded.reason, expires_at = excluded.expires_at`,
+    );
+  }
+
+  /** The cancellations asked for among `keys` (not expired), each with its reason. */
+  async requestedCancellations(keys: readonly string[]): Promise<Map<string, string | undefined>> {
+    const found = new Map<string, string | undefined>();
+    if (keys.length === 0) return found;
+    const rows = await this.rows(
+      "read cancellations",
+      sql`SELECT key, reason FROM call_cancellations
+       WHERE key IN (${join(
+         keys.map((key) => sql`${key}`),
+         ", ",
+       )}) AND expires_at > ${this.clock().getTime()}`,
+    );
+    for (const row of rows) {
+      const parsed = cancellationRowSchema.safeParse(row);
+      if (parsed.success) found.set(parsed.data.key, parsed.data.reason ?? undefined);
+    }
+    return found;
   }
 
   // ------------------------------------------------------------------------------ decision log

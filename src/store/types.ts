@@ -200,6 +200,15 @@ export interface Store {
   consumeGrant(jti: string, maxUses: number, expiresAt: Date, now?: Date): Promise<GrantConsumption>;
 
   /**
+   * Asks whichever instance runs the call named `key` to cancel it: a caller's MCP
+   * `notifications/cancelled` that reached another instance. Kept until `expiresAt`.
+   */
+  requestCancellation(key: string, reason: string | undefined, expiresAt: Date): Promise<void>;
+
+  /** The cancellations asked for among `keys` (not expired), each with its reason. */
+  requestedCancellations(keys: readonly string[]): Promise<Map<string, string | undefined>>;
+
+  /**
    * Appends a decision-log entry: assigns the next `seq`, links it to the previous entry's
    * hash, and stores it with `hash = computeHash(entry)`, in one transaction. Durable when it
    * resolves.

@@ -147,6 +147,31 @@ export function storeContract(h: StoreHarness): void {
     });
   });
 
+  describe("call cancellations", () => {
+    it("reaches another store on the same database, with its reason, until it expires", async () => {
+      const store = await h.open();
+      const other = await h.openSame();
+      const soon = new Date(Date.now() + 60_000);
+      await store.requestCancellation('["t","alice",7]', "no longer needed", soon);
+      await store.requestCancellation('["t","alice",8]', undefined, soon);
+      await store.requestCancellation('["t","alice",9]', "too late", new Date(Date.now() - 1));
+      const found = await other.requestedCancellations([
+        '["t","alice",7]',
+        '["t","alice",8]',
+        '["t","alice",9]',
+        "x",
+      ]);
+      expect([...found.entries()]).toEqual(
+        expect.arrayContaining([
+          ['["t","alice",7]', "no longer needed"],
+          ['["t","alice",8]', undefined],
+        ]),
+      );
+      expect(found.size).toBe(2);
+      expect((await other.requestedCancellations([])).size).toBe(0);
+    });
+  });
+
   describe("decision log storage", () => {
     it("chains entries from the genesis hash", async () => {
       const store = await h.open();
