@@ -316,6 +316,19 @@ function fromJoseError(error: unknown, issuer: Issuer, kid: string | undefined):
         );
     }
   }
+  const critical = /^Extension Header Parameter "(.*)" is not recognized$/.exec(
+    error instanceof errors.JOSENotSupported ? error.message : "",
+  );
+  if (critical !== null) {
+    return unauthenticated(
+      `the token's header marks the extension ${quote(critical[1] ?? "")} as critical ("crit"), which Writ does not understand, so it may not accept the token (RFC 7515, section 4.1.11)`,
+      "ask the identity provider for a token without critical header extensions",
+      cause,
+    );
+  }
+  if (error instanceof errors.JWSInvalid && error.message.includes('"crit"')) {
+    return unauthenticated(`the token's "crit" header is malformed: ${error.message}`, NEW_TOKEN, cause);
+  }
   if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported) {
     return unauthenticated(
       `the token's algorithm is not allowed or does not fit the keys of issuer ${name} (allowed: ${issuer.config.algorithms.join(", ")})`,

@@ -172,6 +172,18 @@ describe("IdentityVerifier with inline keys", () => {
     expect(error.message).toMatch(/algorithm "RS256" is not allowed .* \(allowed: EdDSA\)/);
   });
 
+  it("says so when the token marks a header extension it needs as critical", async () => {
+    const verifier = new IdentityVerifier({ issuers: [localIssuer([ed])] });
+    const token = await new SignJWT({ iss: "https://idp.test", aud: "writ", sub: "alice", exp: now() + 60 })
+      .setProtectedHeader({ alg: ed.alg, kid: ed.kid, crit: ["urn:example:binding"], "urn:example:binding": 1 })
+      .sign(ed.privateKey, { crit: { "urn:example:binding": true } });
+    const error = await rejection(verifier, `Bearer ${token}`);
+    expect(error.category).toBe("unauthenticated");
+    expect(error.message).toContain('"urn:example:binding" as critical ("crit")');
+    expect(error.message).not.toMatch(/algorithm/);
+    expect(error.suggestedFix).toContain("without critical header extensions");
+  });
+
   it("accepts an expired token within the clock tolerance", async () => {
     const verifier = new IdentityVerifier({ issuers: [localIssuer([ed], { clock_tolerance_s: 30 })] });
     await expect(verifier.verify(`Bearer ${await sign(ed, { exp: now() - 10 })}`)).resolves.toMatchObject({
