@@ -183,8 +183,20 @@ export async function startGateway(
   options.configureApp?.(app, parts.gateway);
   let server: ServerType | undefined;
   const port = await new Promise<number>((resolve, reject) => {
-    server = serve({ fetch: app.fetch, hostname: config.server.host, port: config.server.port }, (info) =>
-      resolve(info.port),
+    server = serve(
+      {
+        fetch: app.fetch,
+        hostname: config.server.host,
+        port: config.server.port,
+        serverOptions: {
+          requestTimeout: config.server.request_timeout_ms,
+          headersTimeout: Math.min(config.server.headers_timeout_ms, config.server.request_timeout_ms),
+          keepAliveTimeout: config.server.keep_alive_timeout_ms,
+          // How often Node looks for requests past their timeouts (its default is 30 s).
+          connectionsCheckingInterval: Math.max(50, Math.min(1_000, config.server.request_timeout_ms / 4)),
+        },
+      },
+      (info) => resolve(info.port),
     );
     server.on("error", reject);
   });

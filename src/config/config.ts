@@ -40,6 +40,15 @@ export const gatewayConfigSchema = z
           .default(1024 * 1024),
         /** The audience of grants for tools Writ executes itself (in-process backends). */
         executor_id: z.string().min(1).default("writ"),
+        /**
+         * How long a client may take to send a whole request (headers and body); a body dribbled
+         * slower is cut off with 408. Answers (an MCP stream of a long call) are not limited by it.
+         */
+        request_timeout_ms: z.number().int().positive().default(30_000),
+        /** How long a client may take to send a request's headers. */
+        headers_timeout_ms: z.number().int().positive().default(10_000),
+        /** How long an idle keep-alive connection stays open. */
+        keep_alive_timeout_ms: z.number().int().positive().default(5_000),
       })
       .strict()
       .prefault({}),

@@ -4,6 +4,7 @@
  */
 import type { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
+import { bodyText } from "../core/request-body.ts";
 import { KEY_PROBLEM_FIX, keyFieldErrors, parseStrictJson } from "../intake/index.ts";
 
 export interface JsonBodyOptions {
@@ -21,7 +22,7 @@ export interface JsonBodyOptions {
  * `__proto__` key anywhere is refused with a field error at its JSON Pointer.
  */
 export async function jsonBody(req: Request, options: JsonBodyOptions = {}): Promise<unknown> {
-  const text = await req.text();
+  const text = await bodyText(req);
   if (options.optional && text.trim() === "") return {};
   const parsed = parseStrictJson(text);
   if (parsed.ok) return parsed.value;

@@ -16,6 +16,7 @@
 import { ErrorCode, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { WritError } from "../core/errors.ts";
 import { isRecord } from "../core/json.ts";
+import { bodyText } from "../core/request-body.ts";
 import {
   KEY_PROBLEM_FIX,
   type KeyProblem,
@@ -116,7 +117,7 @@ function reply(status: number, body: unknown): McpBody {
  * In a batch with a refused message, no message runs: the others are answered `-32600` too.
  */
 export async function readMcpBody(gw: Gateway, request: Request, requestId: string): Promise<McpBody> {
-  const parsed = parseStrictJson(await request.text());
+  const parsed = parseStrictJson(await bodyText(request));
   if (!parsed.ok && parsed.reason === "syntax") {
     const error = new WritError("invalid_argument", "the body is not JSON", {
       fieldErrors: [{ path: "", message: parsed.message }],

@@ -1,0 +1,19 @@
+/** Reading a request body, with the failure that is the caller's said as such. */
+import { WritError } from "./errors.ts";
+
+/**
+ * A request's body as text. A body that never arrives whole (the client went away, or sent it
+ * slower than the server's request timeout) is the caller's failure, not Writ's: it is an
+ * `invalid_argument`, not an internal error.
+ */
+export async function bodyText(req: Request): Promise<string> {
+  try {
+    return await req.text();
+  } catch (error) {
+    if (error instanceof WritError) throw error;
+    throw new WritError("invalid_argument", "the request body did not arrive whole", {
+      suggestedFix: "send the whole body at once, within the server's request timeout",
+      cause: error,
+    });
+  }
+}
