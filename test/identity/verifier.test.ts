@@ -175,7 +175,12 @@ describe("IdentityVerifier with inline keys", () => {
   it("says so when the token marks a header extension it needs as critical", async () => {
     const verifier = new IdentityVerifier({ issuers: [localIssuer([ed])] });
     const token = await new SignJWT({ iss: "https://idp.test", aud: "writ", sub: "alice", exp: now() + 60 })
-      .setProtectedHeader({ alg: ed.alg, kid: ed.kid, crit: ["urn:example:binding"], "urn:example:binding": 1 })
+      .setProtectedHeader({
+        alg: ed.alg,
+        kid: ed.kid,
+        crit: ["urn:example:binding"],
+        "urn:example:binding": 1,
+      })
       .sign(ed.privateKey, { crit: { "urn:example:binding": true } });
     const error = await rejection(verifier, `Bearer ${token}`);
     expect(error.category).toBe("unauthenticated");
