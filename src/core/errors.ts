@@ -4,6 +4,7 @@
  * side effect happened.
  */
 import { z } from "zod";
+import { bounded, NAME_LIMIT } from "./bounded.ts";
 
 export const errorCategories = [
   "invalid_argument",
@@ -88,11 +89,14 @@ export class WritError extends Error {
       cause?: unknown;
     },
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(bounded(message), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "WritError";
     this.category = category;
     this.retryable = options.retryable ?? retryableByDefault.has(category);
-    this.fieldErrors = options.fieldErrors ?? [];
+    this.fieldErrors = (options.fieldErrors ?? []).map((field) => ({
+      path: bounded(field.path, NAME_LIMIT),
+      message: bounded(field.message),
+    }));
     this.suggestedFix = options.suggestedFix;
     this.effectCommitted = options.effectCommitted ?? false;
   }

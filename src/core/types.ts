@@ -2,7 +2,9 @@
  * The types the pipeline stages hand each other (DESIGN sections 1–5 and 8), with zod schemas
  * where the data comes from outside (a policy's answer, a stored row).
  */
+
 import { z } from "zod";
+import { bounded, NAME_LIMIT } from "./bounded.ts";
 
 // ---------------------------------------------------------------------------------- intake
 
@@ -135,8 +137,11 @@ export type Condition = z.infer<typeof conditionSchema>;
 
 export const reasonSchema = z
   .object({
-    code: z.string().min(1),
-    message: z.string(),
+    code: z
+      .string()
+      .min(1)
+      .transform((code) => bounded(code, NAME_LIMIT)),
+    message: z.string().transform((message) => bounded(message)),
     visible_to_model: z.boolean().default(true),
   })
   .strict();

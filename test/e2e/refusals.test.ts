@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 /**
  * Every refusal of the sample policy (policies/writ/decision.rego), driven over HTTP the way
  * `writ demo` (src/demo/replay.ts) drives it: the model-facing answer carries only the visible
@@ -91,6 +92,21 @@ async function setFile(path: string, content: string): Promise<void> {
 }
 
 describe("the sample policy's refusals", () => {
+  it("bounds an attacker-supplied path it repeats, in the answer and the log, keeping a digest", async () => {
+    const path = `.secret/${"x".repeat(20_000)}`;
+    const outcome = await call(alice, "repo_read", { workspace: WS, path });
+    expectDenied(outcome, ["path_not_readable"]);
+    const digest = createHash("sha256")
+      .update(`${path} is outside the workspace's readable paths`)
+      .digest("hex");
+    const message = outcome.reasons[0]?.message ?? "";
+    expect(message.length).toBeLessThan(2_200);
+    expect(message).toContain(`sha256 ${digest}`);
+    expect(outcome.error?.message.length).toBeLessThan(2_200);
+    const entry = await logEntry(gw, outcome.decision_id);
+    expect(entry.reasons[0]?.message).toBe(message);
+  });
+
   it("reading .env is path_not_readable, and the model sees why", async () => {
     const outcome = await call(alice, "repo_read", { workspace: WS, path: ".env" });
     expectDenied(outcome, ["path_not_readable"]);
