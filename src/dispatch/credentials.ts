@@ -86,6 +86,7 @@ export class CredentialResolver {
     const source = Object.hasOwn(this.#config, ref) ? this.#config[ref] : undefined;
     if (source === undefined) {
       throw unavailable(
+        ref,
         `backend credentials ${JSON.stringify(ref)} are not configured`,
         `add ${JSON.stringify(ref)} under credentials: in the gateway config, or fix the contract's credentials_ref`,
       );
@@ -94,6 +95,7 @@ export class CredentialResolver {
       source.from === "env" ? this.#fromEnv(ref, source.env) : await this.#fromFile(ref, source.path);
     if (/[\r\n\0]/.test(secret)) {
       throw unavailable(
+        ref,
         `backend credentials ${JSON.stringify(ref)} contain a line break or NUL and cannot be sent in a header`,
         "store the secret on a single line",
       );
@@ -107,6 +109,7 @@ export class CredentialResolver {
     const value = this.#env[name]?.trim();
     if (value === undefined || value === "") {
       throw unavailable(
+        ref,
         `backend credentials ${JSON.stringify(ref)}: environment variable ${name} is not set or empty`,
         `set ${name} in the gateway's environment`,
       );
@@ -132,6 +135,7 @@ export class CredentialResolver {
     }
     if (secret === "") {
       throw unavailable(
+        ref,
         `backend credentials ${JSON.stringify(ref)}: file ${path} is empty`,
         `write the secret to ${path}`,
       );
@@ -147,15 +151,27 @@ function unreadable(ref: string, path: string, error: unknown): WritError {
       ? ` (${String(Reflect.get(error, "code"))})`
       : "";
   return unavailable(
+    ref,
     `backend credentials ${JSON.stringify(ref)}: file ${path} cannot be read${code}`,
     `check that ${path} exists and is readable by the gateway`,
   );
 }
 
-function unavailable(message: string, suggestedFix: string): WritError {
-  return new WritError("backend_unavailable", message, {
-    suggestedFix,
-    retryable: false,
-    effectCommitted: false,
-  });
+/**
+ * Credentials that cannot be sent. The caller learns only that and that nothing was sent: where
+ * the secret lives (a file path, a variable name) is the operator's business, written to the
+ * server's log with what to fix.
+ */
+function unavailable(ref: string, detail: string, operatorFix: string): WritError {
+  console.error(`credentials: ${detail}; ${operatorFix}`);
+  return new WritError(
+    "backend_unavailable",
+    `the backend credentials ${JSON.stringify(ref)} are unavailable, so nothing was sent`,
+    {
+      suggestedFix: "retry later; if it persists, tell the operator (the server's log says what to fix)",
+      retryable: false,
+      effectCommitted: false,
+      cause: new Error(`${detail}; ${operatorFix}`),
+    },
+  );
 }

@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { WritError } from "../../src/core/errors.ts";
 import { CredentialResolver, credentialsConfigSchema } from "../../src/dispatch/index.ts";
 
@@ -42,8 +42,10 @@ describe("CredentialResolver", () => {
   it("reads an env secret at resolve time as a Bearer authorization header", async () => {
     const env: Record<string, string | undefined> = {};
     const resolver = new CredentialResolver({ payments: { from: "env", env: "PAYMENTS_TOKEN" } }, { env });
-    const missing = await rejection(resolver.resolve("payments"));
+    const operatorLog = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const missing = await rejection(resolver.resolve("payments")).finally(() => operatorLog.mockRestore());
     expect(missing.category).toBe("backend_unavailable");
+    expect(JSON.stringify(missing.toJSON())).not.toContain("PAYMENTS_TOKEN");
     expect(missing.retryable).toBe(false);
     expect(missing.message).toContain('"payments"');
     env.PAYMENTS_TOKEN = "s3cr3t-token";
@@ -72,9 +74,17 @@ describe("CredentialResolver", () => {
     expect(multiline.message).not.toContain("secret-value");
 
     const gone = new CredentialResolver({ payments: { from: "file", path: join(dir, "absent") } });
-    const error = await rejection(gone.resolve("payments"));
-    expect(error.category).toBe("backend_unavailable");
-    expect(error.message).toContain('"payments"');
+    const operatorLog = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      const error = await rejection(gone.resolve("payments"));
+      expect(error.category).toBe("backend_unavailable");
+      expect(error.message).toContain('"payments"');
+      // Where the secret lives is for the operator's log, not for the caller.
+      expect(JSON.stringify(error.toJSON())).not.toContain(dir);
+      expect(String(operatorLog.mock.calls.at(-1)?.[0])).toContain(join(dir, "absent"));
+    } finally {
+      operatorLog.mockRestore();
+    }
   });
 
   it("refuses an unknown ref", async () => {
