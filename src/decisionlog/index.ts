@@ -13,6 +13,7 @@ export { type CheckpointJwks, CheckpointKeys, checkpointKeyFile } from "./checkp
 export {
   type CheckpointProblem,
   type CheckpointReport,
+  type CheckpointSource,
   checkCheckpoints,
   storeCheckpoints,
 } from "./checkpoint-verify.ts";

@@ -7,11 +7,12 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { errorMessage, WritError } from "../../core/errors.ts";
-import type { CheckpointSource } from "../../decisionlog/checkpoint-verify.ts";
+
 import {
   type CheckpointJwks,
   CheckpointKeys,
   type CheckpointReport,
+  type CheckpointSource,
   checkCheckpoints,
   checkpointKeyFile,
   readWitness,
