@@ -139,9 +139,13 @@ export class Checkpointer {
     return this.#keys.jwks();
   }
 
-  /** Checkpoints every `intervalMs` from now on (the timer does not keep the process alive). */
+  /**
+   * Checkpoints now (so that a log cut while the gateway was down is reported at start) and every
+   * `intervalMs` from now on (the timer does not keep the process alive).
+   */
   start(): void {
     if (this.#timer !== undefined || this.#intervalMs <= 0) return;
+    this.checkpoint().catch(this.#onError);
     this.#timer = setInterval(() => {
       this.checkpoint().catch(this.#onError);
     }, this.#intervalMs);
