@@ -49,6 +49,18 @@ export const checkpointPayloadSchema = z
   .strict();
 export type CheckpointPayload = z.output<typeof checkpointPayloadSchema>;
 
+/** Each published key set made into jose's key lookup once (a verify checks many checkpoints). */
+const keySets = new WeakMap<CheckpointJwks, ReturnType<typeof createLocalJWKSet>>();
+
+function keySetOf(keys: CheckpointJwks): ReturnType<typeof createLocalJWKSet> {
+  let keySet = keySets.get(keys);
+  if (keySet === undefined) {
+    keySet = createLocalJWKSet(asJwkSet(keys));
+    keySets.set(keys, keySet);
+  }
+  return keySet;
+}
+
 export type CheckpointVerification =
   | { ok: true; payload: CheckpointPayload; kid: string }
   | { ok: false; reason: "bad_signature" | "malformed"; detail: string };
@@ -66,7 +78,7 @@ export async function verifyCheckpoint(
   }
   let verified: CompactVerifyResult;
   try {
-    verified = await compactVerify(jws, createLocalJWKSet(asJwkSet(keys)), {
+    verified = await compactVerify(jws, keySetOf(keys), {
       algorithms: [...grantAlgorithms],
     });
   } catch (error) {
