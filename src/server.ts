@@ -7,7 +7,7 @@ import type { GatewayConfig } from "./config/index.ts";
 import { ContractRegistry } from "./contracts/index.ts";
 import type { Gateway } from "./core/gateway.ts";
 import type { InProcessHandler } from "./core/handlers.ts";
-import { DecisionLog } from "./decisionlog/index.ts";
+import { DecisionLog, startCheckpointer } from "./decisionlog/index.ts";
 import { demoWorkspace, VirtualRepository } from "./demo/repository.ts";
 import { CredentialResolver } from "./dispatch/index.ts";
 import { GrantSigner } from "./grants/index.ts";
@@ -110,6 +110,11 @@ export async function createGateway(
       store,
       config.decision_log.redaction ? { redaction: config.decision_log.redaction } : {},
     );
+    // Signed checkpoints of the log's head, every interval and once more at close (after the drain).
+    const checkpoints = await startCheckpointer(config.decision_log, store, (ref) =>
+      credentials.resolve(ref),
+    );
+    if (checkpoints !== undefined) closers.push(() => checkpoints.close());
 
     const handlers = new Map<string, InProcessHandler>();
     let repository: VirtualRepository | undefined;
@@ -141,6 +146,7 @@ export async function createGateway(
       policy,
       grants,
       log,
+      ...(checkpoints === undefined ? {} : { checkpoints }),
       handlers,
       metrics,
       executorId: config.server.executor_id,

@@ -12,7 +12,8 @@ commands:
   query     decisions matching filters (subject, tenant, action, decision, reason, resource,
             time range), as a table or NDJSON, a page at a time
   show <id> one decision in full: redacted input, result, reasons, revisions, grant, approval
-  verify    walk the hash chain; exit 0 only when intact, 1 naming the first broken entry
+  verify    walk the hash chain and check it against the signed checkpoints of its head (and a
+            witness's with --witness); exit 0 only when intact, 1 naming what is broken
   export    matching decisions since/until a time, as NDJSON or OPA decision-log events
 
 Run \`writ logs <command> --help\` for a command's options.`;

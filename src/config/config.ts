@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { toolContractsSchema } from "../contracts/index.ts";
-import { redactionRulesSchema } from "../decisionlog/index.ts";
+import { checkpointsConfigSchema, redactionRulesSchema, witnessConfigSchema } from "../decisionlog/index.ts";
 import { credentialsConfigSchema } from "../dispatch/index.ts";
 import { grantsConfigSchema } from "../grants/index.ts";
 import { issuerConfigSchema } from "../identity/index.ts";
@@ -106,7 +106,16 @@ export const gatewayConfigSchema = z
       })
       .strict()
       .prefault({}),
-    decision_log: z.object({ redaction: redactionRulesSchema.optional() }).strict().prefault({}),
+    decision_log: z
+      .object({
+        redaction: redactionRulesSchema.optional(),
+        /** Signed checkpoints of the log's head, so that a log cut back is detected. */
+        checkpoints: checkpointsConfigSchema.prefault({}),
+        /** Where checkpoints are shipped too: `{file: path}` or `{url: https://…}`. */
+        witness: witnessConfigSchema.optional(),
+      })
+      .strict()
+      .prefault({}),
     tools: toolContractsSchema.default([]),
     /** Upstream MCP servers (`backend: {kind: mcp}` tools) and Writ's own `/mcp` endpoint. */
     mcp: mcpConfigSchema.prefault({}),
@@ -136,6 +145,20 @@ export class ConfigError extends Error {
 /** The configuration `writ serve` uses without `--config`. */
 export const defaultConfigFile = path.join(path.dirname(fileURLToPath(import.meta.url)), "writ.default.yaml");
 
+function resolveDecisionLogPaths(
+  log: GatewayConfig["decision_log"],
+  at: (p: string) => string,
+): GatewayConfig["decision_log"] {
+  const keyFile = log.checkpoints.key_file;
+  return {
+    ...log,
+    checkpoints: { ...log.checkpoints, ...(keyFile === undefined ? {} : { key_file: at(keyFile) }) },
+    ...(log.witness !== undefined && "file" in log.witness
+      ? { witness: { file: at(log.witness.file) } }
+      : {}),
+  };
+}
+
 function resolvePaths(config: GatewayConfig, base: string): GatewayConfig {
   const at = (p: string) => (p === ":memory:" || path.isAbsolute(p) ? p : path.resolve(base, p));
   return {
@@ -158,6 +181,7 @@ function resolvePaths(config: GatewayConfig, base: string): GatewayConfig {
       dev_issuer: { ...config.identity.dev_issuer, key_file: at(config.identity.dev_issuer.key_file) },
     },
     grants: { ...config.grants, ...(config.grants.key_file ? { key_file: at(config.grants.key_file) } : {}) },
+    decision_log: resolveDecisionLogPaths(config.decision_log, at),
     mcp: {
       ...config.mcp,
       servers: config.mcp.servers.map((s) =>

@@ -3,7 +3,7 @@
  * approvals, discovery and the HTTP and MCP layers import it, and it imports none of them.
  */
 import type { ContractRegistry } from "../contracts/index.ts";
-import type { DecisionLog } from "../decisionlog/index.ts";
+import type { Checkpointer, DecisionLog } from "../decisionlog/index.ts";
 import type { CredentialResolver } from "../dispatch/index.ts";
 import type { GrantSigner } from "../grants/index.ts";
 import type { IdentityVerifier } from "../identity/index.ts";
@@ -23,6 +23,8 @@ export interface Gateway {
   policy: PolicyEngine;
   grants: GrantSigner;
   log: DecisionLog;
+  /** Signs checkpoints of the log's head; publishes their keys (absent when checkpoints are off). */
+  checkpoints?: Checkpointer;
   handlers: ReadonlyMap<string, InProcessHandler>;
   metrics: GatewayMetrics;
   /** The audience of grants for in-process tools. */

@@ -1,4 +1,29 @@
 /** The tamper-evident decision log (DESIGN section 8). */
+
+export {
+  Checkpointer,
+  type CheckpointerOptions,
+  type CheckpointsConfig,
+  checkpointPayloadSchema,
+  checkpointsConfigSchema,
+  startCheckpointer,
+  verifyCheckpoint,
+} from "./checkpoint.ts";
+export { type CheckpointJwks, CheckpointKeys, checkpointKeyFile } from "./checkpoint-keys.ts";
+export {
+  type CheckpointProblem,
+  type CheckpointReport,
+  type CheckpointSource,
+  checkCheckpoints,
+  storeCheckpoints,
+} from "./checkpoint-verify.ts";
+export {
+  readWitness,
+  type Witness,
+  type WitnessConfig,
+  witnessConfigSchema,
+  witnessOf,
+} from "./checkpoint-witness.ts";
 export { detectSecrets, isSensitiveKey, MASK } from "./detectors.ts";
 export {
   type EvaluatedFacts,

@@ -24,6 +24,7 @@ export type {
   NewDecisionEntry,
   ResourceWrite,
   Store,
+  StoredCheckpoint,
   StoredResource,
 } from "./types.ts";
 export { approvalStatuses } from "./types.ts";

@@ -123,4 +123,28 @@ CREATE TABLE call_cancellations (
 CREATE INDEX call_cancellations_expires_at ON call_cancellations (expires_at);
 `,
   },
+  {
+    version: 6,
+    name: "decision log checkpoints",
+    sql: `
+-- Signed checkpoints of the decision log's head: jws is the compact JWS of {seq, hash, time}
+-- signed with the checkpoint key kid; seq, hash and time repeat its payload for queries. One per
+-- seq: instances that checkpoint the same head keep the first.
+CREATE TABLE checkpoints (
+  seq INTEGER PRIMARY KEY CHECK (seq > 0),
+  hash TEXT NOT NULL,
+  time TEXT NOT NULL,
+  kid TEXT NOT NULL,
+  jws TEXT NOT NULL
+) STRICT;
+
+-- The checkpoint signing key set when no key file is configured (one row; the document is the
+-- JSON a grant key file holds). revision increases on every change.
+CREATE TABLE checkpoint_key_set (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  revision INTEGER NOT NULL,
+  document TEXT NOT NULL
+) STRICT;
+`,
+  },
 ];

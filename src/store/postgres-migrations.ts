@@ -134,4 +134,28 @@ CREATE TABLE call_cancellations (
 CREATE INDEX call_cancellations_expires_at ON call_cancellations (expires_at);
 `,
   },
+  {
+    version: 7,
+    name: "decision log checkpoints",
+    sql: `
+-- Signed checkpoints of the decision log's head: jws is the compact JWS of {seq, hash, time}
+-- signed with the checkpoint key kid; seq, hash and time repeat its payload for queries. One per
+-- seq: instances that checkpoint the same head keep the first.
+CREATE TABLE checkpoints (
+  seq BIGINT PRIMARY KEY CHECK (seq > 0),
+  hash TEXT NOT NULL,
+  time TEXT NOT NULL,
+  kid TEXT NOT NULL,
+  jws TEXT NOT NULL
+);
+
+-- The checkpoint signing key set every instance shares (one row; the document is the JSON a
+-- grant key file holds). revision increases on every change.
+CREATE TABLE checkpoint_key_set (
+  id SMALLINT PRIMARY KEY CHECK (id = 1),
+  revision BIGINT NOT NULL,
+  document TEXT NOT NULL
+);
+`,
+  },
 ];

@@ -12,6 +12,7 @@ import type { ApprovalFilter, DecisionFilter, IdempotencyClaim } from "./types.t
 
 export const RESOURCE_COLUMNS = raw("type, id, owner, tenant, revision, attributes, updated_at");
 export const DECISION_COLUMNS = raw("seq, entry, prev_hash, hash");
+export const CHECKPOINT_COLUMNS = raw("seq, hash, time, kid, jws");
 
 /** A page of `filter`'s matches, newest first, before the cursor's seq: one row more than `size`. */
 export function decisionsQuery(

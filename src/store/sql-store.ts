@@ -7,23 +7,35 @@
  */
 
 import { z } from "zod";
-import type { ComputeHash } from "./chain.ts";
+import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
+import type { KeySetStorage } from "../grants/key-storage.ts";
+import { type ComputeHash, HEAD_SQL } from "./chain.ts";
+import { SqlKeySetStorage } from "./checkpoint-key-set.ts";
 import type { Dialect } from "./dialect.ts";
 import { decodeCursor, normalizeFilter, pageSize, readBatchSize } from "./paging.ts";
-import { approvalsQuery, DECISION_COLUMNS, decisionsQuery, pageOf, RESOURCE_COLUMNS } from "./queries.ts";
+import {
+  approvalsQuery,
+  CHECKPOINT_COLUMNS,
+  DECISION_COLUMNS,
+  decisionsQuery,
+  pageOf,
+  RESOURCE_COLUMNS,
+} from "./queries.ts";
 import {
   approvalOfJson,
   checkExpectedRevision,
   duplicateApproval,
   entryOf,
   jsonText,
+  lastRowSchema,
   parseApprovalFilter,
   parseResourceWrite,
   parseStored,
   pendingApproval,
   resourceOf,
 } from "./rows.ts";
-import { join, type Sql, sql } from "./sql.ts";
+import { hashSchema } from "./schema.ts";
+import { join, raw, type Sql, sql } from "./sql.ts";
 import type {
   ApprovalFilter,
   ApprovalPage,
@@ -35,6 +47,7 @@ import type {
   NewDecisionEntry,
   ResourceWrite,
   Store,
+  StoredCheckpoint,
   StoredResource,
 } from "./types.ts";
 
@@ -48,6 +61,16 @@ type DialectMethods =
   | "appendDecisions"
   | "decideApproval"
   | "claimIdempotency";
+
+const checkpointSchema = z
+  .object({
+    seq: z.number().int().positive(),
+    hash: hashSchema,
+    time: z.iso.datetime({ offset: true }),
+    kid: z.string().min(1),
+    jws: z.string().min(1),
+  })
+  .strict();
 
 const cancellationRowSchema = z.object({ key: z.string(), reason: z.string().nullable() });
 
@@ -193,6 +216,54 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
     return rows.map(entryOf);
   }
 
+  async decisionHead(): Promise<{ seq: number; hash: string } | undefined> {
+    const [row] = await this.rows("read the decision log's head", raw(HEAD_SQL));
+    return row === undefined ? undefined : parseStored(lastRowSchema, row, "the last decision");
+  }
+
+  // ------------------------------------------------------------------------------ checkpoints
+
+  async addCheckpoint(checkpoint: StoredCheckpoint): Promise<boolean> {
+    const parsed = checkpointSchema.safeParse(checkpoint);
+    if (!parsed.success) {
+      throw new WritError("invalid_argument", "the checkpoint is invalid", {
+        fieldErrors: fieldErrorsFromZod(parsed.error, "/checkpoint"),
+        suggestedFix: "make checkpoints with the Checkpointer (src/decisionlog/checkpoint.ts)",
+      });
+    }
+    const c = parsed.data;
+    const changed = await this.execute(
+      "store a checkpoint",
+      sql`INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (${c.seq}, ${c.hash}, ${c.time}, ${c.kid}, ${c.jws})
+       ON CONFLICT (seq) DO NOTHING`,
+    );
+    return changed === 1;
+  }
+
+  async latestCheckpoint(): Promise<StoredCheckpoint | undefined> {
+    const [row] = await this.rows(
+      "read the latest checkpoint",
+      sql`SELECT ${CHECKPOINT_COLUMNS} FROM checkpoints ORDER BY seq DESC LIMIT 1`,
+    );
+    return row === undefined ? undefined : checkpointOf(row);
+  }
+
+  async readCheckpoints(fromSeq: number, limit: number): Promise<StoredCheckpoint[]> {
+    const size = readBatchSize(fromSeq, limit);
+    const rows = await this.rows(
+      "read checkpoints",
+      sql`SELECT ${CHECKPOINT_COLUMNS} FROM checkpoints WHERE seq >= ${fromSeq} ORDER BY seq LIMIT ${size}`,
+    );
+    return rows.map(checkpointOf);
+  }
+
+  checkpointKeySet(): KeySetStorage {
+    return new SqlKeySetStorage(
+      { rows: (what, query) => this.rows(what, query), execute: (what, query) => this.execute(what, query) },
+      this.location,
+    );
+  }
+
   // ------------------------------------------------------------------------------ approvals
 
   async createApproval(request: NewApproval): Promise<ApprovalRecord> {
@@ -263,4 +334,13 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
       sql`DELETE FROM idempotency WHERE subject = ${subject} AND key = ${key} AND state = 'pending'`,
     );
   }
+}
+
+/** A checkpoints row as stored: its columns are checked loosely (the JWS is what verifiers trust). */
+function checkpointOf(row: unknown): StoredCheckpoint {
+  return parseStored(
+    z.object({ seq: z.number().int(), hash: z.string(), time: z.string(), kid: z.string(), jws: z.string() }),
+    row,
+    "a checkpoint",
+  );
 }

@@ -177,6 +177,20 @@ export type IdempotencyClaim =
   | { state: "pending"; request_digest: string }
   | { state: "done"; request_digest: string; outcome: unknown };
 
+/** A signed checkpoint of the decision log's head (see src/decisionlog/checkpoint.ts). */
+export interface StoredCheckpoint {
+  /** The head's seq when the checkpoint was signed. */
+  seq: number;
+  /** The hash of the entry at `seq`. */
+  hash: string;
+  /** ISO 8601 time it was signed. */
+  time: string;
+  /** The checkpoint key that signed it. */
+  kid: string;
+  /** The compact JWS of `{seq, hash, time}`: the only part a verifier trusts. */
+  jws: string;
+}
+
 export interface Store {
   /** Creates the schema (idempotent, versioned migrations). */
   migrate(): Promise<void>;
@@ -227,6 +241,24 @@ export interface Store {
   queryDecisions(filter: DecisionFilter, limit: number, cursor?: string): Promise<DecisionPage>;
   /** Entries in `seq` order from `fromSeq` (inclusive), at most `limit`. */
   readDecisions(fromSeq: number, limit: number): Promise<DecisionLogEntry[]>;
+
+  /** The log's last entry (seq and hash), or undefined while it is empty. */
+  decisionHead(): Promise<{ seq: number; hash: string } | undefined>;
+
+  /**
+   * Stores a signed checkpoint; false (nothing written) when one for that seq exists already:
+   * instances that checkpoint the same head keep the first.
+   */
+  addCheckpoint(checkpoint: StoredCheckpoint): Promise<boolean>;
+  /** The checkpoint with the highest seq, or undefined when there is none. */
+  latestCheckpoint(): Promise<StoredCheckpoint | undefined>;
+  /** Checkpoints in seq order from `fromSeq` (inclusive), at most `limit`. */
+  readCheckpoints(fromSeq: number, limit: number): Promise<StoredCheckpoint[]>;
+  /**
+   * The checkpoint signing key set kept in the store (every instance on it shares the key);
+   * used unless `decision_log.checkpoints.key_file` names a file.
+   */
+  checkpointKeySet(): KeySetStorage;
 
   /** Stores a new approval request, status `pending`. */
   createApproval(request: NewApproval): Promise<ApprovalRecord>;

@@ -14,6 +14,7 @@ import {
   UnreadableEntryError,
 } from "../../src/store/index.ts";
 import { approvalContract, idempotencyContract } from "./contract-approvals.ts";
+import { checkpointContract } from "./contract-checkpoints.ts";
 import { concurrencyContract } from "./contract-concurrency.ts";
 import { newEntry } from "./fixtures.ts";
 
@@ -417,4 +418,5 @@ export function storeContract(h: StoreHarness): void {
   approvalContract(h);
   idempotencyContract(h);
   concurrencyContract(h);
+  checkpointContract(h);
 }

@@ -4,7 +4,7 @@
  * with what to do next.
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "../../config/index.ts";
+import { ConfigError, type GatewayConfig, loadConfig } from "../../config/index.ts";
 import { errorMessage, WritError } from "../../core/errors.ts";
 import { DecisionLog } from "../../decisionlog/index.ts";
 import { parseDecisionFilter } from "../../decisionlog/query.ts";
@@ -88,13 +88,15 @@ export function filterOf(values: Record<string, unknown>): DecisionFilter {
 export interface OpenLog {
   store: Store;
   log: DecisionLog;
+  config: GatewayConfig;
 }
 
 /** Opens the store named by `--config` (default: the embedded configuration), runs `work`, closes it. */
 export async function withLog(configFile: string | undefined, work: (opened: OpenLog) => Promise<number>) {
   let store: Store;
+  let config: GatewayConfig;
   try {
-    const config = await loadConfig(configFile);
+    config = await loadConfig(configFile);
     store = await openStore(config.store);
   } catch (error) {
     if (error instanceof ConfigError)
@@ -105,7 +107,7 @@ export async function withLog(configFile: string | undefined, work: (opened: Ope
     );
   }
   try {
-    return await work({ store, log: new DecisionLog(store) });
+    return await work({ store, log: new DecisionLog(store), config });
   } finally {
     await store.close();
   }

@@ -1,5 +1,5 @@
 /** How `writ logs` prints entries for people: a table row per entry, a readable layout for one. */
-import type { VerifyResult } from "../../decisionlog/index.ts";
+import type { CheckpointReport, VerifyResult } from "../../decisionlog/index.ts";
 import { loggedResourceRevision } from "../../decisionlog/query.ts";
 import type { DecisionLogEntry } from "../../store/types.ts";
 
@@ -107,8 +107,35 @@ const breakExplanations = {
 } as const;
 
 /** One line saying whether the chain holds, and where and why it breaks. */
-export function verifySummary(result: VerifyResult): string {
+export function verifySummary(result: VerifyResult, checkpointsDisagree = false): string {
+  if (result.ok && checkpointsDisagree)
+    return `broken: the chain of ${result.entries} entries links up (head hash ${result.head_hash}), but checkpoints disagree with it`;
   if (result.ok) return `intact: ${result.entries} entries, head hash ${result.head_hash}`;
   const b = result.first_broken;
   return `broken at seq ${b.seq}${b.decision_id === null ? "" : ` (decision ${b.decision_id})`}: ${b.reason}: ${breakExplanations[b.reason]}; ${result.entries_checked} entries before it verify`;
+}
+
+/** What `writ logs verify` found checking checkpoints: how many, the newest, each problem. */
+export function checkpointSummary(report: CheckpointReport): string {
+  const counts = Object.entries(report.checked);
+  const total = counts.reduce((sum, [, n]) => sum + n, 0);
+  const lines = [
+    total === 0
+      ? "checkpoints: none found (nothing anchors the head yet: the gateway writes one every interval and at shutdown)"
+      : `checkpoints: ${total} checked (${counts.map(([source, n]) => `${source} ${n}`).join(", ")})${
+          report.newest === null
+            ? ""
+            : `; newest valid at seq ${report.newest.seq}, signed ${report.newest.time} (${report.newest.source})`
+        }`,
+  ];
+  for (const p of report.problems) {
+    const at =
+      p.seq === null
+        ? p.line === undefined
+          ? ""
+          : ` line ${p.line}`
+        : ` of seq ${p.seq} (signed ${p.time})`;
+    lines.push(`  checkpoint${at} from ${p.source}: ${p.reason}: ${p.detail}`);
+  }
+  return lines.join("\n");
 }
