@@ -312,7 +312,7 @@ describe("reject and expiry", () => {
   it("keeps the decision log's hash chain intact", async () => {
     await expectLogVerifies(gw);
     // The file was never written by an approval: nothing executed.
-    expect(gw.repository.read(SUM)).toBe(DEMO_FILES[SUM]);
+    expect(await gw.repository.read(SUM)).toBe(DEMO_FILES[SUM]);
     expect(contentHash(DEMO_FILES[SUM] ?? "")).toHaveLength(64);
   });
 });
