@@ -13,6 +13,7 @@ import {
   type Store,
   UnreadableEntryError,
 } from "../../src/store/index.ts";
+import { approvalCollectionContract } from "./contract-approval-collection.ts";
 import { approvalContract, idempotencyContract } from "./contract-approvals.ts";
 import { concurrencyContract } from "./contract-concurrency.ts";
 import { newEntry } from "./fixtures.ts";
@@ -415,6 +416,7 @@ export function storeContract(h: StoreHarness): void {
   });
 
   approvalContract(h);
+  approvalCollectionContract(h);
   idempotencyContract(h);
   concurrencyContract(h);
 }
