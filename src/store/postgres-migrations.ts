@@ -138,10 +138,8 @@ CREATE INDEX call_cancellations_expires_at ON call_cancellations (expires_at);
     version: 8,
     name: "approval call keys and collected grants",
     sql: `
--- call_key names the proposed call (requester, contract, action and argument digest, resource and
--- revision) so that proposing it again finds its open request; grant_jti is set when the requester
--- collects the grant, which is minted then (at most once per request). Requests stored before this
--- version have no call_key: they are never matched.
+-- As SQLite's version 7: the key of the proposed call (its open request is found again by it;
+-- older requests have none) and the jti of the one grant its requester collected.
 ALTER TABLE approvals ADD COLUMN call_key TEXT;
 ALTER TABLE approvals ADD COLUMN grant_jti TEXT;
 UPDATE approvals SET grant_jti = record->>'grant_jti';
