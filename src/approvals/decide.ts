@@ -15,15 +15,14 @@
  */
 import { randomUUID } from "node:crypto";
 import { WritError } from "../core/errors.ts";
-import type { Gateway, IssuedGrantView } from "../core/gateway.ts";
+import type { Gateway } from "../core/gateway.ts";
 import type { Reason, Subject } from "../core/types.ts";
 import { evaluationEntry } from "../decisionlog/index.ts";
 import { resourceContext } from "../pipeline/04-resource.ts";
 import { decide, policyInput } from "../pipeline/05-decide.ts";
 import { nowOf } from "../pipeline/06-approval.ts";
-import { issueGrant } from "../pipeline/07-grant.ts";
 import { logDecision } from "../pipeline/08-log.ts";
-import type { ApprovalGrant, ApprovalRecord, ApprovalUpdate } from "../store/types.ts";
+import type { ApprovalRecord, ApprovalUpdate } from "../store/types.ts";
 import { expireIfDue, isEligibleApprover, isRequester, logTransition } from "./access.ts";
 
 /** Loads a request an approver may decide: visible, still pending, not expired, role held. */
@@ -76,12 +75,12 @@ async function lostRace(gw: Gateway, id: string): Promise<WritError> {
 
 export interface ApproveResult {
   approval: ApprovalRecord;
-  grant: IssuedGrantView;
 }
 
 /**
  * Approves a pending request: the policy runs again with the approval in its input, the
- * resource revision is re-checked, and on an allow a grant is issued to the requester.
+ * resource revision is re-checked, and on an allow the request is approved; its requester
+ * collects the grant later (`collectGrant`), at any time before the request expires.
  */
 export async function approve(
   gw: Gateway,
@@ -110,10 +109,7 @@ export async function approve(
   const evaluation = decide(gw, input, "approval");
   const { decision, revision } = evaluation;
   const decisionId = randomUUID();
-  const logged = (facts: {
-    grantJti?: string;
-    outcome?: { decision: "deny"; reasons: Reason[]; error: string };
-  }) =>
+  const logged = (facts: { outcome?: { decision: "deny"; reasons: Reason[]; error: string } }) =>
     logDecision(
       gw,
       evaluationEntry({
@@ -199,17 +195,9 @@ export async function approve(
     );
   }
 
-  // Allowed: the grant goes to the requester, bound to the request's exact action and resource.
-  const grant = await issueGrant(gw, {
-    subject: a.requester,
-    contract: contractOf(gw, a),
-    action: a.action,
-    resource: ref,
-    resourceRevision: resource.revision,
-    decision,
-    decisionId,
-    policyRevision: revision,
-  });
+  // Allowed: the decision is kept; the grant is minted from it when the requester collects it,
+  // bound to the request's exact action and resource (and the revision checked just now).
+  contractOf(gw, a); // a tool no longer configured is refused now, not at collection
   const decided = await gw.store.decideApproval(
     a.id,
     "pending",
@@ -220,13 +208,18 @@ export async function approve(
       decided_at: now.toISOString(),
       reason,
       reasons: decision.reasons,
-      grant: grant satisfies ApprovalGrant,
+      release: {
+        decision_id: decisionId,
+        policy_revision: revision,
+        resource_revision: resource.revision ?? null,
+        decision,
+      },
     },
     now,
   );
-  if (!decided) throw await lostRace(gw, a.id); // the signed grant never leaves Writ
-  await logged({ grantJti: grant.jti });
-  return { approval: decided, grant };
+  if (!decided) throw await lostRace(gw, a.id);
+  await logged({});
+  return { approval: decided };
 }
 
 /** Rejects a pending request; the reason is required and recorded. */
@@ -260,7 +253,7 @@ export async function reject(
   return decided;
 }
 
-function contractOf(gw: Gateway, a: ApprovalRecord) {
+export function contractOf(gw: Gateway, a: ApprovalRecord) {
   const contract = gw.contracts.get(a.tool.name, a.tool.version);
   if (!contract) {
     throw new WritError(

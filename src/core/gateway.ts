@@ -40,7 +40,8 @@ export interface Gateway {
 /** What a `require_approval` outcome carries (DESIGN section 2). */
 export interface ApprovalView {
   id: string;
-  status: "pending";
+  /** `approved` when the same call was proposed again after its approval, before collecting it. */
+  status: "pending" | "approved";
   approver_roles: string[];
   expires_at: string;
 }

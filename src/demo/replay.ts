@@ -288,8 +288,13 @@ async function paymentsRound(
       headers: { "content-type": "application/json", authorization: `Bearer ${tokens.tess}` },
       body: JSON.stringify({ reason: "invoice 2026-114 checked" }),
     });
-    const grant = approvalAnswerSchema.safeParse(await approved.json());
     console.log(`\n== 8. tess (treasurer) approves ${approvalId}: HTTP ${approved.status}`);
+    // alice collects the grant: it is minted now and lives its TTL from now.
+    const collected = await fetch(`${url}/v1/approvals/${approvalId}`, {
+      headers: { authorization: `Bearer ${tokens.alice}` },
+    });
+    const grant = approvalAnswerSchema.safeParse(await collected.json());
+    console.log(`   alice collects the released grant: HTTP ${collected.status}`);
     if (!grant.success) return;
     const executed = await fetch(`${url}/v1/execute`, {
       method: "POST",

@@ -16,12 +16,20 @@
  * The handlers check the workspace's paths again (the executor never trusts that the gateway
  * did), and record what the workspace has read and proposed in the resource's attributes, which
  * is what the policy reads.
+ *
+ * The files' contents live in the store beside their hashes, as the attributes of a resource of
+ * type `workspace_files` with the workspace's id (never the resource of a call, so contents never
+ * reach the policy input or the decision log): a restart, or another instance on the same store,
+ * sees the edits, and an edit is a compare-and-swap on that resource's revision.
  */
 import { jsonDigest } from "../core/digest.ts";
 import { WritError } from "../core/errors.ts";
 import type { InProcessHandler } from "../core/handlers.ts";
 import { isRecord } from "../core/json.ts";
 import type { ResourceWrite, Store, StoredResource } from "../store/types.ts";
+
+/** The resource type that holds a workspace's file contents (`attributes.contents`). */
+export const FILES_TYPE = "workspace_files";
 
 export const DEMO_FILES: Readonly<Record<string, string>> = {
   "README.md": "# calc\n\n`sum(a, b)` returns the sum of two numbers.\n",
@@ -74,23 +82,77 @@ function forbidden(message: string): WritError {
 }
 
 export class VirtualRepository {
-  private readonly files: Map<string, string>;
+  readonly #seed: Readonly<Record<string, string>>;
+  /** The seeding of each workspace's contents, once per instance. */
+  readonly #seeded = new Map<string, Promise<StoredResource>>();
 
   constructor(
     private readonly store: Store,
     files: Readonly<Record<string, string>> = DEMO_FILES,
+    /** The workspace whose contents `read` and `write` reach. */
+    private readonly workspace: string = "ws-demo",
   ) {
-    this.files = new Map(Object.entries(files));
+    this.#seed = files;
   }
 
-  read(path: string): string | undefined {
-    return this.files.get(path);
+  /** A file of the workspace as stored now. */
+  async read(path: string): Promise<string | undefined> {
+    return contentsOf(await this.filesOf(this.workspace))[path];
   }
 
-  /** Writes a file (used by `repo.apply_edit`) and returns its new hash. */
-  write(path: string, content: string): string {
-    this.files.set(path, content);
+  /** Writes a file outside any tool call (an operator's change) and returns its new hash. */
+  async write(path: string, content: string): Promise<string> {
+    await this.changeFiles(this.workspace, () => ({ files: { [path]: content }, value: undefined }));
     return contentHash(content);
+  }
+
+  /** The stored contents of a workspace, seeded with the initial files on first use. */
+  private async filesOf(workspace: string): Promise<StoredResource> {
+    const stored = await this.store.getResource(FILES_TYPE, workspace);
+    if (stored) return stored;
+    let seeding = this.#seeded.get(workspace);
+    if (seeding === undefined) {
+      seeding = this.seedFiles(workspace);
+      this.#seeded.set(workspace, seeding);
+      seeding.catch(() => this.#seeded.delete(workspace));
+    }
+    return seeding;
+  }
+
+  private async seedFiles(workspace: string): Promise<StoredResource> {
+    const ws = await this.store.getResource("workspace", workspace);
+    return this.store.putResource({
+      type: FILES_TYPE,
+      id: workspace,
+      owner: ws?.owner ?? "alice",
+      tenant: ws?.tenant ?? "demo",
+      attributes: { contents: { ...this.#seed } },
+    });
+  }
+
+  /**
+   * Applies `change` (the files it replaces, computed from the contents as stored) with
+   * compare-and-swap on the contents' revision, computing it again when another write won;
+   * `change` throws to refuse (e.g. `stale_revision`).
+   */
+  private async changeFiles<T>(
+    workspace: string,
+    change: (contents: Record<string, string>) => { files: Record<string, string>; value: T },
+  ): Promise<T> {
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const stored = await this.filesOf(workspace);
+      const contents = contentsOf(stored);
+      const { files, value } = change(contents);
+      const updated = await this.store.updateResourceAttributes(FILES_TYPE, workspace, stored.revision, {
+        ...stored.attributes,
+        contents: { ...contents, ...files },
+      });
+      if (updated) return value;
+    }
+    throw new WritError("conflict", "the workspace's files kept changing while the edit was written", {
+      retryable: true,
+      suggestedFix: "read the file again and retry the edit",
+    });
   }
 
   private workspaceOf(resource: StoredResource | undefined): {
@@ -137,6 +199,7 @@ export class VirtualRepository {
   private checkedEdit(
     args: Record<string, unknown>,
     attrs: Record<string, unknown>,
+    contents: Readonly<Record<string, string>>,
   ): { path: string; baseHash: string; edited: string } {
     const path = stringArg(args, "path");
     const baseHash = stringArg(args, "base_hash");
@@ -144,7 +207,7 @@ export class VirtualRepository {
     const after = stringArg(args, "after");
     if (!stringList(attrs.edit_paths).includes(path))
       throw forbidden(`${path} is not editable in this workspace`);
-    const content = this.files.get(path) ?? "";
+    const content = contents[path] ?? "";
     if (contentHash(content) !== baseHash) {
       throw new WritError("stale_revision", `${path} changed since it was read`, {
         suggestedFix: "read the file again and redo the edit",
@@ -161,17 +224,18 @@ export class VirtualRepository {
         },
       );
     }
-    return { path, baseHash, edited: content.replace(before, after) };
+    return { path, baseHash, edited: replaceOnce(content, before, after) };
   }
 
   handlers(): Record<string, InProcessHandler> {
     return {
       "repo.search": async ({ args, resource }) => {
-        const { attrs } = this.workspaceOf(resource);
+        const { resource: ws, attrs } = this.workspaceOf(resource);
         const query = stringArg(args, "query");
+        const contents = contentsOf(await this.filesOf(ws.id));
         const matches: Array<{ path: string; line: number; text: string }> = [];
         for (const path of stringList(attrs.read_paths)) {
-          const lines = (this.files.get(path) ?? "").split("\n");
+          const lines = (contents[path] ?? "").split("\n");
           lines.forEach((text, i) => {
             if (matches.length < 8 && text.includes(query)) matches.push({ path, line: i + 1, text });
           });
@@ -190,7 +254,7 @@ export class VirtualRepository {
         const path = stringArg(args, "path");
         if (!stringList(attrs.read_paths).includes(path))
           throw forbidden(`${path} is not readable in this workspace`);
-        const content = this.files.get(path);
+        const content = contentsOf(await this.filesOf(ws.id))[path];
         if (content === undefined)
           throw new WritError("not_found", `${path} does not exist`, { suggestedFix: "search first" });
         const hash = contentHash(content);
@@ -208,7 +272,8 @@ export class VirtualRepository {
       },
       "repo.propose_edit": async ({ args, resource }) => {
         const { resource: ws, attrs } = this.workspaceOf(resource);
-        const { path, baseHash, edited: preview } = this.checkedEdit(args, attrs);
+        const contents = contentsOf(await this.filesOf(ws.id));
+        const { path, baseHash, edited: preview } = this.checkedEdit(args, attrs, contents);
         const updated = await this.record(ws, (a) => ({
           ...a,
           proposals: [...new Set([...stringList(a.proposals), path])],
@@ -222,9 +287,13 @@ export class VirtualRepository {
       },
       "repo.apply_edit": async ({ args, resource }) => {
         const { resource: ws, attrs } = this.workspaceOf(resource);
-        // Check and write with no await in between: the compare-and-swap on the base hash.
-        const { path, baseHash, edited } = this.checkedEdit(args, attrs);
-        const hash = this.write(path, edited);
+        // Checked against the contents as stored, written with compare-and-swap on their revision:
+        // a file that changed in between is checked again (and refused as stale_revision).
+        const { path, baseHash, edited } = await this.changeFiles(ws.id, (contents) => {
+          const edit = this.checkedEdit(args, attrs, contents);
+          return { files: { [edit.path]: edit.edited }, value: edit };
+        });
+        const hash = contentHash(edited);
         const updated = await this.record(ws, (a) => ({
           ...a,
           files: { ...(isRecord(a.files) ? a.files : {}), [path]: hash },
@@ -243,6 +312,25 @@ export class VirtualRepository {
       },
     };
   }
+}
+
+/** The stored contents of a workspace's files (only string entries count). */
+function contentsOf(stored: StoredResource): Record<string, string> {
+  const contents = stored.attributes.contents;
+  if (!isRecord(contents)) return {};
+  return Object.fromEntries(
+    Object.entries(contents).filter((e): e is [string, string] => typeof e[1] === "string"),
+  );
+}
+
+/**
+ * `text` with its first occurrence of `before` replaced by `after`, literally: unlike
+ * `String.prototype.replace`, `$&`, `` $` ``, `$'` and `$1` in `after` are not patterns, so what
+ * runs is what the approver saw. The caller checked that `before` occurs (exactly once).
+ */
+export function replaceOnce(text: string, before: string, after: string): string {
+  const at = text.indexOf(before);
+  return at === -1 ? text : text.slice(0, at) + after + text.slice(at + before.length);
 }
 
 function countOccurrences(text: string, part: string): number {

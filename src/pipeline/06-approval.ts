@@ -2,6 +2,10 @@
  * Stage 6, approval: a `require_approval` decision stores a request bound to this exact call
  * (requester, contract, action and digest, resource and its revision, policy revision) with its
  * approver roles and an expiry. Approvers decide it later (src/approvals).
+ *
+ * The identical call proposed again (same requester, contract, action and argument digest,
+ * resource revision) while its request is pending, or approved and not yet collected, gets that
+ * request back instead of a new one: the human's decision is not asked for twice.
  */
 import { randomUUID } from "node:crypto";
 import { WritError } from "../core/errors.ts";
@@ -27,6 +31,28 @@ export interface ApprovalRequestParts {
   decisionId: string;
   policyRevision: string;
   session: string | null;
+}
+
+/** The open request for this exact call (pending, or approved and not collected), if any. */
+export async function openApproval(gw: Gateway, p: ApprovalRequestParts): Promise<ApprovalView | undefined> {
+  const n = p.normalized;
+  const open = await gw.store.findOpenApproval(
+    {
+      requester: p.subject,
+      tool: { name: n.contract.name, version: n.contract.version, call_name: p.call.tool },
+      action: n.action,
+      resource: n.resource ? { type: n.resource.type, id: n.resource.id } : null,
+      resource_revision: p.resourceRevision,
+    },
+    nowOf(gw),
+  );
+  if (open === undefined || (open.status !== "pending" && open.status !== "approved")) return undefined;
+  return {
+    id: open.id,
+    status: open.status,
+    approver_roles: open.approver_roles,
+    expires_at: open.expires_at,
+  };
 }
 
 /** Stores the approval request for a `require_approval` decision. */
@@ -60,6 +86,15 @@ export async function requestApproval(gw: Gateway, p: ApprovalRequestParts): Pro
 
 /** What the caller of a call waiting for approval is told. */
 export function approvalRequired(approval: ApprovalView): WritError {
+  if (approval.status === "approved") {
+    return new WritError(
+      "approval_required",
+      `this call was already approved: approval ${approval.id} holds its grant until ${approval.expires_at}`,
+      {
+        suggestedFix: `collect the grant with GET /v1/approvals/${approval.id} (over MCP: call the tool again with _meta {"writ/approval": "${approval.id}"}), then run the call with it`,
+      },
+    );
+  }
   return new WritError(
     "approval_required",
     `this call needs an approval before it can run: approval ${approval.id} is pending`,

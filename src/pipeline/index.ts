@@ -35,7 +35,7 @@ import { normalizeCalls } from "./02-normalize.ts";
 import { identify } from "./03-identity.ts";
 import { resourceContext } from "./04-resource.ts";
 import { allows, decide, denial, policyInput, visible } from "./05-decide.ts";
-import { approvalRequired, requestApproval } from "./06-approval.ts";
+import { approvalRequired, openApproval, requestApproval } from "./06-approval.ts";
 import { issueGrant } from "./07-grant.ts";
 import { currentRevision, INTAKE_PATH, logDecision } from "./08-log.ts";
 import { type DispatchRequest, dispatch } from "./09-dispatch.ts";
@@ -101,7 +101,7 @@ async function decideCall(
   if (decision.decision === "require_approval") {
     const session = req.session ?? null;
     const resourceRevision = stored?.revision ?? null;
-    approval = await requestApproval(gw, {
+    const parts = {
       subject,
       call,
       normalized: n,
@@ -110,7 +110,9 @@ async function decideCall(
       decisionId,
       policyRevision,
       session,
-    }); // 6
+    };
+    // The same call proposed again gets its open request back; the entry below names it.
+    approval = (await openApproval(gw, parts)) ?? (await requestApproval(gw, parts)); // 6
     error = approvalRequired(approval);
   } else if (allows(decision)) {
     const { contract, action } = n;

@@ -8,10 +8,12 @@ export { PostgresStore, type PostgresStoreOptions } from "./postgres.ts";
 export { decisionLogEntrySchema, GENESIS_HASH } from "./schema.ts";
 export { SqliteStore, type SqliteStoreOptions } from "./sqlite.ts";
 export type {
+  ApprovalCall,
   ApprovalFilter,
   ApprovalGrant,
   ApprovalPage,
   ApprovalRecord,
+  ApprovalRelease,
   ApprovalResolution,
   ApprovalStatus,
   ApprovalUpdate,

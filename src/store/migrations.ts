@@ -147,4 +147,18 @@ CREATE TABLE checkpoint_key_set (
 ) STRICT;
 `,
   },
+  {
+    version: 7,
+    name: "approval call keys and collected grants",
+    sql: `
+-- call_key names the proposed call (requester, contract, action and argument digest, resource and
+-- revision) so that proposing it again finds its open request; grant_jti is set when the requester
+-- collects the grant, which is minted then (at most once per request). Requests stored before this
+-- version have no call_key: they are never matched.
+ALTER TABLE approvals ADD COLUMN call_key TEXT;
+ALTER TABLE approvals ADD COLUMN grant_jti TEXT;
+UPDATE approvals SET grant_jti = json_extract(record, '$.grant_jti');
+CREATE INDEX approvals_call_key ON approvals (call_key, seq);
+`,
+  },
 ];

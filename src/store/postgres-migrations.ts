@@ -158,4 +158,16 @@ CREATE TABLE checkpoint_key_set (
 );
 `,
   },
+  {
+    version: 8,
+    name: "approval call keys and collected grants",
+    sql: `
+-- As SQLite's version 7: the key of the proposed call (its open request is found again by it;
+-- older requests have none) and the jti of the one grant its requester collected.
+ALTER TABLE approvals ADD COLUMN call_key TEXT;
+ALTER TABLE approvals ADD COLUMN grant_jti TEXT;
+UPDATE approvals SET grant_jti = record->>'grant_jti';
+CREATE INDEX approvals_call_key ON approvals (call_key, seq);
+`,
+  },
 ];

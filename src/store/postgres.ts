@@ -292,7 +292,7 @@ export class PostgresStore extends SqlStore implements Store {
     const patch = jsonText(decidedFields(update), "/update");
     const [row] = await this.rows(
       "decide an approval",
-      sql`UPDATE approvals SET status = ${update.status}, record = record || ${patch}::jsonb
+      sql`UPDATE approvals SET status = ${update.status}, grant_jti = ${update.grant?.jti ?? null}, record = record || ${patch}::jsonb
        WHERE id = ${id} AND status = ${expectedStatus} AND (${update.status} = 'expired' OR expires_at > ${now.getTime()})
        RETURNING seq, record`,
     );

@@ -4,8 +4,9 @@
  * because they came from our own database).
  */
 import { z } from "zod";
+import { jsonDigest } from "../core/digest.ts";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
-import { reasonSchema } from "../core/types.ts";
+import { conditionSchema, policyDecisionSchema, reasonSchema } from "../core/types.ts";
 import { UnreadableEntryError } from "./errors.ts";
 import {
   decisionBodySchema,
@@ -15,6 +16,7 @@ import {
   resourceRowSchema,
 } from "./schema.ts";
 import {
+  type ApprovalCall,
   type ApprovalRecord,
   type ApprovalUpdate,
   approvalStatuses,
@@ -98,6 +100,16 @@ const approvalRecordSchema = z.object({
       max_uses: z.number(),
     })
     .nullable(),
+  // Absent in records approved before grants were minted on collection (they hold their grant).
+  release: z
+    .object({
+      decision_id: z.string(),
+      policy_revision: z.string(),
+      resource_revision: z.string().nullable(),
+      decision: policyDecisionSchema.extend({ conditions: z.array(conditionSchema) }),
+    })
+    .nullable()
+    .default(null),
 });
 
 // The schema's output must stay assignable to the stored type.
@@ -296,14 +308,30 @@ export function pendingApproval(request: NewApproval): { record: ApprovalRecord;
       reasons: [],
       grant_jti: null,
       grant: null,
+      release: null,
     },
   };
 }
 
+/**
+ * The key of a proposed call among approvals (column `approvals.call_key`): the requester and
+ * tenant, the contract, the action and its argument digest, the resource and its revision.
+ */
+export function approvalCallKey(call: ApprovalCall): string {
+  return jsonDigest({
+    tenant: call.requester.tenant,
+    requester: call.requester.id,
+    tool: { name: call.tool.name, version: call.tool.version },
+    action: { name: call.action.name, version: call.action.version, args_digest: call.action.args_digest },
+    resource: call.resource,
+    resource_revision: call.resource_revision,
+  });
+}
+
 /** The fields a decision changes in an approval record. */
 export function decidedFields(update: ApprovalUpdate): Partial<ApprovalRecord> {
-  const { grant, ...rest } = update;
-  return { ...rest, grant: grant ?? null, grant_jti: grant?.jti ?? null };
+  const { grant, release, ...rest } = update;
+  return { ...rest, grant: grant ?? null, grant_jti: grant?.jti ?? null, release: release ?? null };
 }
 
 /**

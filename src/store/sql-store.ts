@@ -22,8 +22,10 @@ import {
   RESOURCE_COLUMNS,
 } from "./queries.ts";
 import {
+  approvalCallKey,
   approvalOfJson,
   checkExpectedRevision,
+  decidedFields,
   duplicateApproval,
   entryOf,
   jsonText,
@@ -37,9 +39,12 @@ import {
 import { hashSchema } from "./schema.ts";
 import { join, raw, type Sql, sql } from "./sql.ts";
 import type {
+  ApprovalCall,
   ApprovalFilter,
+  ApprovalGrant,
   ApprovalPage,
   ApprovalRecord,
+  ApprovalUpdate,
   DecisionFilter,
   DecisionLogEntry,
   DecisionPage,
@@ -270,11 +275,12 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
     const { record, expiresAtMs } = pendingApproval(request);
     const text = jsonText(record, "/approval");
     const roles = this.dialect.textArray(request.approver_roles);
+    const callKey = approvalCallKey(request);
     try {
       const [row] = await this.rows(
         "store an approval request",
-        sql`INSERT INTO approvals (id, tenant, requester, status, approver_roles, expires_at, record)
-         VALUES (${request.id}, ${request.requester.tenant}, ${request.requester.id}, 'pending', ${roles}, ${expiresAtMs}, ${text})
+        sql`INSERT INTO approvals (id, tenant, requester, status, approver_roles, expires_at, call_key, record)
+         VALUES (${request.id}, ${request.requester.tenant}, ${request.requester.id}, 'pending', ${roles}, ${expiresAtMs}, ${callKey}, ${text})
          RETURNING seq, record`,
       );
       return this.approvalOf(row);
@@ -306,6 +312,60 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
     );
     const approvals = page.items.map((item) => item.approval);
     return page.next_cursor === undefined ? { approvals } : { approvals, next_cursor: page.next_cursor };
+  }
+
+  async findOpenApproval(call: ApprovalCall, now: Date = this.clock()): Promise<ApprovalRecord | undefined> {
+    const [row] = await this.rows(
+      "find an open approval",
+      sql`SELECT seq, record FROM approvals
+       WHERE call_key = ${approvalCallKey(call)} AND expires_at > ${now.getTime()}
+         AND (status = 'pending' OR (status = 'approved' AND grant_jti IS NULL))
+       ORDER BY seq DESC LIMIT 1`,
+    );
+    return row === undefined ? undefined : this.approvalOf(row);
+  }
+
+  async collectApprovalGrant(
+    id: string,
+    grant: ApprovalGrant,
+    now: Date = this.clock(),
+  ): Promise<ApprovalRecord | undefined> {
+    const change = { grant, grant_jti: grant.jti };
+    return this.#uncollected(id, "collect an approval's grant", change, sql`expires_at > ${now.getTime()}`);
+  }
+
+  async expireUncollectedApproval(
+    id: string,
+    update: ApprovalUpdate,
+    now: Date = this.clock(),
+  ): Promise<ApprovalRecord | undefined> {
+    if (update.status !== "expired") return undefined;
+    const change = decidedFields(update);
+    return this.#uncollected(id, "expire an approved request", change, sql`expires_at <= ${now.getTime()}`);
+  }
+
+  /**
+   * Changes an approved request whose grant was not collected, while it still is (status and
+   * grant_jti are the compare-and-swap: nothing else changes an approved record, so the record
+   * read first is the one replaced).
+   */
+  async #uncollected(
+    id: string,
+    what: string,
+    change: Partial<ApprovalRecord>,
+    due: Sql,
+  ): Promise<ApprovalRecord | undefined> {
+    const current = await this.getApproval(id);
+    if (current?.status !== "approved" || current.grant_jti !== null) return undefined;
+    const record = jsonText({ ...current, ...change }, "/approval");
+    const status = change.status ?? "approved";
+    const [row] = await this.rows(
+      what,
+      sql`UPDATE approvals SET status = ${status}, grant_jti = ${change.grant_jti ?? null}, record = ${record}
+       WHERE id = ${id} AND status = 'approved' AND grant_jti IS NULL AND ${due}
+       RETURNING seq, record`,
+    );
+    return row === undefined ? undefined : this.approvalOf(row);
   }
 
   /** An approval row (`seq, record`) as the record it holds. */

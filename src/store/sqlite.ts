@@ -231,7 +231,7 @@ export class SqliteStore extends SqlStore implements Store {
           if (current.status !== expectedStatus) return undefined;
           const record = jsonText({ ...current, ...decidedFields(update) }, "/approval");
           const [updated] = this.#all(
-            sql`UPDATE approvals SET status = ${update.status}, record = ${record}
+            sql`UPDATE approvals SET status = ${update.status}, grant_jti = ${update.grant?.jti ?? null}, record = ${record}
              WHERE id = ${id} AND status = ${expectedStatus} AND (${update.status} = 'expired' OR expires_at > ${now.getTime()})
              RETURNING seq, record`,
           );

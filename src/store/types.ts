@@ -9,6 +9,7 @@ import type {
   CanonicalAction,
   Condition,
   DecisionKind,
+  PolicyDecision,
   ProposalSource,
   Reason,
   Subject,
@@ -108,6 +109,26 @@ export interface ApprovalGrant {
   max_uses: number;
 }
 
+/**
+ * What an approval decided, kept until the requester collects the grant: the grant is minted
+ * then (and lives its TTL from then), bound to this decision.
+ */
+export interface ApprovalRelease {
+  /** The approving decision (logged when the approver approved): the grant's `dec`. */
+  decision_id: string;
+  policy_revision: string;
+  /** The resource revision the approving decision saw: the grant's `res.rev`. */
+  resource_revision: string | null;
+  /** The approving decision: its conditions and grant TTL and uses shape the grant. */
+  decision: PolicyDecision;
+}
+
+/** What identifies a proposed call for approvals: the same call proposed again finds its request. */
+export type ApprovalCall = Pick<
+  NewApproval,
+  "requester" | "tool" | "action" | "resource" | "resource_revision"
+>;
+
 /** What the pipeline stores when the policy answers `require_approval` (DESIGN section 6). */
 export interface NewApproval {
   id: string;
@@ -142,7 +163,10 @@ export interface ApprovalRecord extends NewApproval {
   /** The reasons of the deciding step (policy reasons, stale revision, expiry). */
   reasons: Reason[];
   grant_jti: string | null;
+  /** Set when the requester collected the grant (at most once). */
   grant: ApprovalGrant | null;
+  /** Set when approved: what the grant is minted from when it is collected. */
+  release: ApprovalRelease | null;
 }
 
 export interface ApprovalUpdate {
@@ -153,6 +177,7 @@ export interface ApprovalUpdate {
   reason: string | null;
   reasons: Reason[];
   grant?: ApprovalGrant | null;
+  release?: ApprovalRelease | null;
 }
 
 export interface ApprovalFilter {
@@ -276,6 +301,27 @@ export interface Store {
     update: ApprovalUpdate,
     now?: Date,
   ): Promise<ApprovalRecord | undefined>;
+  /**
+   * Compare-and-swap on an approved request whose grant was not collected yet: records the grant
+   * released to its requester, only before `expires_at`. Undefined when it was already collected,
+   * is not approved, expired, or does not exist: a request releases at most one grant.
+   */
+  collectApprovalGrant(id: string, grant: ApprovalGrant, now?: Date): Promise<ApprovalRecord | undefined>;
+  /**
+   * Expires an approved request whose grant was never collected, once `expires_at` passed.
+   * Undefined when it was collected, is not approved, is not due, or does not exist.
+   */
+  expireUncollectedApproval(
+    id: string,
+    update: ApprovalUpdate,
+    now?: Date,
+  ): Promise<ApprovalRecord | undefined>;
+  /**
+   * The newest request for this exact call (requester, contract, action and argument digest,
+   * resource and its revision) that is still open: pending, or approved with its grant not yet
+   * collected, and not past `expires_at`.
+   */
+  findOpenApproval(call: ApprovalCall, now?: Date): Promise<ApprovalRecord | undefined>;
 
   /**
    * Atomically claims `key` for `subject`: `claimed` when no live claim existed (this request

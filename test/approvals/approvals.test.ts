@@ -41,20 +41,30 @@ describe("approvals", () => {
     expect(entries.at(-1)).toMatchObject({ decision: "require_approval", approval_id: id });
   });
 
-  it("an approver's approval runs the policy again and releases a grant to the requester", async () => {
+  it("an approver's approval runs the policy again; the requester collects the grant by reading it", async () => {
     const { id } = await pending();
-    const { approval, grant } = await approve(u.gw, id, lead(), "looks fine", "req-approve");
+    const { approval } = await approve(u.gw, id, lead(), "looks fine", "req-approve");
     expect(approval).toMatchObject({ status: "approved", resolution: "approved", decided_by: "carol" });
-    expect(grant.jti).toBe(approval.grant_jti);
-    const entry = (await u.entries()).at(-1);
-    expect(entry).toMatchObject({
+    expect(approval).toMatchObject({ grant: null, grant_jti: null });
+    expect((await u.entries()).at(-1)).toMatchObject({
       decision: "allow",
       approval_id: id,
-      grant_jti: grant.jti,
+      grant_jti: null,
       subject: "alice",
     });
-    expect(approvalView(approval, alice())).toHaveProperty("grant");
-    expect(approvalView(approval, lead())).not.toHaveProperty("grant");
+    // The approver reading it collects nothing; the requester reading it does.
+    expect((await readApproval(u.gw, id, lead())).grant).toBeNull();
+    const collected = await readApproval(u.gw, id, alice(), "req-collect");
+    expect(collected.grant?.jti).toBe(collected.grant_jti);
+    expect((await u.entries()).at(-1)).toMatchObject({
+      path: "writ/approvals",
+      decision: "allow",
+      approval_id: id,
+      grant_jti: collected.grant_jti,
+      request_id: "req-collect",
+    });
+    expect(approvalView(collected, alice())).toHaveProperty("grant");
+    expect(approvalView(collected, lead())).not.toHaveProperty("grant");
   });
 
   it("the requester cannot approve their own request; it stays pending", async () => {

@@ -69,7 +69,7 @@ export const outcomeSchema = z.strictObject({
   approval: z
     .strictObject({
       id: z.string().min(1),
-      status: z.literal("pending"),
+      status: z.enum(["pending", "approved"]),
       approver_roles: z.array(z.string()),
       expires_at: z.iso.datetime(),
     })

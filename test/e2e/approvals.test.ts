@@ -58,7 +58,7 @@ const approvalSchema = z.strictObject({
 });
 type Approval = z.infer<typeof approvalSchema>;
 
-const approveAnswerSchema = z.strictObject({ approval: approvalSchema, grant: grantViewSchema });
+const approveAnswerSchema = z.strictObject({ approval: approvalSchema });
 const rejectAnswerSchema = z.strictObject({ approval: approvalSchema });
 const listSchema = z.strictObject({ approvals: z.array(approvalSchema), next_cursor: z.string().optional() });
 
@@ -163,19 +163,31 @@ describe("require_approval stores a pending request", () => {
 });
 
 describe("approve", () => {
-  it("carol's approval re-runs the policy and releases a grant to alice for the exact action", async () => {
+  it("carol's approval re-runs the policy; alice collects the grant for the exact action", async () => {
     const { id, args } = await pendingId();
     const answer = await decide(carol, id, "approve", { reason: "looks right" });
     expect(answer.status, answer.text).toBe(200);
-    const { approval, grant } = approveAnswerSchema.parse(answer.json);
+    const { approval } = approveAnswerSchema.parse(answer.json);
     expect(approval).toMatchObject({
       status: "approved",
       resolution: "approved",
       decided_by: "carol",
       reason: "looks right",
-      grant_jti: grant.jti,
+      grant_jti: null, // minted when alice collects it
     });
     expect(approval.grant).toBeUndefined(); // the token is for the requester
+    // carol reading it collects nothing.
+    expect((await getApproval(carol, id)).grant_jti).toBeNull();
+
+    // alice collects the grant from the approval; it is decided once.
+    const mine = await getApproval(alice, id);
+    expect(mine.status).toBe("approved");
+    const grant = mine.grant;
+    if (!grant) throw new Error(`no grant: ${JSON.stringify(mine)}`);
+    expect(mine.grant_jti).toBe(grant.jti);
+    expect((await getApproval(alice, id)).grant).toEqual(grant); // collected again: the same grant
+    expect(errorOf(await decide(carol, id, "approve"), 409).category).toBe("conflict");
+    expect(errorOf(await decide(carol, id, "reject", { reason: "too late" }), 409).category).toBe("conflict");
 
     const claims = decodeJwt(grant.token);
     expect(claims).toMatchObject({
@@ -197,23 +209,19 @@ describe("approve", () => {
       replay: new MemoryReplayCache(),
     });
 
-    // alice fetches the grant from the approval; it is decided once.
-    const mine = await getApproval(alice, id);
-    expect(mine.status).toBe("approved");
-    expect(mine.grant?.token).toBe(grant.token);
-    expect(errorOf(await decide(carol, id, "approve"), 409).category).toBe("conflict");
-    expect(errorOf(await decide(carol, id, "reject", { reason: "too late" }), 409).category).toBe("conflict");
-
     const entries = await entriesOf(id);
-    expect(entries.map((e) => [e.path, e.decision])).toEqual([
-      ["writ/decision", "require_approval"],
-      ["writ/decision", "allow"],
+    expect(entries.map((e) => [e.path, e.decision, e.grant_jti])).toEqual([
+      ["writ/decision", "require_approval", null],
+      ["writ/decision", "allow", null],
+      ["writ/approvals", "allow", grant.jti],
     ]);
-    expect(entries[1]).toMatchObject({ subject: "alice", grant_jti: grant.jti });
+    expect(entries[1]).toMatchObject({ subject: "alice" });
     expect(entries[1]?.input).toMatchObject({
       subject: { id: "alice" },
       context: { approval: { id, approver: { id: "carol", roles: ["maintainer"] } } },
     });
+    expect(entries[2]).toMatchObject({ subject: "alice" });
+    expect(claims.dec).toBe(entries[1]?.decision_id);
   });
 
   it("refuses self-approval by a maintainer requester and leaves the request pending", async () => {
@@ -312,7 +320,7 @@ describe("reject and expiry", () => {
   it("keeps the decision log's hash chain intact", async () => {
     await expectLogVerifies(gw);
     // The file was never written by an approval: nothing executed.
-    expect(gw.repository.read(SUM)).toBe(DEMO_FILES[SUM]);
+    expect(await gw.repository.read(SUM)).toBe(DEMO_FILES[SUM]);
     expect(contentHash(DEMO_FILES[SUM] ?? "")).toHaveLength(64);
   });
 });

@@ -110,7 +110,7 @@ describe("POST /v1/execute", () => {
     const applied = await execute(alice, { grant, tool: "repo_apply_edit", arguments: args });
     expect(applied.status, applied.text).toBe(200);
     expect(executeAnswerSchema.parse(applied.json).result.execution_meta.effect).toBe("committing");
-    expect(gw.repository.read("src/sum.ts")).toContain("a + b");
+    expect(await gw.repository.read("src/sum.ts")).toContain("a + b");
 
     const reread = await grantFor("repo_read", { workspace: WS, path: "src/sum.ts" });
     const after = executeAnswerSchema.parse(
@@ -147,13 +147,13 @@ describe("POST /v1/execute", () => {
     } else {
       expect(p2.decision).toBe("deny");
     }
-    expect(gw.repository.read("src/sum.ts")).toContain("a + b");
+    expect(await gw.repository.read("src/sum.ts")).toContain("a + b");
   });
 
   it("masks a secret in a result", async () => {
-    const original = gw.repository.read("README.md") ?? "";
+    const original = (await gw.repository.read("README.md")) ?? "";
     const secret = `ghp_${"a1B2".repeat(9)}`;
-    gw.repository.write("README.md", `${original}token: ${secret}\n`);
+    await gw.repository.write("README.md", `${original}token: ${secret}\n`);
     try {
       const grant = await grantFor("repo_read", README_ARGS);
       const answer = executeAnswerSchema.parse(
@@ -162,7 +162,7 @@ describe("POST /v1/execute", () => {
       expect(JSON.stringify(answer)).not.toContain(secret);
       expect(answer.result.structured_content.content).toContain("[masked]");
     } finally {
-      gw.repository.write("README.md", original);
+      await gw.repository.write("README.md", original);
     }
   });
 

@@ -139,7 +139,14 @@ describe("an HTTP backend behind Writ", () => {
       reason: "invoice checked",
     });
     expect(approved.status).toBe(200);
-    const grant = z.object({ grant: z.object({ token: z.string() }) }).parse(approved.body).grant.token;
+    // alice collects the grant from the approval (minted now).
+    const collected = await fetch(`${running.url}/v1/approvals/${asked.approval!.id}`, {
+      headers: { authorization: `Bearer ${alice}` },
+    });
+    const collectedText = await collected.text();
+    seen.push(collectedText);
+    const grant = z.object({ grant: z.object({ token: z.string() }) }).parse(JSON.parse(collectedText))
+      .grant.token;
 
     const executed = await call("/v1/execute", alice, {
       grant,

@@ -74,7 +74,7 @@ async function readHash(path: string): Promise<string> {
 
 /** What an operator does when a file changes outside the model's session (see replay.ts). */
 async function setFile(path: string, content: string): Promise<void> {
-  gw.repository.write(path, content);
+  await gw.repository.write(path, content);
   const route = `/v1/resources/workspace/${WS}`;
   const current = await gw.request("GET", route, { token: ops });
   expect(current.status, current.text).toBe(200);

@@ -119,7 +119,9 @@ describe.skipIf(postgresUnavailable !== undefined)("two Writ instances on one Po
     );
     const approvals = await Promise.all(
       Array.from({ length: 10 }, async (_, i) => {
-        const outcome = onlyOutcome(await propose(at(i), alice, "repo_apply_edit", editArgs));
+        // Ten different edits: the same edit proposed again would get the same request back.
+        const args = { ...editArgs, after: `a + b /* ${i} */` };
+        const outcome = onlyOutcome(await propose(at(i), alice, "repo_apply_edit", args));
         expect(outcome.decision).toBe("require_approval");
         return outcome.approval?.id ?? "";
       }),

@@ -13,6 +13,7 @@ import {
   type Store,
   UnreadableEntryError,
 } from "../../src/store/index.ts";
+import { approvalCollectionContract } from "./contract-approval-collection.ts";
 import { approvalContract, idempotencyContract } from "./contract-approvals.ts";
 import { checkpointContract } from "./contract-checkpoints.ts";
 import { concurrencyContract } from "./contract-concurrency.ts";
@@ -416,6 +417,7 @@ export function storeContract(h: StoreHarness): void {
   });
 
   approvalContract(h);
+  approvalCollectionContract(h);
   idempotencyContract(h);
   concurrencyContract(h);
   checkpointContract(h);

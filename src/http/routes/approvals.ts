@@ -3,8 +3,9 @@
  *
  *   GET  /v1/approvals              the ones the caller made or may decide (filter: status)
  *   GET  /v1/approvals/:id          one (its requester or an eligible approver); the requester
- *                                   finds the released grant here once it is approved
- *   POST /v1/approvals/:id/approve  approve ({reason?}): the policy re-runs; answers {approval, grant}
+ *                                   collects the grant here once it is approved: minted on the
+ *                                   first read (its TTL runs from then), the same grant after
+ *   POST /v1/approvals/:id/approve  approve ({reason?}): the policy re-runs; answers {approval}
  *   POST /v1/approvals/:id/reject   reject ({reason}, required): answers {approval}
  */
 import { Hono } from "hono";
@@ -51,8 +52,8 @@ export function approvalRoutes(gw: Gateway): Hono<HttpEnv> {
       const body = parseWith(approveBodySchema, await decisionBody(c.req.raw), "", "the approval");
       const { subject, requestId } = c.var;
       const id = c.req.param("id");
-      const { approval, grant } = await approve(gw, id, subject, body.reason ?? null, requestId);
-      return c.json({ approval: approvalView(approval, subject), grant });
+      const { approval } = await approve(gw, id, subject, body.reason ?? null, requestId);
+      return c.json({ approval: approvalView(approval, subject) });
     })
     .post("/:id/reject", authenticated, async (c) => {
       const body = parseWith(rejectBodySchema, await decisionBody(c.req.raw), "", "the rejection");

@@ -1,0 +1,122 @@
+/**
+ * Collecting an approved request's grant. The grant is minted when the requester collects it (by
+ * reading the request: `GET /v1/approvals/:id`, or the MCP repeat call with
+ * `_meta["writ/approval"]`), at any time before the request expires, and lives its TTL from then:
+ * an agent that comes back late still runs the call the human approved.
+ *
+ * A request releases at most one grant: the first collection records its jti (compare-and-swap
+ * in the store) and every later read returns that same grant, which is single use like any other.
+ * Returning it again (rather than refusing) lets a requester whose answer was lost collect it
+ * again without another human decision, and can never run the call twice. An approved request
+ * nobody collected before its expiry is expired (logged) like a pending one.
+ */
+import { randomUUID } from "node:crypto";
+import type { Gateway } from "../core/gateway.ts";
+import type { Reason, Subject } from "../core/types.ts";
+import { nowOf } from "../pipeline/06-approval.ts";
+import { issueGrant } from "../pipeline/07-grant.ts";
+import type { ApprovalRecord } from "../store/types.ts";
+import { APPROVALS_PATH, isRequester, logTransition } from "./access.ts";
+import { contractOf } from "./decide.ts";
+import { readApproval as readRecord } from "./read.ts";
+
+/**
+ * One approval, for its requester or an eligible approver (expired on read when due); for its
+ * requester, an approved request's grant is collected: minted on the first read, the same one
+ * after.
+ */
+export async function readApproval(
+  gw: Gateway,
+  id: string,
+  viewer: Subject,
+  requestId: string = randomUUID(),
+): Promise<ApprovalRecord> {
+  const a = await readRecord(gw, id, viewer, requestId);
+  if (!isRequester(viewer, a) || a.status !== "approved" || a.grant !== null) return a;
+  return collectGrant(gw, a, requestId);
+}
+
+/** Mints, records and logs the grant of an approved request nobody collected yet. */
+async function collectGrant(gw: Gateway, a: ApprovalRecord, requestId: string): Promise<ApprovalRecord> {
+  const now = nowOf(gw);
+  if (now.getTime() >= new Date(a.expires_at).getTime()) return expireUncollected(gw, a, now, requestId);
+  const release = a.release;
+  if (release === null) return a; // approved before grants were minted on collection: nothing to mint
+
+  const grant = await issueGrant(gw, {
+    subject: a.requester,
+    contract: contractOf(gw, a),
+    action: a.action,
+    resource: a.resource ?? undefined,
+    resourceRevision: release.resource_revision ?? undefined,
+    decision: release.decision,
+    decisionId: release.decision_id,
+    policyRevision: release.policy_revision,
+  });
+  // On the record before it can leave Writ. Should another collection win the race below, this
+  // grant is never handed out and its entry names a jti nobody holds.
+  await gw.log.append({
+    path: APPROVALS_PATH,
+    input: {
+      approval: { id: a.id, from: a.status, to: a.status, resolution: a.resolution },
+      collected: { jti: grant.jti, expires_at: grant.expires_at, decision_id: release.decision_id },
+      action: { name: a.action.name, version: a.action.version, args_digest: a.action.args_digest },
+    },
+    policy_revision: release.policy_revision,
+    subject: a.requester.id,
+    tenant: a.requester.tenant,
+    action: a.action.name,
+    resource: a.resource,
+    decision: release.decision.decision,
+    reasons: [
+      {
+        code: "approval_grant_collected",
+        message: `the requester collected the grant of approval ${a.id}`,
+        visible_to_model: true,
+      },
+    ],
+    conditions: release.decision.conditions,
+    error: null,
+    grant_jti: grant.jti,
+    approval_id: a.id,
+    request_id: requestId,
+  });
+  const collected = await gw.store.collectApprovalGrant(a.id, grant, now);
+  return collected ?? (await current(gw, a));
+}
+
+async function expireUncollected(
+  gw: Gateway,
+  a: ApprovalRecord,
+  now: Date,
+  requestId: string,
+): Promise<ApprovalRecord> {
+  const reasons: Reason[] = [
+    {
+      code: "approval_expired",
+      message: `approval ${a.id} was approved, but its grant was not collected before ${a.expires_at}: propose the call again`,
+      visible_to_model: true,
+    },
+  ];
+  const expired = await gw.store.expireUncollectedApproval(
+    a.id,
+    {
+      status: "expired",
+      resolution: "expired",
+      decided_by: a.decided_by,
+      decided_at: a.decided_at ?? now.toISOString(),
+      reason: a.reason,
+      reasons,
+      release: null,
+    },
+    now,
+  );
+  if (!expired) return current(gw, a);
+  await logTransition(gw, expired, { from: "approved", actor: null, error: "approval_expired", requestId });
+  return expired;
+}
+
+/** The request as another collection (or expiry) left it. */
+async function current(gw: Gateway, a: ApprovalRecord): Promise<ApprovalRecord> {
+  return (await gw.store.getApproval(a.id)) ?? a;
+}
