@@ -374,11 +374,23 @@ function refusalCode(category: WritErrorBody["category"]): number {
   }
 }
 
-function refusal(error: WritErrorBody, extra: Record<string, unknown>): McpError {
-  return new McpError(refusalCode(error.category), `${error.category}: ${error.message}`, {
-    error,
-    ...extra,
-  });
+/**
+ * A refused request as the SDK's server answers it: `{code, message, data}` (an `McpError` would
+ * prefix its message with "MCP error <code>: ", which the caller's SDK prefixes once more).
+ */
+class Refusal extends Error {
+  readonly code: number;
+  readonly data: Record<string, unknown>;
+
+  constructor(error: WritErrorBody, extra: Record<string, unknown>) {
+    super(`${error.category}: ${error.message}`);
+    this.code = refusalCode(error.category);
+    this.data = { error, ...extra };
+  }
+}
+
+function refusal(error: WritErrorBody, extra: Record<string, unknown>): Refusal {
+  return new Refusal(error, extra);
 }
 
 /**
@@ -417,7 +429,7 @@ async function runMessage(
     }
     return { result: outcome.result, decisionId: outcome.decision_id };
   } catch (error) {
-    if (error instanceof McpError) throw error;
+    if (error instanceof McpError || error instanceof Refusal) throw error;
     if (error instanceof Refused) throw refusal(error.error, error.extra);
     throw refusal(asErrorBody(error), {});
   }
