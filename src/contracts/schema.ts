@@ -172,6 +172,13 @@ export const toolContractSchema = z
         message: `a ${kind} backend only reads (resources/read, prompts/get): set side_effect to "none"`,
       });
     }
+    if ((kind === "mcp_resource" || kind === "mcp_prompt") && contract.output_schema !== undefined) {
+      context.addIssue({
+        code: "custom",
+        path: ["output_schema"],
+        message: `a ${kind} backend answers contents or messages, not structured content: remove output_schema`,
+      });
+    }
     if (contract.retry !== undefined && contract.idempotency === "none") {
       context.addIssue({
         code: "custom",

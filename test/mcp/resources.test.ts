@@ -17,6 +17,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { parseToolContracts } from "../../src/contracts/index.ts";
+import { WritError } from "../../src/core/errors.ts";
 import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
 import { connectMcp } from "../support/mcp-client.ts";
 import { type ConformanceHttpServer, startConformanceHttpServer } from "../support/mcp-conformance-server.ts";
@@ -389,5 +391,26 @@ describe("getting prompts", () => {
       .callTool({ name: "ref_simple_prompt", arguments: {} })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(McpError);
+  });
+});
+
+describe("resource and prompt contracts in the configuration", () => {
+  it("must have no side effect and no output schema", () => {
+    const problems = (contract: Record<string, unknown>) => {
+      try {
+        parseToolContracts([contract], "/tools");
+        return [];
+      } catch (error) {
+        if (!(error instanceof WritError)) throw error;
+        return error.fieldErrors.map((e) => e.path);
+      }
+    };
+    expect(problems(resourceContract("a.b", "test://x", { side_effect: "committing" }))).toEqual([
+      "/tools/0/side_effect",
+    ]);
+    expect(problems({ ...promptContract("a.c", "p"), output_schema: { type: "object" } })).toEqual([
+      "/tools/0/output_schema",
+    ]);
+    expect(problems(resourceContract("a.d", "test://template/{id}"))).toEqual([]);
   });
 });
