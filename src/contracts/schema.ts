@@ -60,6 +60,8 @@ const headerNameSchema = z
     error: "credentials do not belong in headers; name them with credentials_ref",
   });
 
+const mcpServerName = z.string().min(1).describe("Name of a configured MCP server");
+
 export const backendSchema = z
   .discriminatedUnion("kind", [
     z
@@ -87,14 +89,14 @@ export const backendSchema = z
     z
       .strictObject({
         kind: z.literal("mcp"),
-        server: z.string().min(1).describe("Name of a configured MCP server"),
+        server: mcpServerName,
         tool: z.string().min(1).describe("Tool name on that server"),
       })
       .describe("A tool on an MCP server"),
     z
       .strictObject({
         kind: z.literal("mcp_resource"),
-        server: z.string().min(1).describe("Name of a configured MCP server"),
+        server: mcpServerName,
         uri: z
           .string()
           .min(1)
@@ -106,7 +108,7 @@ export const backendSchema = z
     z
       .strictObject({
         kind: z.literal("mcp_prompt"),
-        server: z.string().min(1).describe("Name of a configured MCP server"),
+        server: mcpServerName,
         prompt: z.string().min(1).describe("Prompt name on that server; a call's arguments are the prompt's"),
       })
       .describe("A prompt on an MCP server (prompts/get)"),

@@ -176,6 +176,13 @@ function explained(error: WritErrorBody, outcome: CallOutcome, what: string): Wr
     : error;
 }
 
+/** An allowed call that ran and answered nothing: Writ's own failure. */
+function noResult(what: string): WritErrorBody {
+  return new WritError("internal", `the ${what} was allowed but produced no result`, {
+    suggestedFix: "retry later; if it persists, report the decision id to the operator",
+  }).toJSON();
+}
+
 function fromOutcome(outcome: CallOutcome): CallToolResult {
   const decision = decisionOf(outcome);
   if (outcome.error) {
@@ -192,12 +199,7 @@ function fromOutcome(outcome: CallOutcome): CallToolResult {
     return toolError(error, { ...decision, ...(outcome.approval ? { approval: outcome.approval } : {}) });
   }
   if (!outcome.result) {
-    return toolError(
-      new WritError("internal", "the call was allowed but produced no result", {
-        suggestedFix: "retry later; if it persists, report the decision id to the operator",
-      }).toJSON(),
-      decision,
-    );
+    return toolError(noResult("call"), decision);
   }
   return success(outcome.result, outcome.decision_id);
 }
@@ -420,12 +422,7 @@ async function runMessage(
     const extra = { ...decisionOf(outcome), ...(outcome.approval ? { approval: outcome.approval } : {}) };
     if (outcome.error) throw refusal(explained(outcome.error, outcome, what), extra);
     if (!outcome.result) {
-      throw refusal(
-        new WritError("internal", "the request was allowed but produced no result", {
-          suggestedFix: "retry later; if it persists, report the decision id to the operator",
-        }).toJSON(),
-        extra,
-      );
+      throw refusal(noResult("request"), extra);
     }
     return { result: outcome.result, decisionId: outcome.decision_id };
   } catch (error) {

@@ -451,15 +451,16 @@ function wrongKind(contract: ToolContract, kind: string): WritError {
   });
 }
 
-/** Every page of a list (at most 1000 pages). */
-async function allPages<T>(
-  list: (params: { cursor?: string }) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
+/** Every page of a list (at most 1000 pages): the items of each answer. */
+async function allPages<A extends { nextCursor?: string | undefined }, T>(
+  list: (params: { cursor?: string }) => Promise<A>,
+  itemsOf: (answer: A) => T[],
 ): Promise<T[]> {
   const items: T[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 1000; page++) {
     const answer = await list(cursor === undefined ? {} : { cursor });
-    items.push(...answer.items);
+    items.push(...itemsOf(answer));
     cursor = answer.nextCursor;
     if (cursor === undefined) break;
   }
@@ -470,27 +471,27 @@ async function allPages<T>(
 async function listCatalog(client: Client, timeoutMs: number): Promise<Catalog> {
   const options = { timeout: timeoutMs };
   const capabilities = client.getServerCapabilities();
-  const tools = await allPages(async (p) => {
-    const { tools, nextCursor } = await client.listTools(p, options);
-    return { items: tools, nextCursor };
-  });
+  const tools = await allPages(
+    (p) => client.listTools(p, options),
+    (a) => a.tools,
+  );
   const resources = capabilities?.resources
-    ? await allPages(async (p) => {
-        const { resources, nextCursor } = await client.listResources(p, options);
-        return { items: resources, nextCursor };
-      })
+    ? await allPages(
+        (p) => client.listResources(p, options),
+        (a) => a.resources,
+      )
     : [];
   const templates = capabilities?.resources
-    ? await allPages(async (p) => {
-        const { resourceTemplates, nextCursor } = await client.listResourceTemplates(p, options);
-        return { items: resourceTemplates, nextCursor };
-      })
+    ? await allPages(
+        (p) => client.listResourceTemplates(p, options),
+        (a) => a.resourceTemplates,
+      )
     : [];
   const prompts = capabilities?.prompts
-    ? await allPages(async (p) => {
-        const { prompts, nextCursor } = await client.listPrompts(p, options);
-        return { items: prompts, nextCursor };
-      })
+    ? await allPages(
+        (p) => client.listPrompts(p, options),
+        (a) => a.prompts,
+      )
     : [];
   return { tools: new Map(tools.map((tool) => [tool.name, tool])), resources, templates, prompts };
 }
