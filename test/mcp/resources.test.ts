@@ -29,11 +29,30 @@ import rego.v1
 
 default decision := {"decision": "deny", "reasons": [{"code": "no_rule_allows", "message": "no policy rule allows this action", "visible_to_model": true}]}
 
-decision := {"decision": "allow", "reasons": [], "grant": {"ttl_seconds": 60, "max_uses": 1}} if {
+allow_once := {"decision": "allow", "reasons": [], "grant": {"ttl_seconds": 60, "max_uses": 1}}
+
+approved if "moderator" in input.context.approval.approver.roles
+
+decision := allow_once if {
 	"viewer" in input.subject.roles
 	startswith(input.action.name, "ref.")
 	not input.action.name in {"ref.watched", "ref.image_prompt"}
-	not input.action.args.id == "forbidden"
+	not input.action.args.id in {"forbidden", "needs-approval"}
+}
+
+decision := allow_once if {
+	input.action.args.id == "needs-approval"
+	approved
+}
+
+decision := {
+	"decision": "require_approval",
+	"reasons": [{"code": "approval_required", "message": "this page needs a moderator", "visible_to_model": true}],
+	"approval": {"approver_roles": ["moderator"], "ttl_seconds": 600},
+} if {
+	"viewer" in input.subject.roles
+	input.action.args.id == "needs-approval"
+	not approved
 }
 `;
 
@@ -143,6 +162,7 @@ async function startRecordingProxy(target: string) {
 const refusalSchema = z.object({
   error: z.object({ category: z.string(), suggested_fix: z.string().min(1) }),
   decision_id: z.string().optional(),
+  approval: z.unknown().optional(),
 });
 
 /** The JSON-RPC error `promise` fails with: its code and Writ's error in `data`. */
@@ -307,6 +327,28 @@ describe("reading resources", () => {
     expect(refused.error.category).toBe("unknown_tool");
     const entry = await gw.gateway.store.getDecision(refused.decision_id ?? "");
     expect(entry?.input).toMatchObject({ tool: uri, source: "mcp", arguments: { uri } });
+  });
+
+  it("waits for an approval, then reads once with the released grant", async () => {
+    const uri = "test://template/needs-approval/data";
+    const pending = await refusal(viewer.readResource({ uri }));
+    expect(pending.code).toBe(-32000);
+    expect(pending.error.category).toBe("approval_required");
+    expect(pending.error.suggested_fix).toContain("writ/approval");
+    const approvalId = z.object({ approval: z.object({ id: z.string() }) }).parse(pending).approval.id;
+    expect(reached("resources/read", uri)).toEqual([]);
+
+    const moderator = await gw.token("mona", { roles: ["moderator"] });
+    const approved = await gw.request("POST", `/v1/approvals/${approvalId}/approve`, {
+      token: moderator,
+      body: { reason: "fine" },
+    });
+    expect(approved.status, approved.text).toBe(200);
+    const done = await viewer.readResource({ uri, _meta: { "writ/approval": approvalId } });
+    expect(done.contents).toMatchObject([{ uri }]);
+    expect(reached("resources/read", uri)).toHaveLength(1);
+    const again = await refusal(viewer.readResource({ uri, _meta: { "writ/approval": approvalId } }));
+    expect(again.error.category).toBe("policy_denied");
   });
 
   it("runs through the HTTP API by the contract's name, the contents as content items", async () => {
