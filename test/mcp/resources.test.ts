@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { parseToolContracts } from "../../src/contracts/index.ts";
 import { WritError } from "../../src/core/errors.ts";
+import { logEntries } from "../e2e/api.ts";
 import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
 import { connectMcp } from "../support/mcp-client.ts";
 import { type ConformanceHttpServer, startConformanceHttpServer } from "../support/mcp-conformance-server.ts";
@@ -349,6 +350,19 @@ describe("reading resources", () => {
     expect(reached("resources/read", uri)).toHaveLength(1);
     const again = await refusal(viewer.readResource({ uri, _meta: { "writ/approval": approvalId } }));
     expect(again.error.category).toBe("policy_denied");
+  });
+
+  it("logs a read refused for want of a token, and answers 401", async () => {
+    const requestId = "resources-unauthenticated";
+    const answer = await gw.request("POST", "/mcp", {
+      body: { jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: "test://static-text" } },
+      headers: { accept: "application/json, text/event-stream" },
+      requestId,
+    });
+    expect(answer.status).toBe(401);
+    const entries = (await logEntries(gw, { decision: "error" })).filter((e) => e.request_id === requestId);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]?.error).toBe("unauthenticated");
   });
 
   it("runs through the HTTP API by the contract's name, the contents as content items", async () => {
