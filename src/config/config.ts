@@ -213,7 +213,7 @@ export function parseConfig(document: unknown, base: string, source = "configura
           `  /tools/${i}/backend/credentials_ref: no credentials named ${JSON.stringify(t.backend.credentials_ref)} under credentials:`,
         ];
       }
-      if (t.backend.kind === "mcp" && !servers.has(t.backend.server)) {
+      if ("server" in t.backend && !servers.has(t.backend.server)) {
         return [
           `  /tools/${i}/backend/server: no MCP server named ${JSON.stringify(t.backend.server)} under mcp.servers:`,
         ];

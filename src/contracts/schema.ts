@@ -60,6 +60,8 @@ const headerNameSchema = z
     error: "credentials do not belong in headers; name them with credentials_ref",
   });
 
+const mcpServerName = z.string().min(1).describe("Name of a configured MCP server");
+
 export const backendSchema = z
   .discriminatedUnion("kind", [
     z
@@ -87,10 +89,29 @@ export const backendSchema = z
     z
       .strictObject({
         kind: z.literal("mcp"),
-        server: z.string().min(1).describe("Name of a configured MCP server"),
+        server: mcpServerName,
         tool: z.string().min(1).describe("Tool name on that server"),
       })
       .describe("A tool on an MCP server"),
+    z
+      .strictObject({
+        kind: z.literal("mcp_resource"),
+        server: mcpServerName,
+        uri: z
+          .string()
+          .min(1)
+          .describe(
+            "The resource URI this contract governs, exact (test://static-text) or an RFC 6570 template (test://template/{id}/data); a read's arguments are {uri, ...the template's variables}",
+          ),
+      })
+      .describe("Reads (resources/read) of the resources on an MCP server whose URI this contract matches"),
+    z
+      .strictObject({
+        kind: z.literal("mcp_prompt"),
+        server: mcpServerName,
+        prompt: z.string().min(1).describe("Prompt name on that server; a call's arguments are the prompt's"),
+      })
+      .describe("A prompt on an MCP server (prompts/get)"),
   ])
   .describe("Where the tool runs when Writ dispatches it");
 
@@ -145,6 +166,21 @@ export const toolContractSchema = z
       ),
   })
   .superRefine((contract, context) => {
+    const kind = contract.backend.kind;
+    if ((kind === "mcp_resource" || kind === "mcp_prompt") && contract.side_effect !== "none") {
+      context.addIssue({
+        code: "custom",
+        path: ["side_effect"],
+        message: `a ${kind} backend only reads (resources/read, prompts/get): set side_effect to "none"`,
+      });
+    }
+    if ((kind === "mcp_resource" || kind === "mcp_prompt") && contract.output_schema !== undefined) {
+      context.addIssue({
+        code: "custom",
+        path: ["output_schema"],
+        message: `a ${kind} backend answers contents or messages, not structured content: remove output_schema`,
+      });
+    }
     if (contract.retry !== undefined && contract.idempotency === "none") {
       context.addIssue({
         code: "custom",

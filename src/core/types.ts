@@ -31,6 +31,11 @@ export interface ProposedCall {
   source: ProposalSource;
   /** JSON Pointer of the call inside the submitted payload, for field errors. */
   pointer: string;
+  /**
+   * What an MCP message asks for when it is not a tool call: a resource read (`tool` is the URI)
+   * or a prompt (`tool` is the prompt's name); absent for tool calls.
+   */
+  mcp?: "resource" | "prompt";
 }
 
 // ---------------------------------------------------------------------------------- identity

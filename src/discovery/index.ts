@@ -1,12 +1,13 @@
 /**
- * Tool discovery (`tools/list`, `GET /v1/tools`): not a stage of a call, but the same policy
+ * Tool discovery (`tools/list`, `GET /v1/tools`, and MCP's resource and prompt lists): not a stage of a call, but the same policy
  * asked with `context.phase = "discover"`, through the decide stage's one input builder.
  */
-import type { ToolContract } from "../contracts/index.ts";
+import type { Prompt, Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
+import type { ModelFamily, ToolContract } from "../contracts/index.ts";
 import { jsonDigest } from "../core/digest.ts";
 import type { Gateway } from "../core/gateway.ts";
 import type { Subject } from "../core/types.ts";
-import { canonicalAction } from "../normalize/index.ts";
+import { canonicalAction, isTool, promptContract, resourceContract } from "../normalize/index.ts";
 import { policyInput } from "../pipeline/05-decide.ts";
 import { PolicyFailure } from "../policy/index.ts";
 
@@ -22,18 +23,90 @@ export interface DiscoveredTool {
   };
 }
 
+/** An upstream resource, resource template or prompt, with the contract governing it. */
+export interface Listed<T> {
+  item: T;
+  contract: { name: string; version: string };
+}
+
 /**
  * Tool discovery: the decision policy runs with `context.phase = "discover"` for each contract,
  * and only tools it does not deny are listed, in the registry's stable order. Results are cached
  * per authorization context (subject, tenant, roles, scopes, policy revision, family), never
- * shared across subjects.
+ * shared across subjects. An MCP server's resources, resource templates and prompts are listed
+ * (for MCP callers) when the contract governing them is visible the same way.
  */
 export class ToolDiscovery {
-  private readonly cache = new Map<string, DiscoveredTool[]>();
+  private readonly cache = new Map<string, readonly ToolContract[]>();
 
   constructor(private readonly gw: Gateway) {}
 
-  list(subject: Subject, family: "default" | "openai" | "anthropic" | "mcp"): DiscoveredTool[] {
+  /** The tools `subject` may see, as its family is shown them. */
+  list(subject: Subject, family: ModelFamily): DiscoveredTool[] {
+    return this.#visible(subject, family)
+      .filter(isTool)
+      .map((contract) => {
+        const view = this.gw.contracts.modelView(contract, family);
+        return {
+          name: view.name,
+          description: view.description,
+          input_schema: view.input_schema,
+          contract: {
+            name: contract.name,
+            version: contract.version,
+            side_effect: contract.side_effect,
+            idempotency: contract.idempotency,
+          },
+        };
+      });
+  }
+
+  /** The upstream resources whose URI is governed by a contract `subject` may see. */
+  resources(subject: Subject): Listed<Resource>[] {
+    const visible = new Set(this.#visible(subject, "mcp"));
+    return (this.gw.mcp?.catalogs() ?? []).flatMap(({ server, resources }) =>
+      resources.flatMap((item) => {
+        const governing = resourceContract(this.gw.contracts, item.uri)?.contract;
+        return governing !== undefined && visible.has(governing) && serverOf(governing) === server
+          ? [{ item, contract: { name: governing.name, version: governing.version } }]
+          : [];
+      }),
+    );
+  }
+
+  /** The upstream resource templates that are the `uri` of a contract `subject` may see. */
+  templates(subject: Subject): Listed<ResourceTemplate>[] {
+    const visible = this.#visible(subject, "mcp");
+    return (this.gw.mcp?.catalogs() ?? []).flatMap(({ server, templates }) =>
+      templates.flatMap((item) => {
+        const governing = visible.find(
+          (c) =>
+            c.backend.kind === "mcp_resource" &&
+            c.backend.server === server &&
+            c.backend.uri === item.uriTemplate,
+        );
+        return governing === undefined
+          ? []
+          : [{ item, contract: { name: governing.name, version: governing.version } }];
+      }),
+    );
+  }
+
+  /** The upstream prompts governed by a contract `subject` may see. */
+  prompts(subject: Subject): Listed<Prompt>[] {
+    const visible = new Set(this.#visible(subject, "mcp"));
+    return (this.gw.mcp?.catalogs() ?? []).flatMap(({ server, prompts }) =>
+      prompts.flatMap((item) => {
+        const governing = promptContract(this.gw.contracts, item.name);
+        return governing !== undefined && visible.has(governing) && serverOf(governing) === server
+          ? [{ item, contract: { name: governing.name, version: governing.version } }]
+          : [];
+      }),
+    );
+  }
+
+  /** The contracts the discovery policy shows `subject` (a tool of an MCP server only while it offers it). */
+  #visible(subject: Subject, family: ModelFamily): readonly ToolContract[] {
     const revision = this.gw.policy.revision ?? "none";
     const key = JSON.stringify([
       subject.id,
@@ -46,7 +119,7 @@ export class ToolDiscovery {
     ]);
     const cached = this.cache.get(key);
     if (cached) return cached;
-    const tools: DiscoveredTool[] = [];
+    const contracts: ToolContract[] = [];
     for (const contract of this.gw.contracts.list()) {
       // A tool on an MCP server is listed only while that server offers it.
       const backend = contract.backend;
@@ -58,29 +131,21 @@ export class ToolDiscovery {
         source: family === "default" ? "canonical" : family,
         phase: "discover",
       });
-      // Fail closed: a tool the policy cannot decide about is not listed (nor counted as a failure).
+      // Fail closed: a contract the policy cannot decide about is not listed (nor counted as a failure).
       let allowed = false;
       try {
         allowed = this.gw.policy.evaluate(input).decision.decision !== "deny";
       } catch (error) {
         if (!(error instanceof PolicyFailure)) throw error;
       }
-      if (!allowed) continue;
-      const view = this.gw.contracts.modelView(contract, family);
-      tools.push({
-        name: view.name,
-        description: view.description,
-        input_schema: view.input_schema,
-        contract: {
-          name: contract.name,
-          version: contract.version,
-          side_effect: contract.side_effect,
-          idempotency: contract.idempotency,
-        },
-      });
+      if (allowed) contracts.push(contract);
     }
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(key, tools);
-    return tools;
+    this.cache.set(key, contracts);
+    return contracts;
   }
+}
+
+function serverOf(contract: ToolContract): string | undefined {
+  return "server" in contract.backend ? contract.backend.server : undefined;
 }

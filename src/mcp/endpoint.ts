@@ -11,6 +11,13 @@
  *   structured error in `structuredContent`; an unknown tool is a protocol error. After an
  *   approval, the caller repeats the call with `_meta: {"writ/approval": "<id>"}` and it runs
  *   with the released grant.
+ * - `resources/list`, `resources/templates/list`, `prompts/list`: the upstream servers' resources,
+ *   templates and prompts whose governing contract the discovery policy shows this caller, as the
+ *   servers described them, plus `_meta["writ/contract"]`.
+ * - `resources/read`, `prompts/get`: the whole pipeline, as `tools/call`; the contents and
+ *   messages pass as the server sent them (redacted). A refusal is a JSON-RPC error (these
+ *   results have no `isError`) with Writ's error in `error.data.error`. `resources/subscribe` is
+ *   not offered (Method not found): the endpoint keeps no session to notify.
  */
 import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -23,8 +30,15 @@ import {
   CancelledNotificationSchema,
   type ContentBlock,
   ErrorCode,
+  GetPromptRequestSchema,
+  type GetPromptResult,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  ReadResourceRequestSchema,
+  type ReadResourceResult,
   type ServerNotification,
   type ServerRequest,
   type Tool,
@@ -35,6 +49,7 @@ import { WritError, type WritErrorBody } from "../core/errors.ts";
 import type { CallObserver } from "../core/handlers.ts";
 import { isRecord } from "../core/json.ts";
 import type { Subject } from "../core/types.ts";
+import type { Listed } from "../discovery/index.ts";
 import {
   type CallOutcome,
   type DiscoveredTool,
@@ -48,6 +63,7 @@ import {
 import { ToolFailedError } from "../results/index.ts";
 import { readMcpBody } from "./body.ts";
 import { APPROVAL_META_KEY, ERROR_META_KEY, RESULT_META_KEY } from "./config.ts";
+import { promptMessages, resourceContents } from "./output.ts";
 import { bearerChallenge } from "./resource-metadata.ts";
 
 const SERVER_INFO = { name: "writ", version: "0.1.0" };
@@ -146,12 +162,29 @@ function toolFailure(
   };
 }
 
+function decisionOf(outcome: CallOutcome): Record<string, unknown> {
+  return { decision: outcome.decision, decision_id: outcome.decision_id, reasons: outcome.reasons };
+}
+
+/** A refusal's error; one waiting for approval says how to repeat the request once approved. */
+function explained(error: WritErrorBody, outcome: CallOutcome, what: string): WritErrorBody {
+  return error.category === "approval_required" && outcome.approval
+    ? {
+        ...error,
+        suggested_fix: `ask someone with one of the roles ${outcome.approval.approver_roles.join(", ")} to approve ${outcome.approval.id}; then ${what} again with the same arguments and _meta {"${APPROVAL_META_KEY}": "${outcome.approval.id}"}`,
+      }
+    : error;
+}
+
+/** An allowed call that ran and answered nothing: Writ's own failure. */
+function noResult(what: string): WritErrorBody {
+  return new WritError("internal", `the ${what} was allowed but produced no result`, {
+    suggestedFix: "retry later; if it persists, report the decision id to the operator",
+  }).toJSON();
+}
+
 function fromOutcome(outcome: CallOutcome): CallToolResult {
-  const decision = {
-    decision: outcome.decision,
-    decision_id: outcome.decision_id,
-    reasons: outcome.reasons,
-  };
+  const decision = decisionOf(outcome);
   if (outcome.error) {
     if (outcome.error.category === "unknown_tool") {
       throw new McpError(ErrorCode.InvalidParams, outcome.error.message, {
@@ -159,25 +192,14 @@ function fromOutcome(outcome: CallOutcome): CallToolResult {
         ...decision,
       });
     }
-    const error =
-      outcome.error.category === "approval_required" && outcome.approval
-        ? {
-            ...outcome.error,
-            suggested_fix: `ask someone with one of the roles ${outcome.approval.approver_roles.join(", ")} to approve ${outcome.approval.id}; then call this tool again with the same arguments and _meta {"${APPROVAL_META_KEY}": "${outcome.approval.id}"}`,
-          }
-        : outcome.error;
+    const error = explained(outcome.error, outcome, "call this tool");
     if (outcome.error.category === "tool_error" && outcome.result) {
       return toolFailure(outcome.error, outcome.result, outcome.decision_id);
     }
     return toolError(error, { ...decision, ...(outcome.approval ? { approval: outcome.approval } : {}) });
   }
   if (!outcome.result) {
-    return toolError(
-      new WritError("internal", "the call was allowed but produced no result", {
-        suggestedFix: "retry later; if it persists, report the decision id to the operator",
-      }).toJSON(),
-      decision,
-    );
+    return toolError(noResult("call"), decision);
   }
   return success(outcome.result, outcome.decision_id);
 }
@@ -198,16 +220,35 @@ interface CallContext {
   observer: CallObserver;
 }
 
-/** A repeated call naming an approved request: it runs with the grant the approval released. */
-async function callApproved(
+/** A call refused before it ran, with what the caller may need besides the error. */
+class Refused extends Error {
+  constructor(
+    readonly error: WritErrorBody,
+    readonly extra: Record<string, unknown>,
+  ) {
+    super(error.message);
+  }
+}
+
+/** An MCP request proposing a call, as the MCP intake format reads it. */
+interface ProposedMessage {
+  method: "tools/call" | "resources/read" | "prompts/get";
+  params: Record<string, unknown>;
+}
+
+/**
+ * A repeated request naming an approved request: it runs with the grant the approval released.
+ * Throws `Refused` when the approval is not the caller's or not approved.
+ */
+async function runApproved(
   ctx: CallContext,
-  params: CallToolRequest["params"],
+  message: ProposedMessage,
   approvalId: string,
-): Promise<CallToolResult> {
+): Promise<{ result: LayeredResult; decisionId: string | undefined }> {
   const approval = await readApproval(ctx.gw, approvalId, ctx.subject, ctx.requestId);
   const mine = approval.requester.id === ctx.subject.id && approval.requester.tenant === ctx.subject.tenant;
   if (!mine) {
-    return toolError(
+    throw new Refused(
       new WritError("forbidden", `approval ${approvalId} was requested by someone else`, {
         suggestedFix: "only the requester runs an approved call; propose the call yourself",
       }).toJSON(),
@@ -221,7 +262,7 @@ async function callApproved(
         : approval.status === "expired"
           ? "approval_expired"
           : "policy_denied";
-    return toolError(
+    throw new Refused(
       new WritError(
         category,
         `approval ${approvalId} is ${approval.status}${approval.resolution ? ` (${approval.resolution})` : ""}`,
@@ -241,15 +282,23 @@ async function callApproved(
     observer: ctx.observer,
     grant: approval.grant.token,
     format: "mcp",
-    call: {
-      jsonrpc: "2.0",
-      id: ctx.requestId,
-      method: "tools/call",
-      params: { name: params.name, arguments: params.arguments ?? {} },
-    },
+    call: { jsonrpc: "2.0", id: ctx.requestId, ...message },
     requestId: ctx.requestId,
   });
-  return success(result, approval.decision_id);
+  return { result, decisionId: approval.decision_id };
+}
+
+/** The approval a repeated request names in `_meta["writ/approval"]`, if any. */
+function approvalOf(meta: Record<string, unknown> | undefined): string | undefined {
+  const approvalId = meta?.[APPROVAL_META_KEY];
+  if (approvalId === undefined) return undefined;
+  if (typeof approvalId !== "string" || approvalId === "") {
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `_meta["${APPROVAL_META_KEY}"] must be an approval id (a string)`,
+    );
+  }
+  return approvalId;
 }
 
 async function callTool(
@@ -258,19 +307,21 @@ async function callTool(
   jsonRpcId: string | number,
 ): Promise<CallToolResult> {
   const params = request.params;
-  const approvalId = params._meta?.[APPROVAL_META_KEY];
+  const approvalId = approvalOf(params._meta);
   try {
     if (approvalId !== undefined) {
-      if (typeof approvalId !== "string" || approvalId === "") {
-        throw new McpError(
-          ErrorCode.InvalidParams,
-          `_meta["${APPROVAL_META_KEY}"] must be an approval id (a string)`,
-        );
-      }
-      return await callApproved(ctx, params, approvalId).catch((error: unknown) => {
-        if (error instanceof ToolFailedError) return toolFailure(error.toJSON(), error.result, undefined);
-        throw error;
-      });
+      const message: ProposedMessage = {
+        method: "tools/call",
+        params: { name: params.name, arguments: params.arguments ?? {} },
+      };
+      return await runApproved(ctx, message, approvalId).then(
+        ({ result, decisionId }) => success(result, decisionId),
+        (error: unknown) => {
+          if (error instanceof ToolFailedError) return toolFailure(error.toJSON(), error.result, undefined);
+          if (error instanceof Refused) return toolError(error.error, error.extra);
+          throw error;
+        },
+      );
     }
     const outcomes = await handleProposal(ctx.gw, {
       authorization: ctx.authorization,
@@ -298,6 +349,89 @@ async function callTool(
   }
 }
 
+/**
+ * The JSON-RPC error code of a refused `resources/read` or `prompts/get` (their results have no
+ * `isError`): Invalid params (-32602) for what the request itself gets wrong (invalid arguments,
+ * a URI or prompt no contract governs: resource not found is -32602 by SEP-2164, which replaced
+ * the -32002 the 2025-06-18 and 2025-11-25 specifications suggested), the SDK's request timeout
+ * (-32001) for a timeout, Internal error (-32603) for Writ's and the server's failures, and
+ * -32000 (a server error, as Writ's Host/Origin refusals) for refusals by policy, approvals and
+ * conditions. `error.data.error` is Writ's error either way.
+ */
+function refusalCode(category: WritErrorBody["category"]): number {
+  switch (category) {
+    case "invalid_argument":
+    case "unknown_tool":
+    case "not_found":
+      return ErrorCode.InvalidParams;
+    case "timeout":
+      return ErrorCode.RequestTimeout;
+    case "internal":
+    case "backend_error":
+    case "backend_unavailable":
+    case "tool_error":
+      return ErrorCode.InternalError;
+    default:
+      return -32000;
+  }
+}
+
+/**
+ * A refused request as the SDK's server answers it: `{code, message, data}` (an `McpError` would
+ * prefix its message with "MCP error <code>: ", which the caller's SDK prefixes once more).
+ */
+class Refusal extends Error {
+  readonly code: number;
+  readonly data: Record<string, unknown>;
+
+  constructor(error: WritErrorBody, extra: Record<string, unknown>) {
+    super(`${error.category}: ${error.message}`);
+    this.code = refusalCode(error.category);
+    this.data = { error, ...extra };
+  }
+}
+
+function refusal(error: WritErrorBody, extra: Record<string, unknown>): Refusal {
+  return new Refusal(error, extra);
+}
+
+/**
+ * A `resources/read` or `prompts/get` through the whole pipeline (or, naming an approval, with
+ * the grant it released): the shaped result, or a JSON-RPC error carrying Writ's error.
+ */
+async function runMessage(
+  ctx: CallContext,
+  message: ProposedMessage,
+  meta: Record<string, unknown> | undefined,
+  jsonRpcId: string | number,
+): Promise<{ result: LayeredResult; decisionId: string | undefined }> {
+  try {
+    const approvalId = approvalOf(meta);
+    if (approvalId !== undefined) return await runApproved(ctx, message, approvalId);
+    const [outcome] = await handleProposal(ctx.gw, {
+      authorization: ctx.authorization,
+      subject: ctx.subject,
+      format: "mcp",
+      payload: { jsonrpc: "2.0", id: jsonRpcId, ...message },
+      execute: true,
+      requestId: ctx.requestId,
+    });
+    if (outcome === undefined)
+      throw new McpError(ErrorCode.InternalError, "the request produced no decision");
+    const what = message.method === "resources/read" ? "read the resource" : "get the prompt";
+    const extra = { ...decisionOf(outcome), ...(outcome.approval ? { approval: outcome.approval } : {}) };
+    if (outcome.error) throw refusal(explained(outcome.error, outcome, what), extra);
+    if (!outcome.result) {
+      throw refusal(noResult("request"), extra);
+    }
+    return { result: outcome.result, decisionId: outcome.decision_id };
+  } catch (error) {
+    if (error instanceof McpError || error instanceof Refusal) throw error;
+    if (error instanceof Refused) throw refusal(error.error, error.extra);
+    throw refusal(asErrorBody(error), {});
+  }
+}
+
 function jsonRpcError(
   status: number,
   code: number,
@@ -310,8 +444,11 @@ function jsonRpcError(
   });
 }
 
+/** The methods that propose a call (and are logged when refused). */
+const PROPOSING = new Set(["tools/call", "resources/read", "prompts/get"]);
+
 /**
- * Tool calls refused for want of a valid token are in the decision log like any refused
+ * Tool calls (resource reads, prompts) refused for want of a valid token are in the decision log like any refused
  * proposal, through the pipeline's one refusal path (nothing is decided again).
  */
 async function logRefusedCalls(
@@ -328,7 +465,7 @@ async function logRefusedCalls(
   }
   const messages: unknown[] = Array.isArray(body) ? body : [body];
   for (const message of messages) {
-    if (!isRecord(message) || message.method !== "tools/call") continue;
+    if (!isRecord(message) || typeof message.method !== "string" || !PROPOSING.has(message.method)) continue;
     await logRefusedRequest(gw, { format: "mcp", payload: message, requestId }, error).catch(() => undefined);
   }
 }
@@ -413,6 +550,11 @@ function observerOf(
   };
 }
 
+/** An upstream resource, template or prompt as listed to a caller: as the server described it, plus its contract. */
+function withContract<T extends { _meta?: Record<string, unknown> }>({ item, contract }: Listed<T>): T {
+  return { ...item, _meta: { ...item._meta, "writ/contract": contract } };
+}
+
 /** The hono handler for `/mcp`. */
 export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context) => Promise<Response> {
   const cancellable = new CancellableCalls();
@@ -448,7 +590,7 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     if (!body.ok) return body.response;
     const stream = answersAsStream(body.messages, c.req.header("accept"));
     const server = new Server(SERVER_INFO, {
-      capabilities: { tools: { listChanged: false }, logging: {} },
+      capabilities: { tools: { listChanged: false }, resources: {}, prompts: {}, logging: {} },
       instructions: INSTRUCTIONS,
     });
     const transport = new WebStandardStreamableHTTPServerTransport({
@@ -461,9 +603,47 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     const finished = new Promise<void>((resolve) => {
       idle = resolve;
     });
+    /** Runs `handle` as a running call: the server stays open until it answered. */
+    const tracked = async <T>(handle: () => Promise<T>): Promise<T> => {
+      running += 1;
+      try {
+        return await handle();
+      } finally {
+        running -= 1;
+        if (running === 0) idle();
+      }
+    };
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: discovery.list(subject, "mcp").map(mcpTool),
     }));
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+      resources: discovery.resources(subject).map(withContract),
+    }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+      resourceTemplates: discovery.templates(subject).map(withContract),
+    }));
+    server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+      prompts: discovery.prompts(subject).map(withContract),
+    }));
+    const ctx = { gw, subject, authorization, requestId, observer: {} };
+    server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
+      tracked(async (): Promise<ReadResourceResult> => {
+        const message: ProposedMessage = { method: "resources/read", params: { uri: request.params.uri } };
+        const ran = await runMessage(ctx, message, request.params._meta, extra.requestId);
+        return { contents: resourceContents(ran.result), _meta: resultMeta(ran.result, ran.decisionId) };
+      }),
+    );
+    server.setRequestHandler(GetPromptRequestSchema, (request, extra) =>
+      tracked(async (): Promise<GetPromptResult> => {
+        const { name, arguments: args } = request.params;
+        const message: ProposedMessage = {
+          method: "prompts/get",
+          params: { name, ...(args === undefined ? {} : { arguments: args }) },
+        };
+        const ran = await runMessage(ctx, message, request.params._meta, extra.requestId);
+        return { ...promptMessages(ran.result), _meta: resultMeta(ran.result, ran.decisionId) };
+      }),
+    );
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       running += 1;
       const forget = cancellable.add(subject, extra.requestId, (reason) => {

@@ -6,11 +6,17 @@
  * with Writ's error protocol (as `writ/executor`'s MCP guard does when it refuses a grant), that
  * error is raised as it is.
  */
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type {
+  CallToolResult,
+  GetPromptResult,
+  PromptMessage,
+  ReadResourceResult,
+} from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { ToolContract } from "../contracts/schema.ts";
 import { WritError, writErrorSchema } from "../core/errors.ts";
 import type { ToolOutput } from "../core/handlers.ts";
+import type { LayeredResult } from "../results/index.ts";
 
 const writErrorContentSchema = z.object({ error: writErrorSchema });
 
@@ -57,4 +63,59 @@ export function upstreamOutput(contract: ToolContract, server: string, result: C
     content: result.content,
     target,
   };
+}
+
+/**
+ * A `resources/read` answer as a backend output: each of its contents as an embedded resource
+ * item, so that result handling redacts it like any content (text scrubbed, blobs untouched).
+ */
+export function resourceOutput(
+  contract: ToolContract,
+  server: string,
+  result: ReadResourceResult,
+): ToolOutput {
+  return {
+    summary: `${contract.name} read ${result.contents.length} item(s) on the MCP server ${server}`,
+    structured_content: {},
+    content: result.contents.map((resource) => ({ type: "resource", resource })),
+    target: `mcp:${server}`,
+  };
+}
+
+/** The contents of a shaped `resources/read` result, as the server sent them (redacted). */
+export function resourceContents(result: LayeredResult): ReadResourceResult["contents"] {
+  return (result.content ?? []).flatMap((item) => (item.type === "resource" ? [item.resource] : []));
+}
+
+const promptShapeSchema = z.object({
+  description: z.string().optional(),
+  roles: z.array(z.enum(["user", "assistant"])),
+});
+
+/**
+ * A `prompts/get` answer as a backend output: each message's content as a content item (redacted
+ * as any), its role at the same index in `structured_content.roles`, the description kept.
+ */
+export function promptOutput(contract: ToolContract, server: string, result: GetPromptResult): ToolOutput {
+  return {
+    summary: `${contract.name} got ${result.messages.length} message(s) from the MCP server ${server}`,
+    structured_content: {
+      ...(result.description === undefined ? {} : { description: result.description }),
+      roles: result.messages.map((message) => message.role),
+    },
+    content: result.messages.map((message) => message.content),
+    target: `mcp:${server}`,
+  };
+}
+
+/** The description and messages of a shaped `prompts/get` result (none when it was withheld). */
+export function promptMessages(result: LayeredResult): Pick<GetPromptResult, "description" | "messages"> {
+  const shape = promptShapeSchema.safeParse(result.structured_content);
+  if (!shape.success) return { messages: [] };
+  const { description, roles } = shape.data;
+  const messages: PromptMessage[] = (result.content ?? []).flatMap((content, index) => {
+    const role = roles[index];
+    return role === undefined ? [] : [{ role, content }];
+  });
+  return { ...(description === undefined ? {} : { description }), messages };
 }

@@ -1,7 +1,9 @@
 /**
  * Upstream MCP servers: Writ is an MCP client of each configured server (stdio or Streamable
- * HTTP). It keeps each server's tool catalog (re-listed when the server says its list changed),
- * reconnects a server that went away, and calls tools with the grant in `_meta`.
+ * HTTP). It keeps each server's catalog (tools, and the resources, resource templates and
+ * prompts of a server declaring them; all re-listed when the server says a list changed),
+ * reconnects a server that went away, and calls tools, reads resources and gets prompts with the
+ * grant in `_meta`.
  *
  * Upstream tool definitions are only used to know which tools exist right now: names,
  * descriptions, schemas and annotations (`readOnlyHint`, `destructiveHint`, …) shown to callers
@@ -20,9 +22,16 @@ import {
   type CallToolResult,
   CallToolResultSchema,
   ErrorCode,
+  type GetPromptResult,
   LoggingMessageNotificationSchema,
   McpError,
   ProgressNotificationSchema,
+  type Prompt,
+  PromptListChangedNotificationSchema,
+  type ReadResourceResult,
+  type Resource,
+  ResourceListChangedNotificationSchema,
+  type ResourceTemplate,
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -34,6 +43,8 @@ import type { CredentialResolver } from "../dispatch/index.ts";
 import { maskSecrets } from "../results/index.ts";
 import { GRANT_META_KEY, type McpServerConfig } from "./config.ts";
 
+/** MCP's "resource not found" (2025-06-18 and 2025-11-25, server/resources, error handling). */
+const RESOURCE_NOT_FOUND = -32002;
 const WRIT_CLIENT = { name: "writ-gateway", version: "0.1.0" };
 /** Reconnect back-off after an upstream went away: doubles from the first to the last. */
 const RECONNECT_FIRST_MS = 500;
@@ -48,10 +59,27 @@ export interface UpstreamStatus {
   error?: string;
 }
 
-interface Upstream {
+/** What a server offers right now: its tools, resources, resource templates and prompts. */
+interface Catalog {
+  tools: Map<string, Tool>;
+  resources: Resource[];
+  templates: ResourceTemplate[];
+  prompts: Prompt[];
+}
+
+/** A connected server's resources, resource templates and prompts, as it listed them. */
+export interface UpstreamCatalog {
+  server: string;
+  resources: readonly Resource[];
+  templates: readonly ResourceTemplate[];
+  prompts: readonly Prompt[];
+}
+
+const EMPTY_CATALOG: Readonly<Catalog> = { tools: new Map(), resources: [], templates: [], prompts: [] };
+
+interface Upstream extends Catalog {
   config: McpServerConfig;
   client?: Client;
-  tools: Map<string, Tool>;
   /**
    * The calls running on this server, each with its observer (if any). Log messages carry no
    * request id, so one reaches a caller only while its call is the only one running.
@@ -86,6 +114,7 @@ export class McpUpstreams {
     for (const config of servers) {
       this.upstreams.set(config.name, {
         config,
+        ...EMPTY_CATALOG,
         tools: new Map(),
         running: new Set(),
         progress: new Map(),
@@ -99,7 +128,7 @@ export class McpUpstreams {
     await Promise.all([...this.upstreams.values()].map((u) => this.connect(u)));
   }
 
-  /** Changes whenever any server's tool catalog changes (connect, list change, disconnect). */
+  /** Changes whenever any server's catalog changes (connect, list change, disconnect). */
   get catalogVersion(): number {
     return this.version;
   }
@@ -108,6 +137,15 @@ export class McpUpstreams {
   offers(server: string, tool: string): boolean {
     const upstream = this.upstreams.get(server);
     return upstream?.client !== undefined && upstream.tools.has(tool);
+  }
+
+  /** The resources, resource templates and prompts of each connected server. */
+  catalogs(): UpstreamCatalog[] {
+    return [...this.upstreams.values()].flatMap((u) =>
+      u.client === undefined
+        ? []
+        : [{ server: u.config.name, resources: u.resources, templates: u.templates, prompts: u.prompts }],
+    );
   }
 
   status(): UpstreamStatus[] {
@@ -135,16 +173,70 @@ export class McpUpstreams {
     observer?: CallObserver,
   ): Promise<CallToolResult> {
     const backend = contract.backend;
-    if (backend.kind !== "mcp") {
-      throw new WritError("internal", `tool ${contract.name} has a ${backend.kind} backend, not mcp`, {
-        suggestedFix: "dispatch this tool with the dispatcher for its backend kind",
-        retryable: false,
-      });
-    }
-    const upstream = this.upstreams.get(backend.server);
+    if (backend.kind !== "mcp") throw wrongKind(contract, "mcp");
+    const server = backend.server;
+    return this.#send(contract, server, grant, requestId, observer, async (client, meta, options) => {
+      const result = await client.callTool(
+        { name: backend.tool, arguments: args, _meta: meta },
+        CallToolResultSchema,
+        options,
+      );
+      const parsed = CallToolResultSchema.safeParse(result);
+      if (parsed.success) return parsed.data;
+      throw new WritError(
+        "backend_error",
+        `${contract.name}: the MCP server ${server} answered with a malformed result`,
+        {
+          suggestedFix: "tell the operator: the server's tools/call result does not follow the MCP schema",
+          retryable: false,
+          effectCommitted: contract.side_effect !== "none" ? "unknown" : false,
+        },
+      );
+    });
+  }
+
+  /** Reads `uri` on the contract's server with the grant in `_meta`; failures as for `call`. */
+  async readResource(
+    contract: ToolContract,
+    uri: string,
+    grant: string,
+    requestId: string,
+  ): Promise<ReadResourceResult> {
+    const backend = contract.backend;
+    if (backend.kind !== "mcp_resource") throw wrongKind(contract, "mcp_resource");
+    return this.#send(contract, backend.server, grant, requestId, undefined, (client, meta, options) =>
+      client.readResource({ uri, _meta: meta }, options),
+    );
+  }
+
+  /** Gets the prompt `name` on the contract's server with the grant in `_meta`; failures as for `call`. */
+  async getPrompt(
+    contract: ToolContract,
+    name: string,
+    args: Record<string, string>,
+    grant: string,
+    requestId: string,
+  ): Promise<GetPromptResult> {
+    const backend = contract.backend;
+    if (backend.kind !== "mcp_prompt") throw wrongKind(contract, "mcp_prompt");
+    return this.#send(contract, backend.server, grant, requestId, undefined, (client, meta, options) =>
+      client.getPrompt({ name, arguments: args, _meta: meta }, options),
+    );
+  }
+
+  /** Sends one request for `contract` to `server`, connecting first and once more after a lost session. */
+  async #send<T>(
+    contract: ToolContract,
+    server: string,
+    grant: string,
+    requestId: string,
+    observer: CallObserver | undefined,
+    send: Send<T>,
+  ): Promise<T> {
+    const upstream = this.upstreams.get(server);
     if (!upstream) {
-      throw new WritError("backend_unavailable", `no MCP server named ${backend.server} is configured`, {
-        suggestedFix: "check the tool's backend.server against mcp.servers in the configuration",
+      throw new WritError("backend_unavailable", `no MCP server named ${server} is configured`, {
+        suggestedFix: "check the contract's backend.server against mcp.servers in the configuration",
         retryable: false,
         effectCommitted: false,
       });
@@ -152,28 +244,26 @@ export class McpUpstreams {
     // A server that went away is retried on its back-off schedule, not by every call.
     if (upstream.client === undefined && upstream.reconnectTimer === undefined) await this.connect(upstream);
     try {
-      return await this.#callOnce(upstream, backend.tool, contract, args, grant, requestId, observer);
+      return await this.#sendOnce(upstream, contract, grant, requestId, observer, send);
     } catch (error) {
       if (!(error instanceof StreamableHTTPError) || error.code !== 404) throw error;
       // The server no longer knows Writ's session (it restarted): it did not run the call, so
       // a new session may send it once more.
       await this.#drop(upstream);
       await this.connect(upstream);
-      return this.#callOnce(upstream, backend.tool, contract, args, grant, requestId, observer);
+      return this.#sendOnce(upstream, contract, grant, requestId, observer, send);
     }
   }
 
-  async #callOnce(
+  async #sendOnce<T>(
     upstream: Upstream,
-    tool: string,
     contract: ToolContract,
-    args: Record<string, unknown>,
     grant: string,
     requestId: string,
     observer: CallObserver | undefined,
-  ): Promise<CallToolResult> {
+    send: Send<T>,
+  ): Promise<T> {
     const server = upstream.config.name;
-    const effectful = contract.side_effect !== "none";
     const client = upstream.client;
     if (client === undefined) {
       throw new WritError(
@@ -197,24 +287,7 @@ export class McpUpstreams {
         "writ/request_id": requestId,
         ...(progressToken === undefined ? {} : { progressToken }),
       };
-      const result = await client.callTool(
-        { name: tool, arguments: args, _meta: meta },
-        CallToolResultSchema,
-        options,
-      );
-      const parsed = CallToolResultSchema.safeParse(result);
-      if (!parsed.success) {
-        throw new WritError(
-          "backend_error",
-          `${contract.name}: the MCP server ${server} answered with a malformed result`,
-          {
-            suggestedFix: "tell the operator: the server's tools/call result does not follow the MCP schema",
-            retryable: false,
-            effectCommitted: effectful ? "unknown" : false,
-          },
-        );
-      }
-      return parsed.data;
+      return await send(client, meta, options);
     } catch (error) {
       if (error instanceof WritError) throw error;
       if (observer?.signal?.aborted) throw cancelled(contract, server);
@@ -286,20 +359,23 @@ export class McpUpstreams {
           data: maskSecrets(params.data),
         });
       });
-      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      const relist = async () => {
         if (upstream.client !== client) return;
         await this.refresh(upstream, client).catch((error: unknown) => {
-          this.report(`mcp: ${name}: re-listing tools failed: ${errorMessage(error)}`);
+          this.report(`mcp: ${name}: re-listing the catalog failed: ${errorMessage(error)}`);
         });
-      });
-      const tools = await listAllTools(client, this.options.connectTimeoutMs);
+      };
+      client.setNotificationHandler(ToolListChangedNotificationSchema, relist);
+      client.setNotificationHandler(ResourceListChangedNotificationSchema, relist);
+      client.setNotificationHandler(PromptListChangedNotificationSchema, relist);
+      const catalog = await listCatalog(client, this.options.connectTimeoutMs);
       if (this.closed) {
         await client.close();
         return;
       }
       client.onclose = () => this.lost(upstream, client);
       upstream.client = client;
-      upstream.tools = tools;
+      Object.assign(upstream, catalog);
       upstream.error = undefined;
       upstream.reconnectDelayMs = RECONNECT_FIRST_MS;
       this.version += 1;
@@ -312,16 +388,16 @@ export class McpUpstreams {
   }
 
   private async refresh(upstream: Upstream, client: Client): Promise<void> {
-    const tools = await listAllTools(client, this.options.connectTimeoutMs);
+    const catalog = await listCatalog(client, this.options.connectTimeoutMs);
     if (upstream.client !== client) return;
-    upstream.tools = tools;
+    Object.assign(upstream, catalog);
     this.version += 1;
   }
 
   private lost(upstream: Upstream, client: Client): void {
     if (upstream.client !== client) return;
     upstream.client = undefined;
-    upstream.tools = new Map();
+    Object.assign(upstream, EMPTY_CATALOG, { tools: new Map() });
     upstream.error = "the connection closed";
     this.version += 1;
     if (!this.closed) {
@@ -365,16 +441,59 @@ export class McpUpstreams {
   }
 }
 
-async function listAllTools(client: Client, timeoutMs: number): Promise<Map<string, Tool>> {
-  const tools = new Map<string, Tool>();
+/** Sends one request on a connected client, with Writ's `_meta` and the request options. */
+type Send<T> = (client: Client, meta: Record<string, unknown>, options: RequestOptions) => Promise<T>;
+
+function wrongKind(contract: ToolContract, kind: string): WritError {
+  return new WritError("internal", `${contract.name} has a ${contract.backend.kind} backend, not ${kind}`, {
+    suggestedFix: "dispatch this contract with the dispatcher for its backend kind",
+    retryable: false,
+  });
+}
+
+/** Every page of a list (at most 1000 pages): the items of each answer. */
+async function allPages<A extends { nextCursor?: string | undefined }, T>(
+  list: (params: { cursor?: string }) => Promise<A>,
+  itemsOf: (answer: A) => T[],
+): Promise<T[]> {
+  const items: T[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 1000; page++) {
-    const answer = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
-    for (const tool of answer.tools) tools.set(tool.name, tool);
+    const answer = await list(cursor === undefined ? {} : { cursor });
+    items.push(...itemsOf(answer));
     cursor = answer.nextCursor;
     if (cursor === undefined) break;
   }
-  return tools;
+  return items;
+}
+
+/** A server's catalog: its tools, and its resources, templates and prompts when it declares them. */
+async function listCatalog(client: Client, timeoutMs: number): Promise<Catalog> {
+  const options = { timeout: timeoutMs };
+  const capabilities = client.getServerCapabilities();
+  const tools = await allPages(
+    (p) => client.listTools(p, options),
+    (a) => a.tools,
+  );
+  const resources = capabilities?.resources
+    ? await allPages(
+        (p) => client.listResources(p, options),
+        (a) => a.resources,
+      )
+    : [];
+  const templates = capabilities?.resources
+    ? await allPages(
+        (p) => client.listResourceTemplates(p, options),
+        (a) => a.resourceTemplates,
+      )
+    : [];
+  const prompts = capabilities?.prompts
+    ? await allPages(
+        (p) => client.listPrompts(p, options),
+        (a) => a.prompts,
+      )
+    : [];
+  return { tools: new Map(tools.map((tool) => [tool.name, tool])), resources, templates, prompts };
 }
 
 /** The caller cancelled the call (MCP `notifications/cancelled`); the server was told so. */
@@ -426,12 +545,24 @@ function callFailure(contract: ToolContract, server: string, error: unknown): Wr
       },
     );
   }
+  if (error instanceof McpError && error.code === RESOURCE_NOT_FOUND) {
+    return new WritError(
+      "not_found",
+      `${contract.name}: the MCP server ${server} has no such resource: ${quoted(error.message)}`,
+      {
+        suggestedFix: "read a resource that resources/list or resources/templates/list shows",
+        retryable: false,
+        effectCommitted: false,
+      },
+    );
+  }
   if (error instanceof McpError && error.code === ErrorCode.MethodNotFound) {
     return new WritError(
       "backend_error",
       `${contract.name}: the MCP server ${server} does not offer this call: ${quoted(error.message)}`,
       {
-        suggestedFix: "tell the operator: the contract's backend names a tool the server does not have",
+        suggestedFix:
+          "tell the operator: the contract's backend names a tool, resource or prompt the server does not have",
         retryable: false,
         effectCommitted: false,
       },

@@ -14,6 +14,7 @@ import { WritError } from "../core/errors.ts";
 import type { CanonicalAction, ProposedCall, ResourceRef } from "../core/types.ts";
 import { closestNames } from "./closest-names.ts";
 import { resolvePointer } from "./json-pointer.ts";
+import { isTool, promptContract, resourceContract, resourceMatch } from "./mcp.ts";
 
 export interface NormalizedCall {
   contract: ToolContract;
@@ -165,21 +166,100 @@ function digestOf(call: ProposedCall, args: Record<string, unknown>): string {
  * match the contract's input schema or do not name the contract's resource.
  */
 export function normalize(call: ProposedCall, registry: ContractRegistry): NormalizedCall {
-  const contract = registry.resolve(call.tool, call.source);
-  if (contract === undefined) throw unknownTool(call, registry);
-  const violations = registry.checkInput(contract, call.arguments);
+  const { contract, args: given } = governing(call, registry);
+  const violations = registry.checkInput(contract, given);
   if (violations.length > 0) throw invalidArguments(call, contract, violations);
-  const args = structuredClone(call.arguments);
+  const args = structuredClone(given);
   const action = canonicalAction(contract, args, digestOf(call, args));
   const declared = contract.resource;
   if (declared === undefined) return { contract, action, resource: undefined, resourceRevision: undefined };
   const what = `the ${declared.type} resource`;
-  const id = resourceIdAt(call, declared.id, what);
+  // The resource is named in the arguments as normalized (a URI's template variables included).
+  const named = { ...call, arguments: args };
+  const id = resourceIdAt(named, declared.id, what);
   const resourceRevision =
     declared.revision === undefined
       ? undefined
-      : identifierAt(call, declared.revision, `the expected revision of ${what}`);
+      : identifierAt(named, declared.revision, `the expected revision of ${what}`);
   return { contract, action, resource: { type: declared.type, id }, resourceRevision };
+}
+
+function unknownTarget(call: ProposedCall, what: string, listing: string): WritError {
+  return new WritError("unknown_tool", `no contract governs the ${what} ${JSON.stringify(call.tool)}`, {
+    fieldErrors: [{ path: "/tool", message: `no contract governs this ${what}` }],
+    suggestedFix: `Ask for one that ${listing} shows you.`,
+  });
+}
+
+/**
+ * A resource read's arguments: `{uri, ...variables}` as the URI matched. Arguments given (through
+ * the HTTP API) must agree with them: the policy sees the variables of the URI that is read.
+ */
+function resourceArguments(
+  call: ProposedCall,
+  contract: ToolContract,
+  given: Record<string, unknown>,
+): Record<string, unknown> {
+  const uri = given.uri;
+  const variables = typeof uri === "string" ? resourceMatch(contract, uri) : undefined;
+  if (typeof uri !== "string" || variables === undefined) {
+    const backend = contract.backend;
+    const governed = backend.kind === "mcp_resource" ? backend.uri : "";
+    throw new WritError("invalid_argument", `${call.tool} (call ${call.callId}) reads no URI it governs`, {
+      fieldErrors: [{ path: "/arguments/uri", message: `must be a URI matching ${governed}` }],
+      suggestedFix: `Call ${call.tool} again with arguments.uri a URI matching ${governed}.`,
+    });
+  }
+  const args: Record<string, unknown> = { ...variables, uri };
+  const disagree = Object.keys(given).filter(
+    (key) => !Object.hasOwn(args, key) || canonicalJson(given[key]) !== canonicalJson(args[key]),
+  );
+  if (disagree.length > 0) {
+    throw new WritError(
+      "invalid_argument",
+      `the arguments of ${call.tool} (call ${call.callId}) disagree with the URI ${uri}: ${disagree.join(", ")}`,
+      {
+        fieldErrors: disagree.map((key) => ({
+          path: `/arguments/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`,
+          message: Object.hasOwn(args, key)
+            ? `must be ${canonicalJson(args[key])}, as the URI says`
+            : "is not a variable of the URI template",
+        })),
+        suggestedFix: `Send only {uri} (Writ reads the template's variables from it), or variables equal to the URI's.`,
+      },
+    );
+  }
+  return args;
+}
+
+/**
+ * The contract a call names and its arguments. An MCP resource read is governed by the contract
+ * matching its URI, a prompt by the contract naming it; a tool call names a tool (a resource or
+ * prompt contract is called by name only through the canonical format, the HTTP API).
+ */
+function governing(
+  call: ProposedCall,
+  registry: ContractRegistry,
+): { contract: ToolContract; args: Record<string, unknown> } {
+  if (call.mcp === "resource") {
+    const found = resourceContract(registry, call.tool);
+    if (found === undefined)
+      throw unknownTarget(call, "resource URI", "resources/list or resources/templates/list");
+    return { contract: found.contract, args: { ...found.variables, uri: call.tool } };
+  }
+  if (call.mcp === "prompt") {
+    const contract = promptContract(registry, call.tool);
+    if (contract === undefined) throw unknownTarget(call, "prompt", "prompts/list");
+    return { contract, args: call.arguments };
+  }
+  const contract = registry.resolve(call.tool, call.source);
+  if (contract === undefined || (call.source !== "canonical" && !isTool(contract))) {
+    throw unknownTool(call, registry);
+  }
+  if (contract.backend.kind === "mcp_resource") {
+    return { contract, args: resourceArguments(call, contract, call.arguments) };
+  }
+  return { contract, args: call.arguments };
 }
 
 /** The canonical action of a call to `contract` with `args` (already validated) and their digest. */

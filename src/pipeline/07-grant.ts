@@ -17,6 +17,8 @@ export function executorOf(contract: ToolContract, gateway: Pick<Gateway, "execu
     case "http":
       return new URL(contract.backend.url).origin;
     case "mcp":
+    case "mcp_resource":
+    case "mcp_prompt":
       return `mcp:${contract.backend.server}`;
   }
 }

@@ -15,8 +15,8 @@ import { isRecord } from "../core/json.ts";
 import { type Condition, conditionSchema, type GrantClaims, type Subject } from "../core/types.ts";
 import { dispatchHttp } from "../dispatch/index.ts";
 import { GrantError, verifyGrant } from "../executor/index.ts";
-import { upstreamOutput } from "../mcp/output.ts";
-import type { NormalizedCall } from "../normalize/index.ts";
+import { promptOutput, resourceOutput, upstreamOutput } from "../mcp/output.ts";
+import { type NormalizedCall, resourceMatch } from "../normalize/index.ts";
 import type { StoredResource } from "../store/types.ts";
 import { executorOf } from "./07-grant.ts";
 
@@ -58,7 +58,10 @@ function refusedGrant(message: string): WritError {
   });
 }
 
-/** How a backend is reached: an in-process handler, an HTTP service, or a tool on an MCP server. */
+/**
+ * How a backend is reached: an in-process handler, an HTTP service, or a tool, a resource or a
+ * prompt on an MCP server.
+ */
 function backendRunner(
   gw: Gateway,
   n: NormalizedCall,
@@ -104,21 +107,62 @@ function backendRunner(
       };
     case "mcp":
       return async (args) => {
-        if (!gw.mcp) {
-          throw new WritError(
-            "backend_unavailable",
-            `${n.contract.name} runs on an MCP server, and none is configured`,
-            {
-              suggestedFix: `configure the MCP server ${backend.server} under mcp.servers`,
-              retryable: false,
-              effectCommitted: false,
-            },
-          );
-        }
-        const answer = await gw.mcp.call(n.contract, args, req.token, req.requestId, req.observer);
+        const answer = await upstreams(gw, n).call(n.contract, args, req.token, req.requestId, req.observer);
         return upstreamOutput(n.contract, backend.server, answer);
       };
+    case "mcp_resource":
+      return async (args) => {
+        const uri = args.uri;
+        if (typeof uri !== "string" || resourceMatch(n.contract, uri) === undefined) {
+          throw notDispatched(n, `arguments.uri is no URI matching ${backend.uri}`);
+        }
+        const answer = await upstreams(gw, n).readResource(n.contract, uri, req.token, req.requestId);
+        return resourceOutput(n.contract, backend.server, answer);
+      };
+    case "mcp_prompt":
+      return async (args) => {
+        const strings: Record<string, string> = {};
+        for (const [name, value] of Object.entries(args)) {
+          if (typeof value !== "string")
+            throw notDispatched(n, `the prompt's argument ${name} is not a string`);
+          strings[name] = value;
+        }
+        const answer = await upstreams(gw, n).getPrompt(
+          n.contract,
+          backend.prompt,
+          strings,
+          req.token,
+          req.requestId,
+        );
+        return promptOutput(n.contract, backend.server, answer);
+      };
   }
+}
+
+/** The final arguments (after the conditions' overrides) do not fit the MCP request. */
+function notDispatched(n: NormalizedCall, why: string): WritError {
+  return new WritError("invalid_argument", `${n.contract.name} was not sent: ${why}`, {
+    fieldErrors: [{ path: "/arguments", message: why }],
+    suggestedFix:
+      "propose the call again with arguments its contract's input schema and backend accept; if a condition overrode them, tell the policy's author",
+    retryable: false,
+    effectCommitted: false,
+  });
+}
+
+/** The upstream MCP servers, for a call to one of them. */
+function upstreams(gw: Gateway, n: NormalizedCall): NonNullable<Gateway["mcp"]> {
+  if (gw.mcp) return gw.mcp;
+  const backend = n.contract.backend;
+  throw new WritError(
+    "backend_unavailable",
+    `${n.contract.name} runs on an MCP server, and none is configured`,
+    {
+      suggestedFix: `configure the MCP server ${"server" in backend ? backend.server : ""} under mcp.servers`,
+      retryable: false,
+      effectCommitted: false,
+    },
+  );
 }
 
 /** What ran: the backend's output, with what the result stage needs to shape it. */

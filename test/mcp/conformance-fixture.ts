@@ -2,7 +2,7 @@
  * The configuration and policy that put Writ in front of the conformance suite's reference server
  * (test/support/mcp-conformance-server.ts): one contract per reference tool on the `conformance`
  * server, shown to MCP clients under the suite's own tool names with the server's own schemas,
- * no side effects; and a policy that lets the suite's subject see and call them (and nothing
+ * no side effects, and one per resource (template) and prompt of it; and a policy that lets the suite's subject see and call them (and nothing
  * else), and nobody else do anything.
  */
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
@@ -38,6 +38,43 @@ export const CONFORMANCE_CONTRACTS = CONFORMANCE_TOOLS.map((tool) => ({
   model_views: [{ family: "mcp", name: tool.name }],
 }));
 
+/** The reference server's resources (exact URIs and its one template), one contract each. */
+const CONFORMANCE_RESOURCES: Record<string, string> = {
+  "static-text": "test://static-text",
+  "static-binary": "test://static-binary",
+  "watched-resource": "test://watched-resource",
+  template: "test://template/{id}/data",
+};
+
+/** The reference server's prompts. */
+const CONFORMANCE_PROMPTS = [
+  "test_simple_prompt",
+  "test_prompt_with_arguments",
+  "test_prompt_with_embedded_resource",
+  "test_prompt_with_image",
+];
+
+export const CONFORMANCE_RESOURCE_CONTRACTS = [
+  ...Object.entries(CONFORMANCE_RESOURCES).map(([name, uri]) => ({
+    name: `${CONFORMANCE_SERVER}.resources.${name}`,
+    version: "1",
+    description: `Reads ${uri}`,
+    input_schema: { type: "object", properties: { uri: { type: "string" } }, required: ["uri"] },
+    side_effect: "none",
+    idempotency: "natural",
+    backend: { kind: "mcp_resource", server: CONFORMANCE_SERVER, uri },
+  })),
+  ...CONFORMANCE_PROMPTS.map((prompt) => ({
+    name: `${CONFORMANCE_SERVER}.prompts.${prompt}`,
+    version: "1",
+    description: `The prompt ${prompt}`,
+    input_schema: { type: "object", additionalProperties: { type: "string" } },
+    side_effect: "none",
+    idempotency: "natural",
+    backend: { kind: "mcp_prompt", server: CONFORMANCE_SERVER, prompt },
+  })),
+];
+
 /** A folder holding the conformance policy (writ/decision.rego). */
 export async function conformancePolicyDir(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "writ-mcp-conformance-policy-"));
@@ -53,7 +90,7 @@ export function withConformanceServer(server: Record<string, unknown>, policyDir
     const policy = typeof document.policy === "object" && document.policy !== null ? document.policy : {};
     return {
       ...document,
-      tools: [...tools, ...CONFORMANCE_CONTRACTS],
+      tools: [...tools, ...CONFORMANCE_CONTRACTS, ...CONFORMANCE_RESOURCE_CONTRACTS],
       mcp: { servers: [{ name: CONFORMANCE_SERVER, ...server }] },
       policy: { ...policy, dir: policyDir },
     };

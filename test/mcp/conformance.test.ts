@@ -44,6 +44,16 @@ const PASSING: readonly string[] = [
   "tools-call-with-progress",
   "tools-call-with-logging",
   "logging-set-level",
+  // Resources and prompts of the server, each governed by a contract, through the pipeline.
+  "resources-list",
+  "resources-read-text",
+  "resources-read-binary",
+  "resources-templates-read",
+  "prompts-list",
+  "prompts-get-simple",
+  "prompts-get-with-args",
+  "prompts-get-embedded-resource",
+  "prompts-get-with-image",
 ];
 
 const noServerRequests =
@@ -60,19 +70,10 @@ const NOT_PASSING: Readonly<Record<string, string>> = {
   "tools-call-elicitation": `expects elicitation/create from the server during test_elicitation; ${noServerRequests}`,
   "elicitation-sep1034-defaults": `expects elicitation/create with defaults of every primitive type; ${noServerRequests}`,
   "elicitation-sep1330-enums": `expects elicitation/create with the five enum variants; ${noServerRequests}`,
-  "resources-list": "resources/list: Writ's /mcp serves tools only and answers -32601 Method not found",
-  "resources-read-text": "resources/read test://static-text: -32601 Method not found (tools only)",
-  "resources-read-binary": "resources/read test://static-binary: -32601 Method not found (tools only)",
-  "resources-templates-read": "resources/read test://template/123/data: -32601 Method not found (tools only)",
-  "resources-subscribe": "resources/subscribe: -32601 Method not found (tools only)",
+  "resources-subscribe":
+    "resources/subscribe test://watched-resource: -32601 Method not found; Writ's /mcp is stateless (no session to send notifications/resources/updated on), so it declares no resources.subscribe",
   "resources-unsubscribe":
-    "resources/subscribe, then resources/unsubscribe: -32601 Method not found (tools only)",
-  "prompts-list": "prompts/list: Writ's /mcp serves tools only and answers -32601 Method not found",
-  "prompts-get-simple": "prompts/get test_simple_prompt: -32601 Method not found (tools only)",
-  "prompts-get-with-args": "prompts/get test_prompt_with_arguments: -32601 Method not found (tools only)",
-  "prompts-get-embedded-resource":
-    "prompts/get test_prompt_with_embedded_resource: -32601 Method not found (tools only)",
-  "prompts-get-with-image": "prompts/get test_prompt_with_image: -32601 Method not found (tools only)",
+    "resources/subscribe, then resources/unsubscribe: -32601 Method not found (stateless /mcp, no subscriptions)",
   // Not applicable to a stateless endpoint: no check fails, none succeeds.
   "server-sse-polling":
     "needs a session (Writ's stateless /mcp sends no Mcp-Session-Id: a WARNING) and an SSE answer to tools/call test_reconnection (Writ answers application/json: INFO, the priming-event and resumption checks are skipped)",
