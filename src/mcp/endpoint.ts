@@ -62,6 +62,7 @@ import {
 } from "../pipeline/index.ts";
 import { ToolFailedError } from "../results/index.ts";
 import { readMcpBody } from "./body.ts";
+import { CancellableCalls } from "./cancellation.ts";
 import { APPROVAL_META_KEY, ERROR_META_KEY, RESULT_META_KEY } from "./config.ts";
 import { promptMessages, resourceContents } from "./output.ts";
 import { bearerChallenge } from "./resource-metadata.ts";
@@ -168,12 +169,16 @@ function decisionOf(outcome: CallOutcome): Record<string, unknown> {
 
 /** A refusal's error; one waiting for approval says how to repeat the request once approved. */
 function explained(error: WritErrorBody, outcome: CallOutcome, what: string): WritErrorBody {
-  return error.category === "approval_required" && outcome.approval
-    ? {
-        ...error,
-        suggested_fix: `ask someone with one of the roles ${outcome.approval.approver_roles.join(", ")} to approve ${outcome.approval.id}; then ${what} again with the same arguments and _meta {"${APPROVAL_META_KEY}": "${outcome.approval.id}"}`,
-      }
-    : error;
+  const approval = outcome.approval;
+  if (error.category !== "approval_required" || approval === undefined) return error;
+  const repeat = `${what} again with the same arguments and _meta {"${APPROVAL_META_KEY}": "${approval.id}"}`;
+  return {
+    ...error,
+    suggested_fix:
+      approval.status === "approved"
+        ? `${approval.id} is approved: ${repeat}`
+        : `ask someone with one of the roles ${approval.approver_roles.join(", ")} to approve ${approval.id}; then ${repeat}`,
+  };
 }
 
 /** An allowed call that ran and answered nothing: Writ's own failure. */
@@ -471,31 +476,6 @@ async function logRefusedCalls(
 }
 
 /**
- * The calls running on this instance that a caller may cancel, by tenant, subject and JSON-RPC
- * id: a `notifications/cancelled` arrives in a POST of its own (the endpoint keeps no session),
- * so it is delivered to the server instance that runs the call, as if it had come there.
- */
-class CancellableCalls {
-  readonly #calls = new Map<string, (reason: string | undefined) => void>();
-
-  static #key(subject: Subject, id: string | number): string {
-    return JSON.stringify([subject.tenant, subject.id, id]);
-  }
-
-  add(subject: Subject, id: string | number, cancel: (reason: string | undefined) => void): () => void {
-    const key = CancellableCalls.#key(subject, id);
-    this.#calls.set(key, cancel);
-    return () => {
-      if (this.#calls.get(key) === cancel) this.#calls.delete(key);
-    };
-  }
-
-  cancel(subject: Subject, id: string | number, reason: string | undefined): void {
-    this.#calls.get(CancellableCalls.#key(subject, id))?.(reason);
-  }
-}
-
-/**
  * Whether this POST's answer is a stream: a `tools/call` from a caller that accepts
  * `text/event-stream` is answered as Server-Sent Events, so that progress and log messages reach
  * it while the call runs; everything else (and a caller accepting JSON only) gets JSON.
@@ -557,7 +537,7 @@ function withContract<T extends { _meta?: Record<string, unknown> }>({ item, con
 
 /** The hono handler for `/mcp`. */
 export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context) => Promise<Response> {
-  const cancellable = new CancellableCalls();
+  const cancellable = new CancellableCalls(gw.store);
   return async (c) => {
     if (c.req.method !== "POST") {
       return jsonRpcError(
@@ -672,7 +652,7 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     // where the SDK's own handling aborts the call and withholds its answer.
     if (carries(body.messages, "notifications/cancelled")) {
       server.setNotificationHandler(CancelledNotificationSchema, ({ params }) => {
-        if (params.requestId !== undefined) cancellable.cancel(subject, params.requestId, params.reason);
+        if (params.requestId !== undefined) return cancellable.cancel(subject, params.requestId, params.reason);
       });
     }
     await server.connect(transport);

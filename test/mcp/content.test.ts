@@ -128,6 +128,10 @@ beforeAll(async () => {
   gw = await startTestGateway({
     configure: (document) => ({
       ...document,
+      store: {
+        ...z.record(z.string(), z.unknown()).parse(document.store),
+        sqlite: path.join(dir, "shared.db"),
+      },
       tools: CONTRACTS,
       mcp: {
         servers: [
@@ -333,5 +337,65 @@ describe("a long call through Writ", () => {
       "the server to record the cancellation",
       async () => (await events()).filter((e) => e === "cancelled").length > before || undefined,
     );
+  });
+
+  it("carries a cancellation that reached another instance to the server, through the store", async () => {
+    // A second instance on the same database, without the servers: it only receives the cancellation.
+    const other = await startTestGateway({
+      configure: (document) => ({
+        ...document,
+        store: {
+          ...z.record(z.string(), z.unknown()).parse(document.store),
+          sqlite: path.join(dir, "shared.db"),
+        },
+      }),
+    });
+    try {
+      const before = (await events()).filter((e) => e === "cancelled").length;
+      const answer = await fetch(`${gw.url}/mcp`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${await gw.token("val", { roles: ["viewer"] })}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: "cross-1",
+          method: "tools/call",
+          params: { name: "wait", arguments: { steps: 50, ms: 40 }, _meta: { progressToken: "cross" } },
+        }),
+      });
+      expect(answer.headers.get("content-type")).toContain("text/event-stream");
+      const reader = answer.body?.getReader();
+      if (reader === undefined) throw new Error("no body");
+      let seen = "";
+      while (!seen.includes("notifications/progress")) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the stream ended before any progress: ${seen}`);
+        seen += new TextDecoder().decode(value);
+      }
+      const cancel = await fetch(`${other.url}/mcp`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${await other.token("val", { roles: ["viewer"] })}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: "cross-1", reason: "changed my mind" },
+        }),
+      });
+      expect(cancel.status).toBe(202);
+      await waitFor(
+        "the server to record the cancellation",
+        async () => (await events()).filter((e) => e === "cancelled").length > before || undefined,
+      );
+      await reader.cancel();
+    } finally {
+      await other.close();
+    }
   });
 });
