@@ -23,7 +23,9 @@ export type {
   NewApproval,
   NewDecisionEntry,
   ResourceWrite,
+  ScopedResourceWrite,
   Store,
   StoredResource,
+  TenantScope,
 } from "./types.ts";
-export { approvalStatuses } from "./types.ts";
+export { ALL_TENANTS, approvalStatuses } from "./types.ts";

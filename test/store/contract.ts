@@ -15,6 +15,7 @@ import {
 } from "../../src/store/index.ts";
 import { approvalContract, idempotencyContract } from "./contract-approvals.ts";
 import { concurrencyContract } from "./contract-concurrency.ts";
+import { tenancyContract } from "./contract-tenancy.ts";
 import { newEntry } from "./fixtures.ts";
 
 /** A store as the contract tests it (both implementations also prune expired grant uses). */
@@ -417,4 +418,5 @@ export function storeContract(h: StoreHarness): void {
   approvalContract(h);
   idempotencyContract(h);
   concurrencyContract(h);
+  tenancyContract(h);
 }
