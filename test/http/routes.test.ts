@@ -25,7 +25,11 @@ afterAll(async () => {
 });
 
 describe("/v1/resources", () => {
-  const app = () => mount("/v1/resources", resourceRoutes({ identity: identity.verifier, store }, ["admin"]));
+  const app = () =>
+    mount(
+      "/v1/resources",
+      resourceRoutes({ identity: identity.verifier, store, log, policy: { revision: undefined } }, ["admin"]),
+    );
 
   it("an admin writes a resource and reads it back", async () => {
     const authorization = await identity.bearer("root", ["admin"]);
@@ -39,7 +43,8 @@ describe("/v1/resources", () => {
       type: "workspace",
       id: "ws-1",
       owner: "alice",
-      tenant: "default",
+      // The caller's tenant when the body names none (it was "default": issue 15).
+      tenant: "demo",
       attributes: { plan: "pro" },
     });
     const got = await app().request("/v1/resources/workspace/ws-1", { headers: { authorization } });
@@ -84,15 +89,18 @@ describe("/v1/resources", () => {
     expect(response.status).toBe(404);
     expect(await errorBody(response)).toMatchObject({
       category: "not_found",
-      message: "no such resource",
-      suggested_fix: "create it with PUT first",
+      message: "no such resource in your tenant",
+      suggested_fix: "check the type and id, or create it with PUT first",
     });
   });
 });
 
 describe("/v1/decisions", () => {
   const app = () =>
-    mount("/v1/decisions", decisionRoutes({ identity: identity.verifier, log }, ["reviewer"]));
+    mount(
+      "/v1/decisions",
+      decisionRoutes({ identity: identity.verifier, log, policy: { revision: undefined } }, ["reviewer"]),
+    );
 
   it("a reviewer reads an entry by id and finds it in the filtered list", async () => {
     const entry = await log.append({
