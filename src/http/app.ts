@@ -62,7 +62,7 @@ export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
   app.route("/v1/proposals", proposalRoutes(gw));
   app.route("/v1/execute", executeRoutes(gw));
   app.route("/v1/tools", toolRoutes(gw, discovery));
-  app.route("/v1/approvals", approvalRoutes(gw));
+  app.route("/v1/approvals", approvalRoutes(gw, options.roles.platform));
   app.route("/v1/decisions", decisionRoutes(gw, options.roles.reviewer, options.roles.platform));
   app.route("/v1/resources", resourceRoutes(gw, options.roles.admin, options.roles.platform));
   app.route("/.well-known", wellKnownRoutes(gw));

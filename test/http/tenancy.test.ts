@@ -278,4 +278,34 @@ describe("approvals", () => {
     const still = await gw.request("GET", `/v1/approvals/${id}`, { token: maintainer });
     expect(still.json).toMatchObject({ id, status: "pending" });
   });
+
+  it("a platform admin lists and reads demo's requests by naming the tenant (logged), but cannot decide them", async () => {
+    const id = await approvalId();
+    const requestId = randomUUID();
+    const listed = await gw.request("GET", "/v1/approvals?tenant=demo&limit=500", {
+      token: t.platform,
+      requestId,
+    });
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.text).toContain(id);
+    expect(listed.text).not.toContain('"grant"');
+    expect(await loggedFor(requestId)).toMatchObject([
+      { path: "writ/tenancy", tenant: "demo", decision: "allow", action: "GET /v1/approvals" },
+    ]);
+    const one = await gw.request("GET", `/v1/approvals/${id}?tenant=demo`, { token: t.platform });
+    expect(one.json).toMatchObject({ id, status: "pending" });
+    errorOf(await gw.request("GET", `/v1/approvals/${id}?tenant=evil`, { token: t.platform }), 404);
+    errorOf(await gw.request("GET", "/v1/approvals?tenant=*", { token: t.platform }), 400);
+    errorOf(await gw.request("GET", "/v1/approvals?tenant=demo", { token: t.evilReviewer }), 403);
+    const decided = await gw.request("POST", `/v1/approvals/${id}/approve`, { token: t.platform, body: {} });
+    expect(decided.status, decided.text).toBe(403);
+  });
+});
+
+describe("/metrics", () => {
+  it("names no subject or tenant in its labels", async () => {
+    const metrics = await gw.request("GET", "/metrics");
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).not.toMatch(/alice|mallory|pat\b|tenant=|subject=/);
+  });
 });
