@@ -3,6 +3,7 @@
  * decision log over it and a real IdentityVerifier; no policy, no pipeline.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/config/index.ts";
 import { DecisionLog } from "../../src/decisionlog/index.ts";
 import { decisionRoutes } from "../../src/http/routes/decisions.ts";
 import { resourceRoutes } from "../../src/http/routes/resources.ts";
@@ -139,6 +140,22 @@ describe("/v1/decisions", () => {
     });
     expect(malformed.status).toBe(400);
     expect((await errorBody(malformed)).message).toBe("the decision query is malformed");
+  });
+
+  it("reaching another tenant is off by default: no platform role is configured, whatever the token says", async () => {
+    expect(parseConfig({}, "/", "defaults").roles.platform).toEqual([]);
+    const authorization = await identity.bearer("pat", ["reviewer", "platform-admin"]);
+    const answer = await app().request("/v1/decisions?tenant=evil", { headers: { authorization } });
+    expect(answer.status).toBe(403);
+    expect((await errorBody(answer)).suggested_fix).toMatch(/none is configured \(roles\.platform\)/);
+    // The refused reach is on the log, on the named tenant's record.
+    const [logged] = (await log.query({ tenant: "evil" }, 1)).entries;
+    expect(logged).toMatchObject({
+      path: "writ/tenancy",
+      subject: "pat",
+      decision: "deny",
+      error: "forbidden",
+    });
   });
 
   it("an unknown id is a structured 404", async () => {
