@@ -100,6 +100,11 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   }
 
   async putResource(resource: ResourceWrite): Promise<StoredResource> {
+    return resourceOf(await this.#upsertResource(resource, raw("")));
+  }
+
+  /** Inserts, or replaces a row when `guard` (a ` WHERE …` or nothing) holds: the row, or undefined. */
+  async #upsertResource(resource: ResourceWrite, guard: Sql): Promise<unknown> {
     const { resource: r, attributes } = parseResourceWrite(resource);
     const [row] = await this.rows(
       "write a resource",
@@ -107,9 +112,10 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
        VALUES (${r.type}, ${r.id}, ${r.owner}, ${r.tenant}, 1, ${attributes}, ${this.clock().toISOString()})
        ON CONFLICT (type, id) DO UPDATE SET owner = excluded.owner, tenant = excluded.tenant,
          attributes = excluded.attributes, updated_at = excluded.updated_at, revision = resources.revision + 1
+         ${guard}
        RETURNING ${RESOURCE_COLUMNS}`,
     );
-    return resourceOf(row);
+    return row;
   }
 
   async getResourceIn(scope: TenantScope, type: string, id: string): Promise<StoredResource | undefined> {
@@ -127,23 +133,14 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
         },
       );
     }
-    const { resource: r, attributes } = parseResourceWrite(resource);
-    const previous = await this.getResource(r.type, r.id);
+    const previous = await this.getResource(resource.type, resource.id);
     const expected = previous?.revision ?? 0;
     // One statement: the insert, or the update of a row still at the revision read above and (in
     // a tenant scope) still held by that tenant. No row back: it moved, or another tenant holds it.
     const held = "tenant" in scope ? sql` AND resources.tenant = ${scope.tenant}` : raw("");
-    const [row] = await this.rows(
-      "write a resource",
-      sql`INSERT INTO resources (${RESOURCE_COLUMNS})
-       VALUES (${r.type}, ${r.id}, ${r.owner}, ${r.tenant}, 1, ${attributes}, ${this.clock().toISOString()})
-       ON CONFLICT (type, id) DO UPDATE SET owner = excluded.owner, tenant = excluded.tenant,
-         attributes = excluded.attributes, updated_at = excluded.updated_at, revision = resources.revision + 1
-         WHERE resources.revision = ${expected}${held}
-       RETURNING ${RESOURCE_COLUMNS}`,
-    );
+    const row = await this.#upsertResource(resource, sql`WHERE resources.revision = ${expected}${held}`);
     if (row !== undefined) return { ok: true, resource: resourceOf(row), previous };
-    const now = await this.getResource(r.type, r.id);
+    const now = await this.getResource(resource.type, resource.id);
     if (now !== undefined && !inScope(scope, now.tenant))
       return { ok: false, reason: "held_by_another_tenant" };
     // A concurrent write moved the revision: try again against what is there now.

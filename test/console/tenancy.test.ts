@@ -8,34 +8,22 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { canonicalCall, logEntries, onlyOutcome, README_ARGS } from "../e2e/api.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
-import { hasChromium, launchChromium, pendingApproval, signIn } from "./helpers.ts";
+import { withPlatformRole } from "../support/tenancy.ts";
+import { hasChromium, launchChromium, pendingApproval, signIn, withPage as withPageOf } from "./helpers.ts";
 
 let gw: TestGateway;
 let browser: Browser;
 let demoDecision: string;
 
-async function withPage<T>(work: (page: Page) => Promise<T>): Promise<T> {
-  const context = await browser.newContext();
-  try {
-    return await work(await context.newPage());
-  } finally {
-    await context.close();
-  }
+function withPage<T>(work: (page: Page) => Promise<T>): Promise<T> {
+  return withPageOf(browser, work);
 }
 
 describe.skipIf(!hasChromium)("the console keeps tenants apart", () => {
   beforeAll(async () => {
     [gw, browser] = await Promise.all([
       startTestGateway({
-        configure: (document) => ({
-          ...document,
-          roles: {
-            reviewer: ["reviewer"],
-            admin: ["admin"],
-            approver: ["maintainer", "treasurer"],
-            platform: ["platform-admin"],
-          },
-        }),
+        configure: withPlatformRole,
       }),
       launchChromium(),
     ]);

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
+import { pendingApproval } from "../console/helpers.ts";
 import {
   canonicalCall,
   errorOf,
@@ -19,6 +19,7 @@ import {
   WS,
 } from "../e2e/api.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { withPlatformRole } from "../support/tenancy.ts";
 
 let gw: TestGateway;
 /** Tokens: tenant demo's admin, reviewer, developer and approver; tenant evil's; the platform's. */
@@ -26,15 +27,7 @@ const t = { demoAdmin: "", demoReviewer: "", alice: "", evilAdmin: "", evilRevie
 
 beforeAll(async () => {
   gw = await startTestGateway({
-    configure: (document) => ({
-      ...document,
-      roles: {
-        reviewer: ["reviewer"],
-        admin: ["admin"],
-        approver: ["maintainer", "treasurer"],
-        platform: ["platform-admin"],
-      },
-    }),
+    configure: withPlatformRole,
   });
   t.demoAdmin = await gw.token("ops", { roles: ["admin"] });
   t.demoReviewer = await gw.token("rita", { roles: ["reviewer"] });
@@ -236,30 +229,7 @@ describe("decisions", () => {
 });
 
 describe("approvals", () => {
-  const approvalId = async () => {
-    const read = onlyOutcome(
-      await gw.propose(t.alice, {
-        format: "canonical",
-        payload: canonicalCall("repo.read", { workspace: WS, path: "src/sum.ts" }),
-        execute: true,
-      }),
-    );
-    const hash = z.string().parse(read.result?.structured_content.hash);
-    const outcome = onlyOutcome(
-      await gw.propose(t.alice, {
-        format: "canonical",
-        payload: canonicalCall("repo_apply_edit", {
-          workspace: WS,
-          path: "src/sum.ts",
-          base_hash: hash,
-          before: "a - b",
-          after: "a + b",
-        }),
-      }),
-    );
-    if (outcome.approval === undefined) throw new Error(`no approval: ${JSON.stringify(outcome)}`);
-    return outcome.approval.id;
-  };
+  const approvalId = () => pendingApproval(gw);
 
   it("an approver of another tenant can neither list, read nor decide demo's request", async () => {
     const id = await approvalId();

@@ -16,12 +16,11 @@ import { z } from "zod";
 import { approvalView, approve, listApprovals, readApproval, reject } from "../../approvals/index.ts";
 import { listTenantApprovals, readTenantApproval } from "../../approvals/read.ts";
 import { WritError } from "../../core/errors.ts";
-import type { Subject } from "../../core/types.ts";
 import type { Gateway } from "../../pipeline/index.ts";
 import { approvalStatuses } from "../../store/types.ts";
 import type { HttpEnv } from "../env.ts";
 import { authenticate } from "../middleware/auth/index.ts";
-import { EVERY_TENANT, tenantScope } from "../middleware/auth/tenancy.ts";
+import { EVERY_TENANT, routeScope, type ScopedContext } from "../middleware/auth/tenancy.ts";
 import { jsonBody, parseWith } from "../request.ts";
 
 const approvalQuerySchema = z
@@ -43,9 +42,10 @@ const decisionBody = (req: Request) => jsonBody(req, { optional: true });
 
 export function approvalRoutes(gw: Gateway, platformRoles: readonly string[] = []): Hono<HttpEnv> {
   const authenticated = authenticate(gw.identity);
+  const scopeOf = routeScope(gw, platformRoles);
   /** The tenant a platform role named (logged), or undefined for the caller's own. */
   const otherTenant = async (
-    c: { var: { subject: Subject; requestId: string } },
+    c: ScopedContext,
     requested: string | undefined,
     surface: string,
   ): Promise<string | undefined> => {
@@ -55,14 +55,7 @@ export function approvalRoutes(gw: Gateway, platformRoles: readonly string[] = [
         suggestedFix: "name the tenant whose approvals you want to read",
       });
     }
-    const scope = await tenantScope(gw.log, {
-      subject: c.var.subject,
-      requested,
-      platformRoles,
-      surface,
-      requestId: c.var.requestId,
-      policyRevision: gw.policy.revision ?? "none",
-    });
+    const scope = await scopeOf(c, requested, surface);
     return "tenant" in scope && scope.tenant !== c.var.subject.tenant ? scope.tenant : undefined;
   };
   return new Hono<HttpEnv>()

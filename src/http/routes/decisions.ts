@@ -7,12 +7,11 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { WritError } from "../../core/errors.ts";
-import type { Subject } from "../../core/types.ts";
 import type { DecisionLog } from "../../decisionlog/index.ts";
 import { toDecisionFilter } from "../../decisionlog/query.ts";
 import type { HttpEnv } from "../env.ts";
 import { authenticate, type BearerVerifier, requireRole } from "../middleware/auth/index.ts";
-import { type ScopeLog, tenantScope } from "../middleware/auth/tenancy.ts";
+import { routeScope, type ScopeLog } from "../middleware/auth/tenancy.ts";
 import { parseWith } from "../request.ts";
 
 const decisionQuerySchema = z
@@ -47,19 +46,7 @@ export function decisionRoutes(
 ): Hono<HttpEnv> {
   const authenticated = authenticate(gw.identity);
   const reviewer = requireRole(reviewerRoles, "reading the decision log");
-  const scopeOf = (
-    c: { var: { subject: Subject; requestId: string } },
-    requested: string | undefined,
-    surface: string,
-  ) =>
-    tenantScope(gw.log, {
-      subject: c.var.subject,
-      requested,
-      platformRoles,
-      surface,
-      requestId: c.var.requestId,
-      policyRevision: gw.policy.revision ?? "none",
-    });
+  const scopeOf = routeScope(gw, platformRoles);
   return new Hono<HttpEnv>()
     .get("/", authenticated, reviewer, async (c) => {
       const q = parseWith(decisionQuerySchema, c.req.query(), "", "the decision query");

@@ -12,12 +12,11 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { jsonDigest } from "../../core/digest.ts";
 import { WritError } from "../../core/errors.ts";
-import type { Subject } from "../../core/types.ts";
 import type { DecisionParts } from "../../decisionlog/index.ts";
 import type { Store, StoredResource } from "../../store/types.ts";
 import type { HttpEnv } from "../env.ts";
 import { authenticate, type BearerVerifier, requireRole } from "../middleware/auth/index.ts";
-import { EVERY_TENANT, type ScopeLog, tenantScope } from "../middleware/auth/tenancy.ts";
+import { EVERY_TENANT, routeScope, type ScopeLog } from "../middleware/auth/tenancy.ts";
 import { jsonBody, parseWith } from "../request.ts";
 
 /** The decision-log path of resource writes. */
@@ -59,15 +58,7 @@ export function resourceRoutes(
   platformRoles: readonly string[] = [],
 ): Hono<HttpEnv> {
   const authenticated = authenticate(gw.identity);
-  const scopeOf = (subject: Subject, requested: string | undefined, surface: string, requestId: string) =>
-    tenantScope(gw.log, {
-      subject,
-      requested,
-      platformRoles,
-      surface,
-      requestId,
-      policyRevision: gw.policy.revision ?? "none",
-    });
+  const scopeOf = routeScope(gw, platformRoles);
   const logWrite = (parts: Omit<DecisionParts, "path" | "policy_revision" | "action">) =>
     gw.log.append({
       ...parts,
@@ -81,7 +72,7 @@ export function resourceRoutes(
       const { subject, requestId } = c.var;
       const body = parseWith(resourceBodySchema, await jsonBody(c.req.raw), "", "the resource");
       const tenant = body.tenant ?? subject.tenant;
-      const scope = await scopeOf(subject, tenant, "PUT /v1/resources", requestId);
+      const scope = await scopeOf(c, tenant, "PUT /v1/resources");
       const ref = { type: c.req.param("type"), id: c.req.param("id") };
       const written = await gw.store.putResourceIn(scope, {
         ...ref,
@@ -127,9 +118,8 @@ export function resourceRoutes(
       return c.json(written.resource);
     })
     .get("/:type/:id", authenticated, requireRole(adminRoles, "reading resources"), async (c) => {
-      const { subject, requestId } = c.var;
       const q = parseWith(resourceQuerySchema, c.req.query(), "", "the resource query");
-      const scope = await scopeOf(subject, q.tenant, "GET /v1/resources", requestId);
+      const scope = await scopeOf(c, q.tenant, "GET /v1/resources");
       const stored = await gw.store.getResourceIn(scope, c.req.param("type"), c.req.param("id"));
       if (!stored)
         throw new WritError("not_found", "no such resource in your tenant", {

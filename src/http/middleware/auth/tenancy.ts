@@ -35,6 +35,27 @@ export function isPlatform(subject: Subject, platformRoles: readonly string[]): 
   return subject.roles.some((role) => platformRoles.includes(role));
 }
 
+/** What a route knows of the request: the verified caller and the request id. */
+export interface ScopedContext {
+  var: { subject: Subject; requestId: string };
+}
+
+/** `tenantScope` for the API routes: `(c, requested, surface)` with the gateway's parts bound. */
+export function routeScope(
+  gw: { log: ScopeLog; policy: { readonly revision: string | undefined } },
+  platformRoles: readonly string[],
+) {
+  return (c: ScopedContext, requested: string | undefined, surface: string): Promise<TenantScope> =>
+    tenantScope(gw.log, {
+      subject: c.var.subject,
+      requested,
+      platformRoles,
+      surface,
+      requestId: c.var.requestId,
+      policyRevision: gw.policy.revision ?? "none",
+    });
+}
+
 /** The scope of a request; `forbidden` (logged) when it names another tenant without a platform role. */
 export async function tenantScope(log: ScopeLog, r: ScopeRequest): Promise<TenantScope> {
   const own = r.subject.tenant;
