@@ -17,7 +17,7 @@ import { parseWith } from "../request.ts";
 const decisionQuerySchema = z
   .object({
     subject: z.string().optional(),
-    tenant: z.string().optional(),
+    tenant: z.string().min(1).max(200).optional(),
     action: z.string().optional(),
     decision: z.enum(["allow", "deny", "require_approval", "allow_with_conditions", "error"]).optional(),
     reason: z.string().optional(),
@@ -30,7 +30,7 @@ const decisionQuerySchema = z
   })
   .strict();
 
-const oneQuerySchema = z.object({ tenant: z.string().optional() }).strict();
+const oneQuerySchema = z.object({ tenant: z.string().min(1).max(200).optional() }).strict();
 
 /** What the decision routes use of the gateway. */
 export interface DecisionRoutesGateway {
