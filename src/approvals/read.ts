@@ -48,6 +48,28 @@ export async function listApprovals(
   return { approvals, ...(page.next_cursor === undefined ? {} : { next_cursor: page.next_cursor }) };
 }
 
+/**
+ * Every approval of one tenant, for a platform role that named it (the caller scopes and logs the
+ * reach first: see http/middleware/auth/tenancy.ts). Read-only: deciding stays with the tenant's
+ * own approvers.
+ */
+export async function listTenantApprovals(
+  gw: Gateway,
+  tenant: string,
+  query: { status?: ApprovalStatus },
+  limit: number,
+  cursor?: string,
+): Promise<{ approvals: ApprovalRecord[]; next_cursor?: string }> {
+  return gw.store.listApprovals({ tenant, ...(query.status ? { status: query.status } : {}) }, limit, cursor);
+}
+
+/** One approval of `tenant`, for a platform role that named it; another tenant's is not found. */
+export async function readTenantApproval(gw: Gateway, id: string, tenant: string): Promise<ApprovalRecord> {
+  const a = await gw.store.getApproval(id);
+  if (!a || a.requester.tenant !== tenant) throw notFound(id);
+  return a;
+}
+
 /** The public form of an approval; the grant only for the requester. */
 export function approvalView(a: ApprovalRecord, viewer: Subject): Record<string, unknown> {
   const requester = isRequester(viewer, a);

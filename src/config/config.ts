@@ -103,6 +103,12 @@ export const gatewayConfigSchema = z
          * the approver roles its policy decision named).
          */
         approver: z.array(z.string().min(1)).default(["approver"]),
+        /**
+         * Roles that may reach across tenants on the administrative and review surfaces (naming
+         * `?tenant=`, or `*` for all); every such use is a decision-log entry. None by default:
+         * everyone else sees and changes their own tenant's data only.
+         */
+        platform: z.array(z.string().min(1)).default([]),
       })
       .strict()
       .prefault({}),

@@ -80,7 +80,19 @@ function ChainMark({ chain, seq }: { chain: VerifyResult; seq: number }) {
   );
 }
 
-const DecisionRows: FC<{ entries: DecisionLogEntry[]; chain: VerifyResult }> = ({ entries, chain }) => (
+/** An entry's page; outside the viewer's tenant (platform roles only) it names the entry's tenant. */
+export function decisionHref(e: DecisionLogEntry, viewer: Viewer): string {
+  const path = `/console/decisions/${encodeURIComponent(e.decision_id)}`;
+  return e.tenant === viewer.subject.tenant
+    ? path
+    : `${path}?${new URLSearchParams({ tenant: e.tenant ?? "*" })}`;
+}
+
+const DecisionRows: FC<{ entries: DecisionLogEntry[]; chain: VerifyResult; viewer: Viewer }> = ({
+  entries,
+  chain,
+  viewer,
+}) => (
   <table>
     <thead>
       <tr>
@@ -100,7 +112,7 @@ const DecisionRows: FC<{ entries: DecisionLogEntry[]; chain: VerifyResult }> = (
           data-decision-id={e.decision_id}
         >
           <td>
-            <a href={`/console/decisions/${encodeURIComponent(e.decision_id)}`}>{String(e.seq)}</a>
+            <a href={decisionHref(e, viewer)}>{String(e.seq)}</a>
             <ChainMark chain={chain} seq={e.seq} />
           </td>
           <td>{e.timestamp.replace("T", " ").replace("Z", "")}</td>
@@ -166,7 +178,7 @@ export const DecisionListPage: FC<DecisionListProps> = ({
         {entries.length === 0 ? (
           <p>No decisions match these filters.</p>
         ) : (
-          <DecisionRows entries={entries} chain={chain.result} />
+          <DecisionRows entries={entries} chain={chain.result} viewer={viewer} />
         )}
         <div class="pager">
           {query.cursor !== undefined && (

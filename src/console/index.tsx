@@ -14,7 +14,9 @@ import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import type { Gateway } from "../core/gateway.ts";
 import { ChainMonitor } from "../decisionlog/index.ts";
 import { toDecisionFilter } from "../decisionlog/query.ts";
-import type { DecisionFilter, DecisionLogEntry } from "../store/types.ts";
+import { tenantScope } from "../http/middleware/auth/tenancy.ts";
+import { currentRevision } from "../pipeline/08-log.ts";
+import type { DecisionFilter, DecisionLogEntry, TenantScope } from "../store/types.ts";
 import { ApprovalsPage } from "./approvals.tsx";
 import { DecisionPage } from "./decision.tsx";
 import { DecisionListPage, decisionListQuerySchema } from "./decisions.tsx";
@@ -78,6 +80,8 @@ const rejectFormSchema = csrfFormSchema.extend({
 });
 /** A decision or approval id from the path. */
 const idSchema = z.string().min(1).max(200);
+/** A decision page's address may name the entry's tenant (platform roles only). */
+const decisionPageQuerySchema = z.object({ tenant: z.string().min(1).max(500).optional() }).strict();
 /** Pending requests per page of the approvals queue (oldest pages follow the link at its end). */
 const APPROVALS_PER_PAGE = 50;
 
@@ -90,11 +94,15 @@ const decidedQuerySchema = z
   .partial()
   .strict();
 
-async function chartSample(gw: Gateway, filter: DecisionFilter): Promise<DecisionLogEntry[]> {
+async function chartSample(
+  gw: Gateway,
+  scope: TenantScope,
+  filter: DecisionFilter,
+): Promise<DecisionLogEntry[]> {
   const sample: DecisionLogEntry[] = [];
   let cursor: string | undefined;
   do {
-    const page = await gw.log.query(filter, 500, cursor);
+    const page = await gw.log.queryIn(scope, filter, 500, cursor);
     sample.push(...page.entries);
     cursor = page.next_cursor;
   } while (cursor !== undefined && sample.length < CHART_SAMPLE);
@@ -171,14 +179,29 @@ export function consoleRoutes(gw: Gateway, roles: ConsoleRoles): Hono<ConsoleEnv
     return c.redirect(`${CONSOLE_PATH}/sign-in`, 303);
   });
 
+  /** The viewer's tenant, or the one a platform role names (logged): the same rule as the API. */
+  const scopeOf = (c: Context<ConsoleEnv>, requested: string | undefined, surface: string) =>
+    tenantScope(gw.log, {
+      subject: c.get("viewer").subject,
+      requested,
+      platformRoles: roles.platform ?? [],
+      surface,
+      requestId: c.req.header("x-request-id") ?? randomUUID(),
+      policyRevision: currentRevision(gw),
+    });
+
   app.get("/decisions", async (c) => {
     const viewer = c.get("viewer");
     requireAbility(viewer, "review", roles);
     const query = parseExternal(decisionListQuerySchema, c.req.query(), "the decision filter");
-    const { cursor, limit, ...fields } = query;
+    const { cursor, limit, tenant, ...fields } = query;
+    const scope = await scopeOf(c, tenant, "console /decisions");
     const filter = toDecisionFilter(fields);
-    const page = await gw.log.query(filter, limit, cursor);
-    const [status, sample] = await Promise.all([chain.checkEntries(page.entries), chartSample(gw, filter)]);
+    const page = await gw.log.queryIn(scope, filter, limit, cursor);
+    const [status, sample] = await Promise.all([
+      chain.checkEntries(page.entries),
+      chartSample(gw, scope, filter),
+    ]);
     return sendPage(
       c,
       <DecisionListPage
@@ -196,7 +219,8 @@ export function consoleRoutes(gw: Gateway, roles: ConsoleRoles): Hono<ConsoleEnv
     const viewer = c.get("viewer");
     requireAbility(viewer, "review", roles);
     const id = parseExternal(idSchema, c.req.param("id"), "the decision id");
-    const entry = await gw.log.get(id);
+    const { tenant } = parseExternal(decisionPageQuerySchema, c.req.query(), "the page address");
+    const entry = await gw.log.getIn(await scopeOf(c, tenant, "console /decisions/:id"), id);
     if (entry === undefined) {
       throw new WritError("not_found", `no decision ${id} in the log`, {
         suggestedFix: "find the decision in the list and follow its link",
@@ -224,7 +248,10 @@ export function consoleRoutes(gw: Gateway, roles: ConsoleRoles): Hono<ConsoleEnv
       isEligibleApprover(viewer, a.approver_roles, a.requester.tenant),
     );
     const pending = await Promise.all(
-      decidable.map(async (approval) => ({ approval, entry: await gw.log.get(approval.decision_id) })),
+      decidable.map(async (approval) => ({
+        approval,
+        entry: await gw.log.getIn({ tenant: viewer.subject.tenant }, approval.decision_id),
+      })),
     );
     const decided =
       notice.decided !== undefined && notice.outcome !== undefined

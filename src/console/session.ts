@@ -25,6 +25,8 @@ export const CONSOLE_PATH = "/console";
 export interface ConsoleRoles {
   reviewer: readonly string[];
   approver: readonly string[];
+  /** Roles that may name another tenant (`roles.platform`; none by default). */
+  platform?: readonly string[];
 }
 
 /** Who is signed in, and what the console lets them do. */

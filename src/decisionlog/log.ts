@@ -17,6 +17,7 @@ import type {
   DecisionPage,
   NewDecisionEntry,
   Store,
+  TenantScope,
 } from "../store/types.ts";
 import { hashEntry } from "./hash.ts";
 import { type RedactionRules, type ResolvedRedactionRules, redact, resolveRedactionRules } from "./redact.ts";
@@ -178,6 +179,21 @@ export class DecisionLog {
   /** Newest first; pass `next_cursor` back as `cursor` for the next page (limit capped at 500). */
   query(filter: DecisionFilter = {}, limit = 50, cursor?: string): Promise<DecisionPage> {
     return this.#store.queryDecisions(filter, limit, cursor);
+  }
+
+  /** The entry when it is within `scope` (review surfaces); undefined as if absent otherwise. */
+  getIn(scope: TenantScope, decisionId: string): Promise<DecisionLogEntry | undefined> {
+    return this.#store.getDecisionIn(scope, decisionId);
+  }
+
+  /** Like `query`, within `scope` only, with cursors bound to it (review surfaces). */
+  queryIn(
+    scope: TenantScope,
+    filter: DecisionFilter = {},
+    limit = 50,
+    cursor?: string,
+  ): Promise<DecisionPage> {
+    return this.#store.queryDecisionsIn(scope, filter, limit, cursor);
   }
 
   /**

@@ -62,9 +62,9 @@ export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
   app.route("/v1/proposals", proposalRoutes(gw));
   app.route("/v1/execute", executeRoutes(gw));
   app.route("/v1/tools", toolRoutes(gw, discovery));
-  app.route("/v1/approvals", approvalRoutes(gw));
-  app.route("/v1/decisions", decisionRoutes(gw, options.roles.reviewer));
-  app.route("/v1/resources", resourceRoutes(gw, options.roles.admin));
+  app.route("/v1/approvals", approvalRoutes(gw, options.roles.platform));
+  app.route("/v1/decisions", decisionRoutes(gw, options.roles.reviewer, options.roles.platform));
+  app.route("/v1/resources", resourceRoutes(gw, options.roles.admin, options.roles.platform));
   app.route("/.well-known", wellKnownRoutes(gw));
   app.route("/", healthRoutes(gw));
   app.route("/console", consoleRoutes(gw, options.roles));

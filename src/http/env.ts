@@ -24,6 +24,8 @@ export interface Roles {
   reviewer: readonly string[];
   admin: readonly string[];
   approver: readonly string[];
+  /** Roles that may reach across tenants (config `roles.platform`; none by default). */
+  platform?: readonly string[];
 }
 
 export interface AppOptions {

@@ -652,7 +652,8 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     // where the SDK's own handling aborts the call and withholds its answer.
     if (carries(body.messages, "notifications/cancelled")) {
       server.setNotificationHandler(CancelledNotificationSchema, ({ params }) => {
-        if (params.requestId !== undefined) return cancellable.cancel(subject, params.requestId, params.reason);
+        if (params.requestId !== undefined)
+          return cancellable.cancel(subject, params.requestId, params.reason);
       });
     }
     await server.connect(transport);

@@ -25,8 +25,10 @@ export type {
   NewApproval,
   NewDecisionEntry,
   ResourceWrite,
+  ScopedResourceWrite,
   Store,
   StoredCheckpoint,
   StoredResource,
+  TenantScope,
 } from "./types.ts";
-export { approvalStatuses } from "./types.ts";
+export { ALL_TENANTS, approvalStatuses } from "./types.ts";

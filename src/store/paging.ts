@@ -2,10 +2,11 @@
  * Checks shared by every `Store` implementation: decision filters, page sizes and cursors. Cursors
  * are opaque to callers: base64url of the last `seq` of the page.
  */
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { decisionKinds } from "../core/types.ts";
-import type { DecisionFilter, DecisionLogEntry } from "./types.ts";
+import type { DecisionFilter, DecisionLogEntry, TenantScope } from "./types.ts";
 
 export const MAX_PAGE_SIZE = 500;
 
@@ -63,14 +64,35 @@ export function encodeCursor(seq: number): string {
 export function decodeCursor(cursor: string): number {
   const text = /^[A-Za-z0-9_-]{1,24}$/.test(cursor) ? Buffer.from(cursor, "base64url").toString("utf8") : "";
   const seq = /^[1-9][0-9]{0,15}$/.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isSafeInteger(seq) || encodeCursor(seq) !== cursor) {
-    throw new WritError("invalid_argument", "the cursor is not one this log handed out", {
-      fieldErrors: [{ path: "/cursor", message: "not a cursor returned as next_cursor" }],
-      suggestedFix:
-        "pass the next_cursor of the previous page unchanged, or omit the cursor to start at the newest entry",
-    });
-  }
+  if (!Number.isSafeInteger(seq) || encodeCursor(seq) !== cursor) throw badCursor();
   return seq;
+}
+
+function badCursor(): WritError {
+  return new WritError("invalid_argument", "the cursor is not one this log handed out", {
+    fieldErrors: [{ path: "/cursor", message: "not a cursor returned as next_cursor" }],
+    suggestedFix:
+      "pass the next_cursor of the previous page unchanged, or omit the cursor to start at the newest entry",
+  });
+}
+
+/** A short tag of a scope, so that a cursor handed out in one scope is refused in another. */
+function scopeTag(scope: TenantScope): string {
+  const name = "tenant" in scope ? `tenant:${scope.tenant}` : "all";
+  return createHash("sha256").update(`writ-cursor-scope-v1\n${name}`).digest("base64url").slice(0, 16);
+}
+
+/** A cursor after `seq` that only the same scope may pass back. */
+export function encodeScopedCursor(scope: TenantScope, seq: number): string {
+  return `${encodeCursor(seq)}.${scopeTag(scope)}`;
+}
+
+/** The `seq` of a cursor {@link encodeScopedCursor} made for this scope; `invalid_argument` otherwise. */
+export function decodeScopedCursor(scope: TenantScope, cursor: string): number {
+  const dot = cursor.indexOf(".");
+  // The same answer as any other bad cursor: it says nothing about the scope it came from.
+  if (dot < 0 || cursor.slice(dot + 1) !== scopeTag(scope)) throw badCursor();
+  return decodeCursor(cursor.slice(0, dot));
 }
 
 /** Most entries one `readDecisions` call returns. */

@@ -55,7 +55,7 @@ export function approvalsQuery(
 ): Sql {
   const conditions: Sql[] = [];
   if (filter.status !== undefined) conditions.push(sql`status = ${filter.status}`);
-  if (filter.tenant !== undefined) conditions.push(sql`tenant = ${filter.tenant}`);
+  conditions.push(sql`tenant = ${filter.tenant}`);
   const who: Sql[] = [];
   if (filter.requester !== undefined) who.push(sql`requester = ${filter.requester}`);
   if (filter.approverRoles !== undefined) who.push(dialect.approverRolesOverlap(filter.approverRoles));
@@ -73,12 +73,11 @@ export function pageOf<T>(
   size: number,
   decode: (row: unknown) => T,
   seqOf: (item: T) => number,
+  cursorOf: (seq: number) => string = encodeCursor,
 ): { items: T[]; next_cursor?: string } {
   const items = rows.slice(0, size).map(decode);
   const last = items.at(-1);
-  return rows.length > size && last !== undefined
-    ? { items, next_cursor: encodeCursor(seqOf(last)) }
-    : { items };
+  return rows.length > size && last !== undefined ? { items, next_cursor: cursorOf(seqOf(last)) } : { items };
 }
 
 /** One more use of a grant, unless it is used up or expired: returns `uses` when it counted. */

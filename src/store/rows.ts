@@ -119,7 +119,7 @@ void _approvalMatchesType;
 export const approvalFilterSchema = z
   .object({
     status: z.enum(approvalStatuses).optional(),
-    tenant: z.string().optional(),
+    tenant: z.string().min(1),
     requester: z.string().optional(),
     approverRoles: z.array(z.string()).optional(),
   })
@@ -282,7 +282,7 @@ export function parseApprovalFilter(filter: unknown): z.output<typeof approvalFi
     throw new WritError("invalid_argument", "the approval filter is invalid", {
       fieldErrors: fieldErrorsFromZod(parsed.error, "/filter"),
       suggestedFix:
-        "use only status (pending|approved|rejected|expired), tenant, requester and approverRoles",
+        "name the tenant, and use only status (pending|approved|rejected|expired), requester and approverRoles besides",
     });
   }
   return parsed.data;

@@ -12,7 +12,14 @@ import type { KeySetStorage } from "../grants/key-storage.ts";
 import { type ComputeHash, HEAD_SQL } from "./chain.ts";
 import { SqlKeySetStorage } from "./checkpoint-key-set.ts";
 import type { Dialect } from "./dialect.ts";
-import { decodeCursor, normalizeFilter, pageSize, readBatchSize } from "./paging.ts";
+import {
+  decodeCursor,
+  decodeScopedCursor,
+  encodeScopedCursor,
+  normalizeFilter,
+  pageSize,
+  readBatchSize,
+} from "./paging.ts";
 import {
   approvalsQuery,
   CHECKPOINT_COLUMNS,
@@ -51,10 +58,17 @@ import type {
   NewApproval,
   NewDecisionEntry,
   ResourceWrite,
+  ScopedResourceWrite,
   Store,
   StoredCheckpoint,
   StoredResource,
+  TenantScope,
 } from "./types.ts";
+
+/** Whether `tenant` (a stored row's, possibly null) is within `scope`. */
+function inScope(scope: TenantScope, tenant: string | null): boolean {
+  return "allTenants" in scope || scope.tenant === tenant;
+}
 
 const approvalRowSchema = z.object({ seq: z.number().int().positive(), record: z.unknown() });
 
@@ -113,6 +127,11 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   }
 
   async putResource(resource: ResourceWrite): Promise<StoredResource> {
+    return resourceOf(await this.#upsertResource(resource, raw("")));
+  }
+
+  /** Inserts, or replaces a row when `guard` (a ` WHERE …` or nothing) holds: the row, or undefined. */
+  async #upsertResource(resource: ResourceWrite, guard: Sql): Promise<unknown> {
     const { resource: r, attributes } = parseResourceWrite(resource);
     const [row] = await this.rows(
       "write a resource",
@@ -120,9 +139,39 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
        VALUES (${r.type}, ${r.id}, ${r.owner}, ${r.tenant}, 1, ${attributes}, ${this.clock().toISOString()})
        ON CONFLICT (type, id) DO UPDATE SET owner = excluded.owner, tenant = excluded.tenant,
          attributes = excluded.attributes, updated_at = excluded.updated_at, revision = resources.revision + 1
+         ${guard}
        RETURNING ${RESOURCE_COLUMNS}`,
     );
-    return resourceOf(row);
+    return row;
+  }
+
+  async getResourceIn(scope: TenantScope, type: string, id: string): Promise<StoredResource | undefined> {
+    const stored = await this.getResource(type, id);
+    return stored !== undefined && inScope(scope, stored.tenant) ? stored : undefined;
+  }
+
+  async putResourceIn(scope: TenantScope, resource: ResourceWrite): Promise<ScopedResourceWrite> {
+    if ("tenant" in scope && scope.tenant !== resource.tenant) {
+      throw new WritError(
+        "forbidden",
+        `a caller of tenant ${scope.tenant} writes resources of that tenant only`,
+        {
+          suggestedFix: "omit tenant in the body, or set it to your own tenant",
+        },
+      );
+    }
+    const previous = await this.getResource(resource.type, resource.id);
+    const expected = previous?.revision ?? 0;
+    // One statement: the insert, or the update of a row still at the revision read above and (in
+    // a tenant scope) still held by that tenant. No row back: it moved, or another tenant holds it.
+    const held = "tenant" in scope ? sql` AND resources.tenant = ${scope.tenant}` : raw("");
+    const row = await this.#upsertResource(resource, sql`WHERE resources.revision = ${expected}${held}`);
+    if (row !== undefined) return { ok: true, resource: resourceOf(row), previous };
+    const now = await this.getResource(resource.type, resource.id);
+    if (now !== undefined && !inScope(scope, now.tenant))
+      return { ok: false, reason: "held_by_another_tenant" };
+    // A concurrent write moved the revision: try again against what is there now.
+    return this.putResourceIn(scope, resource);
   }
 
   async updateResourceAttributes(
@@ -209,6 +258,35 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
     const before = cursor === undefined ? undefined : decodeCursor(cursor);
     const rows = await this.rows("query the decision log", decisionsQuery(this.dialect, f, size, before));
     const { items, next_cursor } = pageOf(rows, size, entryOf, (entry) => entry.seq);
+    return next_cursor === undefined ? { entries: items } : { entries: items, next_cursor };
+  }
+
+  async getDecisionIn(scope: TenantScope, decisionId: string): Promise<DecisionLogEntry | undefined> {
+    const entry = await this.getDecision(decisionId);
+    return entry !== undefined && inScope(scope, entry.tenant) ? entry : undefined;
+  }
+
+  async queryDecisionsIn(
+    scope: TenantScope,
+    filter: DecisionFilter,
+    limit: number,
+    cursor?: string,
+  ): Promise<DecisionPage> {
+    const f = normalizeFilter(filter);
+    const size = pageSize(limit);
+    const before = cursor === undefined ? undefined : decodeScopedCursor(scope, cursor);
+    if ("tenant" in scope) {
+      if (f.tenant !== undefined && f.tenant !== scope.tenant) return { entries: [] };
+      f.tenant = scope.tenant;
+    }
+    const rows = await this.rows("query the decision log", decisionsQuery(this.dialect, f, size, before));
+    const { items, next_cursor } = pageOf(
+      rows,
+      size,
+      entryOf,
+      (entry) => entry.seq,
+      (seq) => encodeScopedCursor(scope, seq),
+    );
     return next_cursor === undefined ? { entries: items } : { entries: items, next_cursor };
   }
 

@@ -35,6 +35,21 @@ export interface ResourceWrite {
   attributes: Record<string, unknown>;
 }
 
+/**
+ * Whose data an administrative or review read or write may touch: one tenant's (every caller's
+ * own), or every tenant's (a platform role, and only when the caller asks for it explicitly).
+ */
+export type TenantScope = { readonly tenant: string } | { readonly allTenants: true };
+
+/** The scope of every tenant's data (platform roles only). */
+export const ALL_TENANTS: TenantScope = Object.freeze({ allTenants: true });
+
+/** The result of a scoped resource write. */
+export type ScopedResourceWrite =
+  | { ok: true; resource: StoredResource; previous: StoredResource | undefined }
+  /** Another tenant holds this (type, id): nothing was written. */
+  | { ok: false; reason: "held_by_another_tenant" };
+
 export type GrantConsumption = { ok: true; uses: number } | { ok: false; reason: "exhausted" | "expired" };
 
 /** A decision log entry as stored (DESIGN section 8; OPA's field names where they exist). */
@@ -182,7 +197,8 @@ export interface ApprovalUpdate {
 
 export interface ApprovalFilter {
   status?: ApprovalStatus;
-  tenant?: string;
+  /** Required: approvals are listed one tenant at a time. */
+  tenant: string;
   /**
    * Who may see: approvals requested by `requester`, or (when given) any whose approver_roles
    * include one of `approverRoles`. Either alone narrows to that set; both together: the union.
@@ -221,7 +237,18 @@ export interface Store {
   migrate(): Promise<void>;
   close(): Promise<void>;
 
+  /**
+   * The resource, whatever its tenant: for the pipeline (the policy compares tenants itself) and
+   * the operator. Administrative surfaces use {@link Store.getResourceIn}.
+   */
   getResource(type: string, id: string): Promise<StoredResource | undefined>;
+  /** The resource when it belongs to `scope`; undefined (as if absent) when another tenant holds it. */
+  getResourceIn(scope: TenantScope, type: string, id: string): Promise<StoredResource | undefined>;
+  /**
+   * Creates or replaces a resource within `scope`: with a tenant scope, `resource.tenant` must be
+   * that tenant (else `forbidden`), and a (type, id) another tenant holds is refused, atomically.
+   */
+  putResourceIn(scope: TenantScope, resource: ResourceWrite): Promise<ScopedResourceWrite>;
   /** Creates or replaces a resource; the revision becomes the previous one plus one. */
   putResource(resource: ResourceWrite): Promise<StoredResource>;
   /**
@@ -261,9 +288,22 @@ export interface Store {
     entries: readonly NewDecisionEntry[],
     computeHash: (entry: Omit<DecisionLogEntry, "hash">) => string,
   ): Promise<DecisionLogEntry[]>;
+  /** Any entry, whatever its tenant (the operator's CLI, the pipeline); reviewers use getDecisionIn. */
   getDecision(decisionId: string): Promise<DecisionLogEntry | undefined>;
-  /** Newest first. */
+  /** The entry when its tenant is `scope`'s; undefined (as if absent) otherwise. */
+  getDecisionIn(scope: TenantScope, decisionId: string): Promise<DecisionLogEntry | undefined>;
+  /** Newest first, whatever the tenant (the operator's CLI); reviewers use queryDecisionsIn. */
   queryDecisions(filter: DecisionFilter, limit: number, cursor?: string): Promise<DecisionPage>;
+  /**
+   * Newest first, only entries of `scope`'s tenant (a `filter.tenant` naming another tenant
+   * matches nothing). Cursors are bound to the scope: one handed out in another scope is refused.
+   */
+  queryDecisionsIn(
+    scope: TenantScope,
+    filter: DecisionFilter,
+    limit: number,
+    cursor?: string,
+  ): Promise<DecisionPage>;
   /** Entries in `seq` order from `fromSeq` (inclusive), at most `limit`. */
   readDecisions(fromSeq: number, limit: number): Promise<DecisionLogEntry[]>;
 

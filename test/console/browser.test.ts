@@ -14,7 +14,7 @@ import { z } from "zod";
 import { runLogs, tamperWithEntry, writeStoreConfig } from "../cli/logs-helpers.ts";
 import { canonicalCall, grantViewSchema, type Outcome, onlyOutcome, README_ARGS, WS } from "../e2e/api.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
-import { hasChromium, launchChromium, pendingApproval, signIn } from "./helpers.ts";
+import { hasChromium, launchChromium, pendingApproval, signIn, withPage as withPageOf } from "./helpers.ts";
 
 let gw: TestGateway;
 let browser: Browser;
@@ -30,13 +30,8 @@ async function decide(subject: string, args: Record<string, unknown>): Promise<O
   return outcome;
 }
 
-async function withPage<T>(work: (page: Page) => Promise<T>): Promise<T> {
-  const context = await browser.newContext();
-  try {
-    return await work(await context.newPage());
-  } finally {
-    await context.close();
-  }
+function withPage<T>(work: (page: Page) => Promise<T>): Promise<T> {
+  return withPageOf(browser, work);
 }
 
 describe.skipIf(!hasChromium)("the console in Chromium", () => {

@@ -38,6 +38,16 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
+/** Runs `work` on a page of a fresh browser context (its own cookies), closed afterwards. */
+export async function withPage<T>(browser: Browser, work: (page: Page) => Promise<T>): Promise<T> {
+  const context = await browser.newContext();
+  try {
+    return await work(await context.newPage());
+  } finally {
+    await context.close();
+  }
+}
+
 /** Signs in through the console's sign-in page, as a person would. */
 export async function signIn(page: Page, gw: TestGateway, token: string): Promise<void> {
   await page.goto(`${gw.url}/console/sign-in`);

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import { expect } from "vitest";
 import { z } from "zod";
+import { parseDecisionFilter } from "../../src/decisionlog/query.ts";
 import type { HttpAnswer, TestGateway } from "../support/gateway.ts";
 
 export const WS = "ws-demo";
@@ -166,16 +167,18 @@ export async function logEntry(gw: TestGateway, decisionId: string): Promise<Log
 }
 
 /** Every log entry matching `query` (a query string without `limit`/`cursor`), newest first. */
+/**
+ * The log's entries matching `query` (the names of `GET /v1/decisions`), newest first, every
+ * tenant's (and the tenant-less refusals before identity): read as the operator does (`writ logs
+ * query`), since a reviewer sees their own tenant only. Serialized as the API would answer.
+ */
 export async function logEntries(gw: TestGateway, query: Record<string, string> = {}): Promise<LogEntry[]> {
-  const reviewer = await gw.token("rita", { roles: ["reviewer"] });
+  const filter = parseDecisionFilter(query, "the test's log query");
   const entries: LogEntry[] = [];
   let cursor: string | undefined;
   do {
-    const params = new URLSearchParams({ ...query, limit: "500", ...(cursor ? { cursor } : {}) });
-    const answer = await gw.request("GET", `/v1/decisions?${params}`, { token: reviewer });
-    expect(answer.status, answer.text).toBe(200);
-    const page = logPageSchema.parse(answer.json);
-    entries.push(...page.entries);
+    const page = await gw.gateway.log.query(filter, 500, cursor);
+    entries.push(...logPageSchema.parse(JSON.parse(JSON.stringify(page))).entries);
     cursor = page.next_cursor;
   } while (cursor !== undefined);
   return entries;

@@ -3,6 +3,7 @@
  * decision log over it and a real IdentityVerifier; no policy, no pipeline.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/config/index.ts";
 import { DecisionLog } from "../../src/decisionlog/index.ts";
 import { decisionRoutes } from "../../src/http/routes/decisions.ts";
 import { resourceRoutes } from "../../src/http/routes/resources.ts";
@@ -25,7 +26,11 @@ afterAll(async () => {
 });
 
 describe("/v1/resources", () => {
-  const app = () => mount("/v1/resources", resourceRoutes({ identity: identity.verifier, store }, ["admin"]));
+  const app = () =>
+    mount(
+      "/v1/resources",
+      resourceRoutes({ identity: identity.verifier, store, log, policy: { revision: undefined } }, ["admin"]),
+    );
 
   it("an admin writes a resource and reads it back", async () => {
     const authorization = await identity.bearer("root", ["admin"]);
@@ -39,7 +44,8 @@ describe("/v1/resources", () => {
       type: "workspace",
       id: "ws-1",
       owner: "alice",
-      tenant: "default",
+      // The caller's tenant when the body names none (it was "default": issue 15).
+      tenant: "demo",
       attributes: { plan: "pro" },
     });
     const got = await app().request("/v1/resources/workspace/ws-1", { headers: { authorization } });
@@ -84,15 +90,18 @@ describe("/v1/resources", () => {
     expect(response.status).toBe(404);
     expect(await errorBody(response)).toMatchObject({
       category: "not_found",
-      message: "no such resource",
-      suggested_fix: "create it with PUT first",
+      message: "no such resource in your tenant",
+      suggested_fix: "check the type and id, or create it with PUT first",
     });
   });
 });
 
 describe("/v1/decisions", () => {
   const app = () =>
-    mount("/v1/decisions", decisionRoutes({ identity: identity.verifier, log }, ["reviewer"]));
+    mount(
+      "/v1/decisions",
+      decisionRoutes({ identity: identity.verifier, log, policy: { revision: undefined } }, ["reviewer"]),
+    );
 
   it("a reviewer reads an entry by id and finds it in the filtered list", async () => {
     const entry = await log.append({
@@ -131,6 +140,22 @@ describe("/v1/decisions", () => {
     });
     expect(malformed.status).toBe(400);
     expect((await errorBody(malformed)).message).toBe("the decision query is malformed");
+  });
+
+  it("reaching another tenant is off by default: no platform role is configured, whatever the token says", async () => {
+    expect(parseConfig({}, "/", "defaults").roles.platform).toEqual([]);
+    const authorization = await identity.bearer("pat", ["reviewer", "platform-admin"]);
+    const answer = await app().request("/v1/decisions?tenant=evil", { headers: { authorization } });
+    expect(answer.status).toBe(403);
+    expect((await errorBody(answer)).suggested_fix).toMatch(/none is configured \(roles\.platform\)/);
+    // The refused reach is on the log, on the named tenant's record.
+    const [logged] = (await log.query({ tenant: "evil" }, 1)).entries;
+    expect(logged).toMatchObject({
+      path: "writ/tenancy",
+      subject: "pat",
+      decision: "deny",
+      error: "forbidden",
+    });
   });
 
   it("an unknown id is a structured 404", async () => {

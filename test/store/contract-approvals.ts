@@ -80,7 +80,7 @@ export function approvalContract(h: StoreHarness): void {
       expect(await store.decideApproval("missing", "pending", approve(), before)).toBeUndefined();
     });
 
-    it("lists newest first, filtered by status, tenant, requester or approver roles, in pages", async () => {
+    it("lists one tenant's approvals newest first (the tenant is required), filtered by status, requester or approver roles, in pages", async () => {
       const store = await h.open();
       const a = await store.createApproval(newApproval());
       const b = await store.createApproval(
@@ -91,20 +91,27 @@ export function approvalContract(h: StoreHarness): void {
       );
       const c = await store.createApproval(newApproval({ approver_roles: ["admin", "lead"] }));
       await store.decideApproval(a.id, "pending", approve(), before);
-      const ids = async (filter: Parameters<typeof store.listApprovals>[0]) =>
-        (await store.listApprovals(filter, 50)).approvals.map((r) => r.id);
-      expect(await ids({})).toEqual([c.id, b.id, a.id]);
-      expect(await ids({ status: "pending" })).toEqual([c.id, b.id]);
-      expect(await ids({ tenant: "beta" })).toEqual([b.id]);
-      expect(await ids({ requester: "dave" })).toEqual([b.id]);
+      const ids = async (
+        filter: Omit<Parameters<typeof store.listApprovals>[0], "tenant">,
+        tenant = "acme",
+      ) => (await store.listApprovals({ tenant, ...filter }, 50)).approvals.map((r) => r.id);
+      expect(await ids({})).toEqual([c.id, a.id]);
+      expect(await ids({ status: "pending" })).toEqual([c.id]);
+      expect(await ids({}, "beta")).toEqual([b.id]);
+      expect(await ids({}, "nobody")).toEqual([]);
+      // The tenant bounds every other filter: beta's requester and roles do not reach into acme.
+      expect(await ids({ requester: "dave" })).toEqual([]);
+      expect(await ids({ requester: "dave" }, "beta")).toEqual([b.id]);
       expect(await ids({ approverRoles: ["lead"] })).toEqual([c.id]);
-      expect(await ids({ requester: "dave", approverRoles: ["reviewer"] })).toEqual([b.id, a.id]);
+      expect(await ids({ approverRoles: ["admin"] })).toEqual([c.id]);
+      expect(await ids({ requester: "dave", approverRoles: ["reviewer"] })).toEqual([a.id]);
       expect(await ids({ approverRoles: [] })).toEqual([]);
-      const first = await store.listApprovals({}, 2);
-      expect(first.approvals.map((r) => r.id)).toEqual([c.id, b.id]);
-      const second = await store.listApprovals({}, 2, first.next_cursor);
+      const first = await store.listApprovals({ tenant: "acme" }, 1);
+      expect(first.approvals.map((r) => r.id)).toEqual([c.id]);
+      const second = await store.listApprovals({ tenant: "acme" }, 1, first.next_cursor);
       expect(second.approvals.map((r) => r.id)).toEqual([a.id]);
       expect(second.next_cursor).toBeUndefined();
+      await expectWritError(store.listApprovals(JSON.parse("{}"), 10), "invalid_argument");
       const bad = JSON.parse('{"state": "pending"}');
       await expectWritError(store.listApprovals(bad, 10), "invalid_argument");
     });

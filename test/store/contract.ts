@@ -17,6 +17,7 @@ import { approvalCollectionContract } from "./contract-approval-collection.ts";
 import { approvalContract, idempotencyContract } from "./contract-approvals.ts";
 import { checkpointContract } from "./contract-checkpoints.ts";
 import { concurrencyContract } from "./contract-concurrency.ts";
+import { tenancyContract } from "./contract-tenancy.ts";
 import { newEntry } from "./fixtures.ts";
 
 /** A store as the contract tests it (both implementations also prune expired grant uses). */
@@ -421,4 +422,5 @@ export function storeContract(h: StoreHarness): void {
   idempotencyContract(h);
   concurrencyContract(h);
   checkpointContract(h);
+  tenancyContract(h);
 }

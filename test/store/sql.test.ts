@@ -44,13 +44,13 @@ describe("the shared queries", () => {
   });
 
   it("list approvals for a requester or their approver roles", () => {
-    const filter = { status: "pending" as const, requester: "u1", approverRoles: ["lead"] };
+    const filter = { status: "pending" as const, tenant: "acme", requester: "u1", approverRoles: ["lead"] };
     const pg = approvalsQuery(postgresDialect, filter, 5, undefined).render(postgresDialect.placeholder);
     expect(squash(pg.text)).toBe(
-      "SELECT seq, record FROM approvals WHERE status = $1 AND (requester = $2 OR approver_roles && $3::text[]) ORDER BY seq DESC LIMIT $4",
+      "SELECT seq, record FROM approvals WHERE status = $1 AND tenant = $2 AND (requester = $3 OR approver_roles && $4::text[]) ORDER BY seq DESC LIMIT $5",
     );
-    expect(pg.values).toEqual(["pending", "u1", ["lead"], 6]);
+    expect(pg.values).toEqual(["pending", "acme", "u1", ["lead"], 6]);
     const lite = approvalsQuery(sqliteDialect, filter, 5, undefined).render(sqliteDialect.placeholder);
-    expect(lite.values).toEqual(["pending", "u1", '["lead"]', 6]);
+    expect(lite.values).toEqual(["pending", "acme", "u1", '["lead"]', 6]);
   });
 });
