@@ -18,7 +18,17 @@
  * crash, 2xx/4xx only, every error a WritError (JSON-RPC error with WritError data on /mcp), no
  * mutated token accepted, and the decision log's chain intact after the run. Prints counts per
  * surface, route and status, each failure with its reproduction, and the elapsed time; exits 1 on
- * any failure. A failure is replayed alone with `--seed <seed> --surface <surface> --only <index>`.
+ * any failure. A failure is replayed alone with `--seed <seed> --surface <surface> --only <index>`
+ * (a failure that needs other inputs in flight, such as a cancellation, replays only in the run).
+ *
+ * Answers that break a property for a known cause not yet fixed are counted as
+ * `<status> known:<name>` and do not fail the run (see `knownDeviations` in test/support/fuzz.ts):
+ * Node's bodiless 431 for headers over 16 KB, the MCP SDK's own JSON-RPC errors without WritError
+ * data (including -32603 with a zod dump for malformed initialize params), 405 on GET/DELETE /mcp
+ * without WritError data, and a tools/call cancelled by a concurrent notifications/cancelled whose
+ * POST is never answered (`hang known:mcp-cancelled-call`).
+ *
+ * Measured (2 loaded cores, SQLite): about 200 inputs/s, so 100 000 inputs take ~9 minutes.
  */
 import { parseArgs } from "node:util";
 import { z } from "zod";

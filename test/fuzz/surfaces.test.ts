@@ -25,7 +25,7 @@ afterAll(async () => {
 
 describe(`fuzzing the gateway's surfaces (seed ${seed}, ${runs} inputs)`, () => {
   it("answers every input in time with 2xx/4xx and a WritError, and keeps the chain intact", async () => {
-    const report = await runFuzz(ctx, { runs, seed, timeoutMs: 10_000 });
+    const report = await runFuzz(ctx, { runs, seed, timeoutMs: 5_000 });
     const failures = report.failures.map(
       (f) =>
         `${f.problem}\n  reproduce: npx tsx bench/fuzz.ts --seed ${f.seed} --surface ${f.surface} --only ${f.index}\n  input: ${f.input}`,
