@@ -67,8 +67,15 @@ interface Frame {
 }
 
 /**
- * Every repeated key and every `__proto__` key in `text`, which must be valid JSON, in document
- * order. Keys are compared after unescaping (`"\u0061"` is `"a"`).
+ * At most this many refused keys are reported: each pointer is as long as its depth, so a body
+ * nesting `{"__proto__":` 16 000 deep would otherwise build gigabytes of pointers (the process ran
+ * out of memory). The first ones are enough to fix the body.
+ */
+export const MAX_KEY_PROBLEMS = 20;
+
+/**
+ * The first `MAX_KEY_PROBLEMS` repeated keys and `__proto__` keys in `text`, which must be valid
+ * JSON, in document order. Keys are compared after unescaping (`"\u0061"` is `"a"`).
  */
 export function findKeyProblems(text: string): KeyProblem[] {
   const problems: KeyProblem[] = [];
@@ -83,14 +90,20 @@ export function findKeyProblems(text: string): KeyProblem[] {
       if (top?.kind === "object" && top.expectingKey) {
         const key: unknown = JSON.parse(text.slice(i, end + 1));
         if (typeof key === "string") {
-          const parent = stack.slice(0, -1).reduce((pointer, frame) => pointerTo(pointer, frame.token), "");
-          const pointer = pointerTo(parent, key);
-          if (key === "__proto__") problems.push({ kind: "proto", key, pointer });
-          else if (top.keys.has(key)) problems.push({ kind: "duplicate", key, pointer });
+          // The pointer walks the whole stack: built only for a refused key, or every key of a
+          // deeply nested body would cost its depth (quadratic; 16 000 levels blocked ~30 s).
+          const pointer = () =>
+            pointerTo(
+              stack.slice(0, -1).reduce((parent, frame) => pointerTo(parent, frame.token), ""),
+              key,
+            );
+          if (key === "__proto__") problems.push({ kind: "proto", key, pointer: pointer() });
+          else if (top.keys.has(key)) problems.push({ kind: "duplicate", key, pointer: pointer() });
           top.keys.add(key);
           top.token = key;
         }
         top.expectingKey = false;
+        if (problems.length >= MAX_KEY_PROBLEMS) return problems;
       }
       i = end + 1;
       continue;
