@@ -13,8 +13,21 @@
  * `tools/call` is logged like any refused proposal. What passes goes to the SDK's transport as
  * `handleRequest(request, {parsedBody})`.
  */
-import { ErrorCode, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import { WritError } from "../core/errors.ts";
+import {
+  ErrorCode,
+  GetPromptRequestSchema,
+  InitializeRequestSchema,
+  JSONRPCMessageSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+  ReadResourceRequestSchema,
+  SetLevelRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { z } from "zod";
+import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { isRecord } from "../core/json.ts";
 import { bodyText } from "../core/request-body.ts";
 import {
@@ -71,7 +84,7 @@ function checkMessage(message: unknown, base: string, problems: readonly KeyProb
       ...(call === undefined ? {} : { call }),
     };
   }
-  if (call === undefined) return undefined;
+  if (call === undefined) return checkParams(message, base);
   try {
     parseProposal("mcp", call);
     return undefined;
@@ -86,6 +99,34 @@ function checkMessage(message: unknown, base: string, problems: readonly KeyProb
       call,
     };
   }
+}
+
+/** The requests Writ's endpoint answers (other than tools/call), by the SDK's schema for each. */
+const REQUEST_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
+  initialize: InitializeRequestSchema,
+  ping: PingRequestSchema,
+  "tools/list": ListToolsRequestSchema,
+  "resources/list": ListResourcesRequestSchema,
+  "resources/templates/list": ListResourceTemplatesRequestSchema,
+  "resources/read": ReadResourceRequestSchema,
+  "prompts/list": ListPromptsRequestSchema,
+  "prompts/get": GetPromptRequestSchema,
+  "logging/setLevel": SetLevelRequestSchema,
+};
+
+/** A request whose params its method's schema refuses: -32602, with the field errors. */
+function checkParams(message: unknown, base: string): Refusal | undefined {
+  if (!isRecord(message) || !("id" in message) || typeof message.method !== "string") return undefined;
+  const schema = Object.hasOwn(REQUEST_SCHEMAS, message.method) ? REQUEST_SCHEMAS[message.method] : undefined;
+  const parsed = schema?.safeParse(message);
+  if (parsed === undefined || parsed.success) return undefined;
+  return {
+    code: ErrorCode.InvalidParams,
+    error: new WritError("invalid_argument", `the params of ${message.method} are malformed`, {
+      fieldErrors: fieldErrorsFromZod(parsed.error, base),
+      suggestedFix: `send ${message.method} with params as the MCP specification defines them`,
+    }),
+  };
 }
 
 function errorMessage(code: number): string {

@@ -32,6 +32,7 @@ import {
   ErrorCode,
   GetPromptRequestSchema,
   type GetPromptResult,
+  type JSONRPCMessage,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -44,6 +45,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Context } from "hono";
+import { z } from "zod";
 import { readApproval } from "../approvals/index.ts";
 import { WritError, type WritErrorBody } from "../core/errors.ts";
 import type { CallObserver } from "../core/handlers.ts";
@@ -440,13 +442,17 @@ async function runMessage(
 function jsonRpcError(
   status: number,
   code: number,
-  message: string,
+  error: WritError,
   headers: Record<string, string> = {},
 ): Response {
-  return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }), {
-    status,
-    headers: { "content-type": "application/json", ...headers },
-  });
+  return new Response(
+    JSON.stringify({
+      jsonrpc: "2.0",
+      error: { code, message: error.message, data: error.toJSON() },
+      id: null,
+    }),
+    { status, headers: { "content-type": "application/json", ...headers } },
+  );
 }
 
 /** The methods that propose a call (and are logged when refused). */
@@ -535,19 +541,87 @@ function withContract<T extends { _meta?: Record<string, unknown> }>({ item, con
   return { ...item, _meta: { ...item._meta, "writ/contract": contract } };
 }
 
+/**
+ * The answer to a cancelled request. MCP says a cancelled request gets none, but its POST must
+ * end: the client, which cancelled it, ignores this (-32800 is JSON-RPC's "request cancelled").
+ */
+function cancelledAnswer(id: string | number): JSONRPCMessage {
+  const error = new WritError("timeout", "the caller cancelled the request", {
+    suggestedFix: "send the request again if you still need its answer",
+    effectCommitted: "unknown",
+  });
+  return { jsonrpc: "2.0", id, error: { code: -32800, message: error.message, data: error.toJSON() } };
+}
+
+const OFFERED_METHODS =
+  "initialize, ping, tools/list, tools/call, resources/list, resources/templates/list, resources/read, prompts/list, prompts/get, logging/setLevel";
+
+/** Writ's error for a JSON-RPC error the SDK answered by itself (it carries no data). */
+function sdkErrorData(code: number, message: string): WritErrorBody {
+  if (code === ErrorCode.MethodNotFound) {
+    return new WritError("not_found", `this MCP endpoint does not offer that method (${message})`, {
+      suggestedFix: `use one of the methods Writ's MCP endpoint offers: ${OFFERED_METHODS}`,
+    }).toJSON();
+  }
+  if (code === ErrorCode.InternalError) {
+    return new WritError("internal", message, {
+      suggestedFix: "retry later; if it persists, tell the operator the time of the request",
+    }).toJSON();
+  }
+  return new WritError("invalid_argument", message, {
+    suggestedFix: /protocol version/i.test(message)
+      ? "send an MCP-Protocol-Version this server supports (initialize negotiates one)"
+      : /media type|content-type/i.test(message)
+        ? "send the body as JSON with Content-Type: application/json"
+        : "send one JSON-RPC 2.0 message per POST, as the MCP specification's Streamable HTTP transport defines",
+  }).toJSON();
+}
+
+const errorMessageSchema = z
+  .object({ error: z.object({ code: z.number(), message: z.string() }).passthrough() })
+  .passthrough();
+
+/**
+ * The transport's JSON answer with Writ's error as `data` of every JSON-RPC error the SDK
+ * answered by itself (an unknown method, an unsupported protocol version or media type), so that
+ * every error a caller sees on `/mcp` is structured. Streams and answers without errors pass as
+ * they are.
+ */
+async function withErrorData(response: Response): Promise<Response> {
+  if (!response.headers.get("content-type")?.includes("application/json")) return response;
+  const text = await response.text();
+  let changed = false;
+  const enrich = (message: unknown): unknown => {
+    const parsed = errorMessageSchema.safeParse(message);
+    if (!parsed.success || parsed.data.error.data !== undefined) return message;
+    changed = true;
+    const { code, message: said } = parsed.data.error;
+    return { ...parsed.data, error: { ...parsed.data.error, data: sdkErrorData(code, said) } };
+  };
+  let body: unknown;
+  try {
+    body = text === "" ? undefined : JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const enriched = Array.isArray(body) ? body.map(enrich) : body === undefined ? undefined : enrich(body);
+  return new Response(changed ? JSON.stringify(enriched) : text, {
+    status: response.status,
+    headers: response.headers,
+  });
+}
+
 /** The hono handler for `/mcp`. */
 export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context) => Promise<Response> {
   const cancellable = new CancellableCalls(gw.store);
   return async (c) => {
     if (c.req.method !== "POST") {
-      return jsonRpcError(
-        405,
-        ErrorCode.ConnectionClosed,
-        "Writ's MCP endpoint is stateless: send each JSON-RPC message in a POST",
-        {
-          allow: "POST",
-        },
+      const error = new WritError(
+        "invalid_argument",
+        `Writ's MCP endpoint is stateless and answers POST only, not ${c.req.method}`,
+        { suggestedFix: "send each JSON-RPC message in a POST; there is no session to open or delete" },
       );
+      return jsonRpcError(405, ErrorCode.ConnectionClosed, error, { allow: "POST" });
     }
     const authorization = c.req.header("authorization");
     let subject: Subject;
@@ -624,30 +698,32 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
         return { ...promptMessages(ran.result), _meta: resultMeta(ran.result, ran.decisionId) };
       }),
     );
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      running += 1;
-      const forget = cancellable.add(subject, extra.requestId, (reason) => {
-        void transport.onmessage?.({
-          jsonrpc: "2.0",
-          method: "notifications/cancelled",
-          params: { requestId: extra.requestId, ...(reason === undefined ? {} : { reason }) },
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      tracked(async () => {
+        const forget = cancellable.add(subject, extra.requestId, (reason) => {
+          void transport.onmessage?.({
+            jsonrpc: "2.0",
+            method: "notifications/cancelled",
+            params: { requestId: extra.requestId, ...(reason === undefined ? {} : { reason }) },
+          });
         });
-      });
-      try {
-        const observer = observerOf(request, extra);
-        const answer = await callTool(
-          { gw, subject, authorization, requestId, observer },
-          request,
-          extra.requestId,
-        );
-        await observer.flushed();
-        return answer;
-      } finally {
-        forget();
-        running -= 1;
-        if (running === 0) idle();
-      }
-    });
+        try {
+          const observer = observerOf(request, extra);
+          const answer = await callTool(
+            { gw, subject, authorization, requestId, observer },
+            request,
+            extra.requestId,
+          );
+          await observer.flushed();
+          return answer;
+        } finally {
+          forget();
+          // The SDK sends nothing for a cancelled request, but an HTTP request needs an end.
+          if (extra.signal.aborted)
+            void transport.send(cancelledAnswer(extra.requestId)).catch(() => undefined);
+        }
+      }),
+    );
     // A cancellation comes in a POST of its own: it is handed to the server running the call,
     // where the SDK's own handling aborts the call and withholds its answer.
     if (carries(body.messages, "notifications/cancelled")) {
@@ -670,6 +746,6 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     });
     // Once the last call answered (its response is sent after the handler returns), close.
     void finished.then(() => new Promise((resolve) => setImmediate(resolve))).then(() => server.close());
-    return response;
+    return withErrorData(response);
   };
 }

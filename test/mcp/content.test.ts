@@ -20,6 +20,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { writErrorSchema } from "../../src/core/errors.ts";
 import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
 import { connectMcp } from "../support/mcp-client.ts";
 import { repoRoot } from "../support/paths.ts";
@@ -397,5 +398,45 @@ describe("a long call through Writ", () => {
     } finally {
       await other.close();
     }
+  });
+
+  it("ends the POST of a cancelled call answered as JSON, with -32800", async () => {
+    const token = await gw.token("val", { roles: ["viewer"] });
+    const headers = {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      accept: "application/json",
+    };
+    const before = (await events()).filter((e) => e === "started").length;
+    const pending = fetch(`${gw.url}/mcp`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: "json-1",
+        method: "tools/call",
+        params: { name: "wait", arguments: { steps: 50, ms: 40 } },
+      }),
+    });
+    await waitFor(
+      "the call to start",
+      async () => (await events()).filter((e) => e === "started").length > before || undefined,
+    );
+    const cancel = await fetch(`${gw.url}/mcp`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: "json-1" },
+      }),
+    });
+    expect(cancel.status).toBe(202);
+    const answer = await pending;
+    const body = z
+      .object({ id: z.string(), error: z.object({ code: z.number(), data: writErrorSchema }) })
+      .parse(await answer.json());
+    expect(body.id).toBe("json-1");
+    expect(body.error.code).toBe(-32800);
   });
 });

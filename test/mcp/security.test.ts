@@ -180,3 +180,47 @@ describe("protocol versions", () => {
     expect(JSON.stringify(unsupported.json)).toContain("Unsupported protocol version");
   });
 });
+
+describe("errors the MCP SDK answers by itself", () => {
+  it("carry Writ's structured error too: an unknown method, a GET", async () => {
+    const token = await gw.token("alice");
+    const unknown = await fetch(`${gw.url}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        accept: "application/json",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "completion/complete", params: {} }),
+    });
+    const answer = z
+      .object({ error: z.object({ code: z.number(), data: writErrorSchema }) })
+      .parse(await unknown.json());
+    expect(answer.error.code).toBe(-32601);
+    expect(answer.error.data.category).toBe("not_found");
+    expect(answer.error.data.suggested_fix).toContain("tools/call");
+
+    const get = await fetch(`${gw.url}/mcp`, { headers: { authorization: `Bearer ${token}` } });
+    expect(get.status).toBe(405);
+    expect(refusal.parse(await get.json()).error.data.category).toBe("invalid_argument");
+  });
+
+  it("answers malformed initialize params with -32602 and field errors, not an internal error", async () => {
+    const token = await gw.token("alice");
+    const answer = await fetch(`${gw.url}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        accept: "application/json",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 7 } }),
+    });
+    const body = z
+      .object({ error: z.object({ code: z.number(), message: z.string(), data: writErrorSchema }) })
+      .parse(await answer.json());
+    expect(body.error.code).toBe(-32602);
+    expect(body.error.message).not.toContain("[\n");
+    expect(body.error.data.field_errors.length).toBeGreaterThan(0);
+  });
+});
