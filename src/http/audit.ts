@@ -5,8 +5,8 @@
  * refusal itself (the pipeline, tenancy, approvals, executions) is not logged twice: the log
  * notes a refusal appended while the request ran (`trackRefusals`).
  *
- * Refusals of a caller not (yet) authenticated are aggregated per source address and category
- * (`RefusalAggregator`): a flood of bad tokens is a few entries with counts, not one per request.
+ * Refusals of a caller not (yet) authenticated are aggregated per source address, category
+ * and route (`RefusalAggregator`): a flood of bad tokens is a few entries with counts, not one per request.
  * An authenticated caller's refusals are each logged: they name who.
  */
 import { getConnInfo } from "@hono/node-server/conninfo";
@@ -47,7 +47,8 @@ export function auditRefusals(audit: RefusalAudit): MiddlewareHandler<AuditEnv> 
       policyRevision: audit.policy.revision ?? "none",
     });
     if (subject) await audit.log.append(parts);
-    else await audit.aggregator.record(`${source}\u0000${parts.error}`, parts);
+    // Keyed by the route's pattern (a bounded set), never by what the caller sent.
+    else await audit.aggregator.record(`${source}\u0000${parts.error}\u0000${parts.action}`, parts);
   };
 }
 
