@@ -182,6 +182,7 @@ export async function startGateway(
   const parts = await createGateway(config, options.store ? { store: options.store } : {});
   const app = createApp(parts.gateway, {
     bodyLimitBytes: config.server.body_limit_bytes,
+    refusalWindowMs: config.decision_log.refusal_window_ms,
     roles: config.roles,
     mcpEndpoint: config.mcp.endpoint,
     mcpSecurity: { allowedHosts: config.mcp.allowed_hosts, allowedOrigins: config.mcp.allowed_origins },

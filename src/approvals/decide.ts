@@ -23,7 +23,7 @@ import { decide, policyInput } from "../pipeline/05-decide.ts";
 import { nowOf } from "../pipeline/06-approval.ts";
 import { logDecision } from "../pipeline/08-log.ts";
 import type { ApprovalRecord, ApprovalUpdate } from "../store/types.ts";
-import { expireIfDue, isEligibleApprover, isRequester, logTransition } from "./access.ts";
+import { APPROVALS_PATH, expireIfDue, isEligibleApprover, isRequester, logTransition } from "./access.ts";
 
 /** Loads a request an approver may decide: visible, still pending, not expired, role held. */
 async function decidable(
@@ -60,6 +60,64 @@ async function decidable(
   return a;
 }
 
+/** How an approver's decision was tried, for the record of a refused one. */
+type Attempt = "approve" | "reject";
+
+/**
+ * Runs the checks before a decision; a refusal (not visible, not eligible, own request, expired,
+ * already decided, an empty reason) is a decision-log entry before it is thrown.
+ */
+async function refusedOnRecord<T>(
+  gw: Gateway,
+  attempt: DecisionAttempt,
+  check: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await check();
+  } catch (error) {
+    throw await logRefusal(gw, attempt, error);
+  }
+}
+
+interface DecisionAttempt {
+  op: Attempt;
+  id: string;
+  approver: Subject;
+  requestId: string;
+}
+
+/** Appends the refusal of an approver's decision; answers the error to throw. */
+async function logRefusal(gw: Gateway, attempt: DecisionAttempt, error: unknown): Promise<unknown> {
+  const e = WritError.from(error);
+  const { approver } = attempt;
+  await gw.log.append({
+    path: APPROVALS_PATH,
+    input: {
+      attempt: attempt.op,
+      approval: { id: attempt.id.slice(0, 200) },
+      actor: { id: approver.id, tenant: approver.tenant, roles: approver.roles },
+    },
+    policy_revision: gw.policy.revision ?? "none",
+    subject: approver.id,
+    tenant: approver.tenant,
+    action: `${attempt.op} approval`,
+    resource: null,
+    decision: "deny",
+    reasons: [{ code: "approval_decision_refused", message: e.message, visible_to_model: false }],
+    error: e.category,
+    // On the approver's tenant's record: a request of another tenant is not revealed to its own.
+    approval_id: attempt.id.length <= 200 ? attempt.id : null,
+    request_id: attempt.requestId,
+  });
+  return error;
+}
+
+/** A reason as recorded: trimmed; empty or whitespace only is none. */
+function trimmedReason(reason: string | null): string | null {
+  const trimmed = reason?.trim() ?? "";
+  return trimmed === "" ? null : trimmed;
+}
+
 /** The CAS lost: someone else decided (or it expired) in between. */
 async function lostRace(gw: Gateway, id: string): Promise<WritError> {
   const now = await gw.store.getApproval(id);
@@ -86,10 +144,12 @@ export async function approve(
   gw: Gateway,
   id: string,
   approver: Subject,
-  reason: string | null,
+  rawReason: string | null,
   requestId: string = randomUUID(),
 ): Promise<ApproveResult> {
-  const a = await decidable(gw, id, approver, requestId);
+  const reason = trimmedReason(rawReason);
+  const attempt: DecisionAttempt = { op: "approve", id, approver, requestId };
+  const a = await refusedOnRecord(gw, attempt, () => decidable(gw, id, approver, requestId));
   const now = nowOf(gw);
 
   // Re-read the resource; the policy sees it as it is now, with the original subject and action.
@@ -163,7 +223,7 @@ export async function approve(
       },
       now,
     );
-    if (!decided) throw await lostRace(gw, a.id);
+    if (!decided) throw await logRefusal(gw, attempt, await lostRace(gw, a.id));
     await logged({ outcome: { decision: "deny", reasons, error: "stale_revision" } });
     throw new WritError(
       "stale_revision",
@@ -186,7 +246,7 @@ export async function approve(
       },
       now,
     );
-    if (!decided) throw await lostRace(gw, a.id);
+    if (!decided) throw await logRefusal(gw, attempt, await lostRace(gw, a.id));
     await logged({});
     throw new WritError(
       "policy_denied",
@@ -217,7 +277,7 @@ export async function approve(
     },
     now,
   );
-  if (!decided) throw await lostRace(gw, a.id);
+  if (!decided) throw await logRefusal(gw, attempt, await lostRace(gw, a.id));
   await logged({});
   return { approval: decided };
 }
@@ -227,10 +287,20 @@ export async function reject(
   gw: Gateway,
   id: string,
   approver: Subject,
-  reason: string,
+  rawReason: string,
   requestId: string = randomUUID(),
 ): Promise<ApprovalRecord> {
-  const a = await decidable(gw, id, approver, requestId);
+  const attempt: DecisionAttempt = { op: "reject", id, approver, requestId };
+  const { a, reason } = await refusedOnRecord(gw, attempt, async () => {
+    const reason = trimmedReason(rawReason);
+    if (reason === null) {
+      throw new WritError("invalid_argument", "a rejection needs a reason, and this one is empty", {
+        fieldErrors: [{ path: "/reason", message: "must contain more than whitespace" }],
+        suggestedFix: "say why the request is rejected",
+      });
+    }
+    return { a: await decidable(gw, id, approver, requestId), reason };
+  });
   const now = nowOf(gw);
   const update: ApprovalUpdate = {
     status: "rejected",
@@ -243,7 +313,7 @@ export async function reject(
     ],
   };
   const decided = await gw.store.decideApproval(a.id, "pending", update, now);
-  if (!decided) throw await lostRace(gw, a.id);
+  if (!decided) throw await logRefusal(gw, attempt, await lostRace(gw, a.id));
   await logTransition(gw, decided, {
     from: "pending",
     actor: approver,

@@ -119,6 +119,11 @@ export const gatewayConfigSchema = z
         checkpoints: checkpointsConfigSchema.prefault({}),
         /** Where checkpoints are shipped too: `{file: path}` or `{url: https://…}`. */
         witness: witnessConfigSchema.optional(),
+        /**
+         * Identical refusals of unauthenticated callers (per source address and category) within
+         * this window are one entry with a count after the first (logged at once).
+         */
+        refusal_window_ms: z.number().int().positive().default(10_000),
       })
       .strict()
       .prefault({}),

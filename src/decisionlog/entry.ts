@@ -82,3 +82,111 @@ export function evaluationEntry(f: EvaluatedFacts): DecisionParts {
     request_id: f.requestId,
   };
 }
+
+/** The decision-log path of executions (`POST /v1/execute`, an approved MCP call). */
+export const EXECUTE_PATH = "writ/execute";
+
+/** What an execution entry records of the grant presented (claims unverified unless `verified`). */
+export interface ExecutedGrant {
+  jti: string | null;
+  /** The decision the grant came from (its `dec` claim). */
+  decision_id: string | null;
+  issued_to: string | null;
+  verified: boolean;
+}
+
+export interface ExecutionFacts {
+  subject: Pick<Subject, "id" | "tenant"> | null;
+  tool: string | null;
+  action: string | null;
+  resource: ResourceRef | null;
+  grant: ExecutedGrant;
+  requestId: string;
+  policyRevision: string;
+  /** How it ended: ran (a summary, never the content), the grant refused, or an error. */
+  outcome:
+    | { kind: "ran"; summary: Record<string, unknown> }
+    | { kind: "grant_refused"; code: string; error: WritError }
+    | { kind: "failed"; error: WritError };
+}
+
+/**
+ * One execution: `allow` when it ran, `deny` when the grant was refused (the reason's code is the
+ * grant error code), `error` when anything else stopped it (the error's category).
+ */
+export function executionEntry(f: ExecutionFacts): DecisionParts {
+  const o = f.outcome;
+  const common = {
+    path: EXECUTE_PATH,
+    policy_revision: f.policyRevision,
+    subject: f.subject?.id ?? null,
+    tenant: f.subject?.tenant ?? null,
+    action: f.action,
+    resource: f.resource,
+    grant_jti: f.grant.verified ? f.grant.jti : null,
+    request_id: f.requestId,
+  };
+  const input = { tool: f.tool, grant: f.grant };
+  if (o.kind === "ran") {
+    return {
+      ...common,
+      input: { ...input, result: o.summary },
+      decision: "allow",
+      reasons: [{ code: "executed", message: `${f.tool} ran with its grant`, visible_to_model: false }],
+    };
+  }
+  return {
+    ...common,
+    input: { ...input, effect_committed: o.error.effectCommitted },
+    decision: o.kind === "grant_refused" ? "deny" : "error",
+    error: o.error.category,
+    reasons: [
+      {
+        code: o.kind === "grant_refused" ? o.code : o.error.category,
+        message: o.error.message,
+        visible_to_model: true,
+      },
+    ],
+  };
+}
+
+/** The decision-log path of refusals answered by the HTTP layer (401, 403, 400, 413). */
+export const HTTP_PATH = "writ/http";
+
+/** Longest message of a refused request kept in its entry (it may quote what the caller sent). */
+const HTTP_MESSAGE_LIMIT = 500;
+
+export interface HttpRefusalFacts {
+  /** The route, e.g. `GET /v1/decisions/:id` (its pattern, not the path the caller sent). */
+  surface: string;
+  /** The caller's address. */
+  source: string;
+  subject: Pick<Subject, "id" | "tenant"> | null;
+  error: WritError;
+  requestId: string;
+  policyRevision: string;
+}
+
+/**
+ * A request the HTTP layer refused: `deny` for an authorization refusal (403), `error` for the
+ * others (no token, a malformed or too large body), with the error's category.
+ */
+export function httpRefusalEntry(f: HttpRefusalFacts): DecisionParts {
+  const message =
+    f.error.message.length > HTTP_MESSAGE_LIMIT
+      ? `${f.error.message.slice(0, HTTP_MESSAGE_LIMIT)}… (${f.error.message.length} characters)`
+      : f.error.message;
+  return {
+    path: HTTP_PATH,
+    input: { surface: f.surface, source: f.source, status: f.error.httpStatus },
+    policy_revision: f.policyRevision,
+    subject: f.subject?.id ?? null,
+    tenant: f.subject?.tenant ?? null,
+    action: f.surface,
+    resource: null,
+    decision: f.error.category === "forbidden" ? "deny" : "error",
+    error: f.error.category,
+    reasons: [{ code: f.error.category, message, visible_to_model: false }],
+    request_id: f.requestId,
+  };
+}

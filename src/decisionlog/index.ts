@@ -28,7 +28,14 @@ export { detectSecrets, isSensitiveKey, MASK } from "./detectors.ts";
 export {
   type EvaluatedFacts,
   type EvaluationFacts,
+  EXECUTE_PATH,
+  type ExecutedGrant,
+  type ExecutionFacts,
   evaluationEntry,
+  executionEntry,
+  HTTP_PATH,
+  type HttpRefusalFacts,
+  httpRefusalEntry,
   type RefusalFacts,
   refusalEntry,
 } from "./entry.ts";
@@ -47,3 +54,10 @@ export {
   DEFAULT_FULL_CHECK_MS,
 } from "./monitor.ts";
 export { type Redacted, type RedactionRules, redact, redactionRulesSchema } from "./redact.ts";
+export {
+  noteAppend,
+  RefusalAggregator,
+  type RefusalAggregatorOptions,
+  type RefusalLog,
+  trackRefusals,
+} from "./refusals.ts";

@@ -21,6 +21,7 @@ import type {
 } from "../store/types.ts";
 import { hashEntry } from "./hash.ts";
 import { type RedactionRules, type ResolvedRedactionRules, redact, resolveRedactionRules } from "./redact.ts";
+import { noteAppend } from "./refusals.ts";
 
 /** What a caller knows about a decision; the log adds the id (unless given), time and redaction. */
 /** Most entries written in one transaction. */
@@ -98,6 +99,14 @@ export class DecisionLog {
     reject: (error: unknown) => void;
   }> = [];
 
+  /** Run when the log drains (shutdown): writers that hold entries back append them. */
+  readonly #beforeDrain: Array<() => Promise<void>> = [];
+
+  /** `hook` runs first whenever the log drains (e.g. the refusal aggregator's summaries). */
+  beforeDrain(hook: () => Promise<void>): void {
+    this.#beforeDrain.push(hook);
+  }
+
   constructor(store: Store, options: DecisionLogOptions = {}) {
     this.#store = store;
     this.#rules = resolveRedactionRules(options.redaction);
@@ -114,6 +123,7 @@ export class DecisionLog {
    * the order they were called, one at a time.
    */
   append(parts: DecisionParts): Promise<DecisionLogEntry> {
+    noteAppend(parts);
     let entry: NewDecisionEntry;
     try {
       entry = this.#build(parts);
@@ -169,6 +179,7 @@ export class DecisionLog {
 
   /** Resolves when every append called so far has finished (written or failed). */
   async drain(): Promise<void> {
+    for (const hook of this.#beforeDrain) await hook();
     while (this.#flushing || this.#queue.length > 0) await this.#tail;
   }
 

@@ -12,16 +12,19 @@
  *   GET  /healthz, /metrics       routes/health.ts     liveness, policy state, Prometheus metrics
  *   /console/…                    the web console for reviewers and approvers (src/console/)
  *
- * Every `/v1` request passes the body limit, then gets its request id (middleware/request-id);
- * routes that need a caller authenticate it once (middleware/auth). Whatever is thrown becomes
+ * Every `/v1` request gets its request id (middleware/request-id), is audited (audit.ts: every
+ * 400/401/403/413 answer is on the decision log) and passes the body limit; routes that need a
+ * caller authenticate it once (middleware/auth). Whatever is thrown becomes
  * a structured WritError body in the one `onError` (errors.ts; DESIGN section 7).
  */
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { consoleRoutes } from "../console/index.tsx";
+import { RefusalAggregator } from "../decisionlog/index.ts";
 import { mcpEndpoint } from "../mcp/endpoint.ts";
 import { LOOPBACK_HOSTS, LOOPBACK_ORIGINS, transportSecurity } from "../mcp/transport-security.ts";
 import { type Gateway, ToolDiscovery } from "../pipeline/index.ts";
+import { auditRefusals } from "./audit.ts";
 import type { AppOptions, HttpEnv } from "./env.ts";
 import { notFound, onError, payloadTooLarge } from "./errors.ts";
 import { requestId } from "./middleware/request-id/index.ts";
@@ -47,13 +50,19 @@ export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
     maxSize: options.bodyLimitBytes,
     onError: (c) => payloadTooLarge(c, options.bodyLimitBytes),
   });
-  app.use("/v1/*", limitBody, requestId());
+  // Refusals on the record; identical ones of unauthenticated callers aggregated per source.
+  const aggregator = new RefusalAggregator(gw.log, { windowMs: options.refusalWindowMs ?? 10_000 });
+  gw.log.beforeDrain(() => aggregator.flush());
+  const audited = auditRefusals({ log: gw.log, aggregator, policy: gw.policy });
+  app.use("/v1/*", requestId(), audited, limitBody);
   if (options.mcpEndpoint !== false) {
     app.use(
       "/mcp",
       transportSecurity(
         options.mcpSecurity ?? { allowedHosts: LOOPBACK_HOSTS, allowedOrigins: LOOPBACK_ORIGINS },
       ),
+      requestId(),
+      audited,
       limitBody,
     );
     app.all("/mcp", mcpEndpoint(gw, discovery));

@@ -33,6 +33,8 @@ export interface AppOptions {
   roles: Roles;
   /** Serve the MCP endpoint at /mcp (default true). */
   mcpEndpoint?: boolean;
+  /** How long identical unauthenticated refusals of one source are summarized in one entry (default 10 s). */
+  refusalWindowMs?: number;
   /** The hosts and origins /mcp answers to (default: loopback). */
   mcpSecurity?: TransportSecurity;
 }

@@ -14,7 +14,7 @@ import type { CallObserver, ToolOutput } from "../core/handlers.ts";
 import { isRecord } from "../core/json.ts";
 import { type Condition, conditionSchema, type GrantClaims, type Subject } from "../core/types.ts";
 import { dispatchHttp } from "../dispatch/index.ts";
-import { GrantError, verifyGrant } from "../executor/index.ts";
+import { GrantError, type GrantErrorCode, verifyGrant } from "../executor/index.ts";
 import { promptOutput, resourceOutput, upstreamOutput } from "../mcp/output.ts";
 import { type NormalizedCall, resourceMatch } from "../normalize/index.ts";
 import type { StoredResource } from "../store/types.ts";
@@ -51,26 +51,38 @@ export interface DispatchRequest {
   observer?: CallObserver;
 }
 
-function refusedGrant(message: string): WritError {
-  return new WritError("policy_denied", `the grant was refused: ${message}`, {
-    suggestedFix: "propose the call again to get a new grant",
-    effectCommitted: false,
-  });
+/**
+ * A grant dispatch refused; `code` says why for the decision log: a `GrantError` code of
+ * src/executor (bad_signature, expired, replayed, args_mismatch, …) or `wrong_subject`.
+ */
+export class GrantRefusedError extends WritError {
+  readonly code: GrantErrorCode | "wrong_subject";
+  /** The grant's claims, when its signature was good (a stolen or spent grant). */
+  readonly claims: GrantClaims | undefined;
+
+  constructor(code: GrantErrorCode | "wrong_subject", message: string, claims?: GrantClaims) {
+    super("policy_denied", `the grant was refused: ${message}`, {
+      suggestedFix: "propose the call again to get a new grant",
+      effectCommitted: false,
+    });
+    this.code = code;
+    this.claims = claims;
+  }
 }
 
-/**
- * How a backend is reached: an in-process handler, an HTTP service, or a tool, a resource or a
- * prompt on an MCP server.
- */
-function backendRunner(
-  gw: Gateway,
-  n: NormalizedCall,
-  req: DispatchRequest,
-): (
+type Runner = (
   args: Record<string, unknown>,
   stored: StoredResource | undefined,
   claims: GrantClaims,
-) => Promise<ToolOutput> {
+) => Promise<ToolOutput>;
+
+/**
+ * How a backend is reached: an in-process handler, an HTTP service (its credentials read now), or
+ * a tool, a resource or a prompt on an MCP server. Called before the grant is consumed, so that a
+ * backend that cannot be reached (no handler, no MCP server, an unreadable credential) leaves the
+ * grant usable once the operator fixes it.
+ */
+async function backendRunner(gw: Gateway, n: NormalizedCall, req: DispatchRequest): Promise<Runner> {
   const backend = n.contract.backend;
   switch (backend.kind) {
     case "inprocess": {
@@ -88,7 +100,9 @@ function backendRunner(
       }
       return (args, stored) => handler({ args, resource: stored });
     }
-    case "http":
+    case "http": {
+      const ref = backend.credentials_ref;
+      const headers = ref === undefined ? undefined : await gw.credentials.resolve(ref);
       return async (args, _stored, claims) => {
         const answer = await dispatchHttp({
           contract: n.contract,
@@ -96,7 +110,7 @@ function backendRunner(
           grant: req.token,
           requestId: req.requestId,
           ...(n.contract.idempotency === "keyed" ? { idempotencyKey: claims.jti } : {}),
-          credentials: gw.credentials,
+          ...(headers === undefined ? {} : { credentials: { resolve: async () => headers } }),
         });
         const content = isRecord(answer.output) ? answer.output : { value: answer.output };
         return {
@@ -105,21 +119,27 @@ function backendRunner(
           target: new URL(backend.url).origin,
         };
       };
-    case "mcp":
+    }
+    case "mcp": {
+      const mcp = upstreams(gw, n);
       return async (args) => {
-        const answer = await upstreams(gw, n).call(n.contract, args, req.token, req.requestId, req.observer);
+        const answer = await mcp.call(n.contract, args, req.token, req.requestId, req.observer);
         return upstreamOutput(n.contract, backend.server, answer);
       };
-    case "mcp_resource":
+    }
+    case "mcp_resource": {
+      const mcp = upstreams(gw, n);
       return async (args) => {
         const uri = args.uri;
         if (typeof uri !== "string" || resourceMatch(n.contract, uri) === undefined) {
           throw notDispatched(n, `arguments.uri is no URI matching ${backend.uri}`);
         }
-        const answer = await upstreams(gw, n).readResource(n.contract, uri, req.token, req.requestId);
+        const answer = await mcp.readResource(n.contract, uri, req.token, req.requestId);
         return resourceOutput(n.contract, backend.server, answer);
       };
-    case "mcp_prompt":
+    }
+    case "mcp_prompt": {
+      const mcp = upstreams(gw, n);
       return async (args) => {
         const strings: Record<string, string> = {};
         for (const [name, value] of Object.entries(args)) {
@@ -127,15 +147,10 @@ function backendRunner(
             throw notDispatched(n, `the prompt's argument ${name} is not a string`);
           strings[name] = value;
         }
-        const answer = await upstreams(gw, n).getPrompt(
-          n.contract,
-          backend.prompt,
-          strings,
-          req.token,
-          req.requestId,
-        );
+        const answer = await mcp.getPrompt(n.contract, backend.prompt, strings, req.token, req.requestId);
         return promptOutput(n.contract, backend.server, answer);
       };
+    }
   }
 }
 
@@ -177,7 +192,6 @@ export interface Dispatched {
 
 export async function dispatch(gw: Gateway, req: DispatchRequest): Promise<Dispatched> {
   const { n } = req;
-  const run = backendRunner(gw, n, req);
   const started = performance.now();
   const args = finalArguments(n.action.args, unverifiedConditions(req.token));
   const verify = () =>
@@ -200,24 +214,28 @@ export async function dispatch(gw: Gateway, req: DispatchRequest): Promise<Dispa
       throw error;
     });
   } catch (error) {
-    if (error instanceof GrantError) throw refusedGrant(error.message);
+    if (error instanceof GrantError) throw new GrantRefusedError(error.code, error.message);
     throw error;
   }
   if (req.subject && (claims.sub !== req.subject.id || claims.tnt !== req.subject.tenant)) {
-    throw refusedGrant(`it was issued to ${claims.sub}, not to the caller`);
+    throw new GrantRefusedError("wrong_subject", `it was issued to ${claims.sub}, not to the caller`, claims);
   }
 
   // Conditions, against the resource as it is now; then the single use.
   const stored = n.resource ? await gw.store.getResource(n.resource.type, n.resource.id) : undefined;
   enforceConditions(claims.cnd, args, stored?.revision);
+  // Everything the run needs, resolved before the single use: a grant is spent only on a send.
+  const run = await backendRunner(gw, n, req);
   const maxUses = Math.min(claims.max, ...claims.cnd.flatMap((c) => (c.type === "max_uses" ? [c.uses] : [])));
   const used = await gw.store.consumeGrant(claims.jti, maxUses, new Date((claims.exp + 5) * 1000));
   if (!used.ok) {
-    throw refusedGrant(
-      used.reason === "expired"
-        ? `grant ${claims.jti} expired`
-        : `grant ${claims.jti} was already used (${maxUses} use${maxUses === 1 ? "" : "s"} allowed)`,
-    );
+    throw used.reason === "expired"
+      ? new GrantRefusedError("expired", `grant ${claims.jti} expired`, claims)
+      : new GrantRefusedError(
+          "replayed",
+          `grant ${claims.jti} was already used (${maxUses} use${maxUses === 1 ? "" : "s"} allowed)`,
+          claims,
+        );
   }
 
   let output: ToolOutput;

@@ -16,6 +16,7 @@
  * The log entry is written before dispatch so that no grant exists without its entry.
  */
 import { randomUUID } from "node:crypto";
+import { decodeJwt } from "jose";
 import { WritError } from "../core/errors.ts";
 import type {
   ApprovalView,
@@ -25,8 +26,14 @@ import type {
   IssuedGrantView,
   ProposalRequest,
 } from "../core/gateway.ts";
-import type { ProposedCall, Subject } from "../core/types.ts";
-import { evaluationEntry, refusalEntry } from "../decisionlog/index.ts";
+import type { GrantClaims, ProposedCall, Subject } from "../core/types.ts";
+import {
+  type ExecutedGrant,
+  type ExecutionFacts,
+  evaluationEntry,
+  executionEntry,
+  refusalEntry,
+} from "../decisionlog/index.ts";
 import { parseProposal } from "../intake/index.ts";
 import { type NormalizedCall, normalize } from "../normalize/index.ts";
 import { type LayeredResult, ToolFailedError } from "../results/index.ts";
@@ -38,7 +45,7 @@ import { allows, decide, denial, policyInput, visible } from "./05-decide.ts";
 import { approvalRequired, openApproval, requestApproval } from "./06-approval.ts";
 import { issueGrant } from "./07-grant.ts";
 import { currentRevision, INTAKE_PATH, logDecision } from "./08-log.ts";
-import { type DispatchRequest, dispatch } from "./09-dispatch.ts";
+import { type DispatchRequest, dispatch, GrantRefusedError } from "./09-dispatch.ts";
 import { result } from "./10-result.ts";
 
 export { type DiscoveredTool, ToolDiscovery } from "../discovery/index.ts";
@@ -213,29 +220,107 @@ async function run(gw: Gateway, req: DispatchRequest): Promise<LayeredResult> {
   return result(gw, req.n, await dispatch(gw, req), req.requestId);
 }
 
-/** `POST /v1/execute`: an authenticated caller runs a call with the grant Writ issued for it. */
+/**
+ * `POST /v1/execute` (and an approved MCP call): an authenticated caller runs a call with the
+ * grant Writ issued for it. Every execution is a decision-log entry (`writ/execute`), durable
+ * before the answer: what ran (a summary, never the content) or why it was refused.
+ */
 export async function executeWithGrant(
   gw: Gateway,
   req: ExecuteRequest,
 ): Promise<{ tool: string; result: LayeredResult }> {
-  const subject = req.subject ?? (await gw.identity.verify(req.authorization)); // 3
-  const calls = parseProposal(req.format ?? "canonical", req.call).calls; // 1
-  const [call] = calls;
-  if (call === undefined || calls.length !== 1) {
-    throw new WritError("invalid_argument", "execute takes exactly one call", {
-      suggestedFix: "send one call per execute request",
-      effectCommitted: false,
-    });
-  }
-  const n = normalize(call, gw.contracts); // 2
-  return {
-    tool: call.tool,
-    result: await run(gw, {
+  const facts: Omit<ExecutionFacts, "outcome" | "grant"> = {
+    subject: req.subject ?? null,
+    tool: null,
+    action: null,
+    resource: null,
+    requestId: req.requestId,
+    policyRevision: currentRevision(gw),
+  };
+  let claims: GrantClaims | undefined;
+  try {
+    const subject = req.subject ?? (await gw.identity.verify(req.authorization)); // 3
+    facts.subject = subject;
+    const calls = parseProposal(req.format ?? "canonical", req.call).calls; // 1
+    const [call] = calls;
+    if (call === undefined || calls.length !== 1) {
+      throw new WritError("invalid_argument", "execute takes exactly one call", {
+        suggestedFix: "send one call per execute request",
+        effectCommitted: false,
+      });
+    }
+    facts.tool = call.tool;
+    const n = normalize(call, gw.contracts); // 2
+    facts.action = n.action.name;
+    facts.resource = n.resource ?? null;
+    const d = await dispatch(gw, {
       n,
       token: req.grant,
       requestId: req.requestId,
       subject,
-      ...(req.observer ? { observer: req.observer } : {}),
-    }),
+      ...observed(req),
+    }); // 9
+    claims = d.claims;
+    const layered = await result(gw, n, d, req.requestId); // 10
+    await logDecision(
+      gw,
+      executionEntry({
+        ...facts,
+        grant: presentedGrant(req.grant, claims),
+        outcome: { kind: "ran", summary: resultSummary(layered) },
+      }),
+    );
+    return { tool: call.tool, result: layered };
+  } catch (error) {
+    const e = WritError.from(error);
+    if (error instanceof GrantRefusedError) claims = error.claims;
+    await logDecision(
+      gw,
+      executionEntry({
+        ...facts,
+        grant: presentedGrant(req.grant, claims),
+        outcome:
+          error instanceof GrantRefusedError
+            ? { kind: "grant_refused", code: error.code, error: e }
+            : { kind: "failed", error: e },
+      }),
+    );
+    throw error;
+  }
+}
+
+function observed(req: ExecuteRequest): Pick<DispatchRequest, "observer"> {
+  return req.observer ? { observer: req.observer } : {};
+}
+
+/** Longest claim value copied from an unverified grant into the log. */
+const UNVERIFIED_CLAIM_LIMIT = 200;
+
+/** The grant's identity for the log: its verified claims, or what it claims (bounded). */
+function presentedGrant(token: string, claims: GrantClaims | undefined): ExecutedGrant {
+  if (claims) return { jti: claims.jti, decision_id: claims.dec, issued_to: claims.sub, verified: true };
+  let payload: Record<string, unknown> = {};
+  try {
+    payload = decodeJwt(token);
+  } catch {
+    // not a JWT at all: nothing to record but that
+  }
+  const claim = (name: string) => {
+    const v = payload[name];
+    return typeof v === "string" ? v.slice(0, UNVERIFIED_CLAIM_LIMIT) : null;
+  };
+  return { jti: claim("jti"), decision_id: claim("dec"), issued_to: claim("sub"), verified: false };
+}
+
+/** What the log keeps of a result: its shape and timing, never its content. */
+function resultSummary(r: LayeredResult): Record<string, unknown> {
+  return {
+    structured_keys: Object.keys(r.structured_content).length,
+    content_items: r.content?.length ?? 0,
+    artifacts: r.artifact_refs.length,
+    redacted: r.redacted?.length ?? 0,
+    target: r.provenance.target,
+    latency_ms: r.execution_meta.latency_ms,
+    attempt: r.execution_meta.attempt,
   };
 }

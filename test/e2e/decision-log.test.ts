@@ -66,16 +66,6 @@ function ids(entries: LogEntry[]): string[] {
 }
 
 describe("access", () => {
-  it("a token without the reviewer role is forbidden (403)", async () => {
-    const [first] = outcomes;
-    if (first === undefined) throw new Error("no decision");
-    for (const token of [await gw.token("alice"), await gw.token("ops", { roles: ["admin"] })]) {
-      expect(errorOf(await query({}, token), 403)).toMatchObject({ status: "failed", category: "forbidden" });
-      const one = await gw.request("GET", `/v1/decisions/${first.decision_id}`, { token });
-      expect(errorOf(one, 403).category).toBe("forbidden");
-    }
-  });
-
   it("a reviewer reads the log (200)", async () => {
     const answer = await query({});
     expect(answer.status).toBe(200);
@@ -143,13 +133,6 @@ describe("filters", () => {
     expect(ids(await logEntries(gw, { reason: "path_not_readable" }))).toHaveLength(2);
     expect(ids(await logEntries(gw, { reason: "not_owner" }))).toEqual(
       expected((_, i) => subjects[i] === "bob"),
-    );
-  });
-
-  it("an unknown filter or a bad decision value is invalid_argument", async () => {
-    expect(errorOf(await query({ decison: "allow" }), 400).category).toBe("invalid_argument");
-    expect(errorOf(await query({ decision: "maybe" }), 400).field_errors.map((f) => f.path)).toContain(
-      "/decision",
     );
   });
 });
@@ -222,5 +205,31 @@ describe("grants in the log", () => {
     }
     await expectLogVerifies(gw);
     await expect(gw.gateway.log.verify()).resolves.toMatchObject({ entries: chain.length });
+  });
+});
+
+// Last: refused requests are decision-log entries too (writ/http), after the known history above.
+describe("refused review requests", () => {
+  it("a token without the reviewer role is forbidden (403)", async () => {
+    const [first] = outcomes;
+    if (first === undefined) throw new Error("no decision");
+    for (const token of [await gw.token("alice"), await gw.token("ops", { roles: ["admin"] })]) {
+      expect(errorOf(await query({}, token), 403)).toMatchObject({ status: "failed", category: "forbidden" });
+      const one = await gw.request("GET", `/v1/decisions/${first.decision_id}`, { token });
+      expect(errorOf(one, 403).category).toBe("forbidden");
+    }
+  });
+
+  it("an unknown filter or a bad decision value is invalid_argument", async () => {
+    expect(errorOf(await query({ decison: "allow" }), 400).category).toBe("invalid_argument");
+    expect(errorOf(await query({ decision: "maybe" }), 400).field_errors.map((f) => f.path)).toContain(
+      "/decision",
+    );
+  });
+
+  it("each refusal above is on the log", async () => {
+    const refused = await logEntries(gw, { path: "writ/http" });
+    expect(refused.filter((e) => e.error === "forbidden")).toHaveLength(4);
+    expect(refused.filter((e) => e.error === "invalid_argument")).toHaveLength(5);
   });
 });

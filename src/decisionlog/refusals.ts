@@ -1,0 +1,130 @@
+/**
+ * Refusals on the record without filling the disk (issue 15).
+ *
+ * - `trackRefusals(fn)` runs one request and says whether a refusal (an entry deciding `deny` or
+ *   `error`) was appended while it ran, so that a surface that logs its own refusals (the
+ *   pipeline, tenancy, approvals) is not logged twice by the HTTP layer's catch-all.
+ * - `RefusalAggregator` turns a flood of identical refusals from one source into a bounded number
+ *   of entries: the first of a window is appended at once; the rest of the window are counted,
+ *   and summarized in one entry (with their count and first and last request ids) when the
+ *   window closes, or when the log drains at shutdown. Nothing is lost: the counts of a key's
+ *   entries add up to the refusals seen.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { DecisionParts } from "./log.ts";
+
+interface TrackedRequest {
+  refusalLogged: boolean;
+}
+
+const tracked = new AsyncLocalStorage<TrackedRequest>();
+
+/** Called by the log for every append: notes a refusal in the request that appended it. */
+export function noteAppend(parts: Pick<DecisionParts, "decision">): void {
+  const request = tracked.getStore();
+  if (request && (parts.decision === "deny" || parts.decision === "error")) request.refusalLogged = true;
+}
+
+/** Runs `fn` (one request); answers whether a refusal was appended while it ran. */
+export async function trackRefusals(fn: () => Promise<void>): Promise<{ refusalLogged: boolean }> {
+  const request: TrackedRequest = { refusalLogged: false };
+  await tracked.run(request, fn);
+  return request;
+}
+
+export interface RefusalLog {
+  append(parts: DecisionParts): Promise<unknown>;
+}
+
+export interface RefusalAggregatorOptions {
+  /** How long identical refusals are counted into one summary entry. */
+  windowMs: number;
+}
+
+interface Window {
+  first: DecisionParts;
+  started: Date;
+  /** Refusals since the first (which was logged at once). */
+  count: number;
+  firstCounted: string | undefined;
+  lastRequestId: string;
+  timer: NodeJS.Timeout;
+}
+
+export class RefusalAggregator {
+  readonly #log: RefusalLog;
+  readonly #windowMs: number;
+  readonly #windows = new Map<string, Window>();
+
+  constructor(log: RefusalLog, options: RefusalAggregatorOptions) {
+    this.#log = log;
+    this.#windowMs = options.windowMs;
+  }
+
+  /** Open windows (for tests and metrics). */
+  get open(): number {
+    return this.#windows.size;
+  }
+
+  /**
+   * Records one refusal under `key` (its source and reason): the first of a window is appended
+   * (and awaited), the others only counted.
+   */
+  async record(key: string, parts: DecisionParts): Promise<void> {
+    const open = this.#windows.get(key);
+    if (open) {
+      open.count += 1;
+      open.firstCounted ??= parts.request_id;
+      open.lastRequestId = parts.request_id;
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.#close(key).catch((error: unknown) =>
+        console.error("decision log: a refusal summary failed:", error),
+      );
+    }, this.#windowMs);
+    timer.unref();
+    this.#windows.set(key, {
+      first: parts,
+      started: new Date(),
+      count: 0,
+      firstCounted: undefined,
+      lastRequestId: parts.request_id,
+      timer,
+    });
+    await this.#log.append(withCount(parts, { count: 1, window_ms: this.#windowMs }));
+  }
+
+  /** Closes every window: their summaries are appended (at shutdown, before the log drains). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.#windows.keys()].map((key) => this.#close(key)));
+  }
+
+  async #close(key: string): Promise<void> {
+    const w = this.#windows.get(key);
+    if (!w) return;
+    this.#windows.delete(key);
+    clearTimeout(w.timer);
+    if (w.count === 0) return;
+    await this.#log.append(
+      withCount(
+        { ...w.first, request_id: w.lastRequestId },
+        {
+          count: w.count,
+          window_ms: this.#windowMs,
+          summarized: {
+            from: w.started.toISOString(),
+            to: new Date().toISOString(),
+            first_request_id: w.firstCounted ?? w.lastRequestId,
+            last_request_id: w.lastRequestId,
+          },
+        },
+      ),
+    );
+  }
+}
+
+/** The entry with its aggregate under `input.aggregate` (the input is kept whole otherwise). */
+function withCount(parts: DecisionParts, aggregate: Record<string, unknown>): DecisionParts {
+  return { ...parts, input: { refused: parts.input, aggregate } };
+}
