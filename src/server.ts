@@ -183,6 +183,7 @@ export async function startGateway(
   const app = createApp(parts.gateway, {
     bodyLimitBytes: config.server.body_limit_bytes,
     roles: config.roles,
+    console: config.console,
     mcpEndpoint: config.mcp.endpoint,
     mcpSecurity: { allowedHosts: config.mcp.allowed_hosts, allowedOrigins: config.mcp.allowed_origins },
   });
