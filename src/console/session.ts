@@ -111,54 +111,59 @@ function requestIdOf(c: Context): string {
   return c.req.header("x-request-id") ?? randomUUID();
 }
 
-/** Sign-in and sign-out on the chain: who, which session (a prefix of its hash), until when. */
-async function logSessionEvent(
+type Actor = { id: string; tenant: string; roles: string[] } | null;
+
+/** A console entry on the chain: who (when known), what, and the outcome's one reason. */
+function logConsoleEvent(
   gw: Gateway,
   c: Context,
   event: "sign_in" | "sign_out",
-  outcome: { session: ConsoleSession } | { refused: WritError; subject: Subject | undefined },
-): Promise<void> {
-  const who =
-    "session" in outcome
-      ? { id: outcome.session.subject, tenant: outcome.session.tenant, roles: outcome.session.roles }
-      : outcome.subject && {
-          id: outcome.subject.id,
-          tenant: outcome.subject.tenant,
-          roles: outcome.subject.roles,
-        };
-  const message =
-    "session" in outcome
-      ? `${who?.id} ${event === "sign_in" ? "signed in to" : "signed out of"} the console`
-      : `console sign-in refused: ${outcome.refused.message}`;
-  await gw.log.append({
+  actor: Actor,
+  details: Record<string, unknown>,
+  outcome: { code: string; message: string; error: WritError | null },
+): Promise<unknown> {
+  return gw.log.append({
     path: CONSOLE_LOG_PATH,
-    input: {
-      surface: "console",
-      event,
-      actor: who ?? null,
-      ...("session" in outcome
-        ? {
-            session: outcome.session.id_hash.slice(0, 16),
-            expires_at: outcome.session.expires_at.toISOString(),
-          }
-        : {}),
-    },
+    input: { surface: "console", event, actor, ...details },
     policy_revision: currentRevision(gw),
-    subject: who?.id ?? null,
-    tenant: who?.tenant ?? null,
+    subject: actor?.id ?? null,
+    tenant: actor?.tenant ?? null,
     action: `console.${event}`,
     resource: null,
-    decision: "session" in outcome ? "allow" : "deny",
-    reasons: [
-      {
-        code: "session" in outcome ? `console_${event}` : "console_sign_in_refused",
-        message,
-        visible_to_model: false,
-      },
-    ],
-    error: "session" in outcome ? null : outcome.refused.category,
+    decision: outcome.error === null ? "allow" : "deny",
+    reasons: [{ code: outcome.code, message: outcome.message, visible_to_model: false }],
+    error: outcome.error?.category ?? null,
     request_id: requestIdOf(c),
   });
+}
+
+/** A sign-in or sign-out: who, which session (a prefix of its hash, not the id), until when. */
+function logSession(gw: Gateway, c: Context, event: "sign_in" | "sign_out", session: ConsoleSession) {
+  const actor = { id: session.subject, tenant: session.tenant, roles: session.roles };
+  const details = { session: session.id_hash.slice(0, 16), expires_at: session.expires_at.toISOString() };
+  const did = event === "sign_in" ? "signed in to" : "signed out of";
+  return logConsoleEvent(gw, c, event, actor, details, {
+    code: `console_${event}`,
+    message: `${session.subject} ${did} the console`,
+    error: null,
+  });
+}
+
+/** A refused sign-in: who (when the token verified) and why. */
+function logRefusedSignIn(gw: Gateway, c: Context, refused: WritError, subject: Subject | undefined) {
+  const actor = subject ? { id: subject.id, tenant: subject.tenant, roles: subject.roles } : null;
+  return logConsoleEvent(
+    gw,
+    c,
+    "sign_in",
+    actor,
+    {},
+    {
+      code: "console_sign_in_refused",
+      message: `console sign-in refused: ${refused.message}`,
+      error: refused,
+    },
+  );
 }
 
 /**
@@ -180,12 +185,12 @@ export async function startSession(
       message: "the token could not be verified",
       suggestedFix: "sign in again with a current token",
     });
-    await logSessionEvent(gw, c, "sign_in", { refused, subject: undefined });
+    await logRefusedSignIn(gw, c, refused, undefined);
     throw refused;
   }
   const refused = roleRefusal(subject, roles);
   if (refused !== undefined) {
-    await logSessionEvent(gw, c, "sign_in", { refused, subject });
+    await logRefusedSignIn(gw, c, refused, subject);
     throw refused;
   }
   const now = gw.now?.() ?? new Date();
@@ -208,7 +213,7 @@ export async function startSession(
     revoked_at: null,
   };
   await gw.store.createConsoleSession(session);
-  await logSessionEvent(gw, c, "sign_in", { session });
+  await logSession(gw, c, "sign_in", session);
   setCookie(c, SESSION_COOKIE, id, {
     path: CONSOLE_PATH,
     httpOnly: true,
@@ -234,7 +239,7 @@ function viewerOf(session: ConsoleSession, id: string, roles: ConsoleRoles): Vie
 /** Revokes the viewer's session in the store (every instance), logged, and clears the cookie. */
 export async function endSession(gw: Gateway, c: Context, viewer: Viewer): Promise<void> {
   const revoked = await gw.store.revokeConsoleSession(viewer.session, gw.now?.());
-  if (revoked !== undefined) await logSessionEvent(gw, c, "sign_out", { session: revoked });
+  if (revoked !== undefined) await logSession(gw, c, "sign_out", revoked);
   clearCookie(c);
 }
 
