@@ -265,6 +265,7 @@ async function sessionOf(
   if (!id.success) return endedBecause.unknown;
   const idle = settings.idle_timeout_s === undefined ? null : settings.idle_timeout_s * 1000;
   const use = await gw.store.useConsoleSession(hashOf(id.data), idle, gw.now?.());
+  if (use.state === "idle") return `${endedBecause.idle} (the limit is ${settings.idle_timeout_s} s)`;
   if (use.state !== "active") return endedBecause[use.state];
   return viewerOf(use.session, id.data, roles);
 }

@@ -186,6 +186,6 @@ describe("configured session lifetimes", () => {
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     const idle = await page(short, "/console/decisions", cookie);
     expect(idle.status).toBe(401);
-    expect(idle.text).toContain("your console session ended after a time without use");
+    expect(idle.text).toContain("your console session ended after a time without use (the limit is 1 s)");
   });
 });
