@@ -184,6 +184,7 @@ export async function startGateway(
     bodyLimitBytes: config.server.body_limit_bytes,
     refusalWindowMs: config.decision_log.refusal_window_ms,
     roles: config.roles,
+    console: config.console,
     mcpEndpoint: config.mcp.endpoint,
     mcpSecurity: { allowedHosts: config.mcp.allowed_hosts, allowedOrigins: config.mcp.allowed_origins },
   });

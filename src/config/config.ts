@@ -112,6 +112,23 @@ export const gatewayConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /** The web console's sessions (src/console/session.ts). */
+    console: z
+      .object({
+        /**
+         * The longest a console session lasts, in seconds (8 h by default); it also ends when the
+         * token it was started with expires, whichever comes first.
+         */
+        session_max_age_s: z
+          .number()
+          .int()
+          .positive()
+          .default(8 * 60 * 60),
+        /** Ends a session unused for this many seconds (off by default). */
+        idle_timeout_s: z.number().int().positive().optional(),
+      })
+      .strict()
+      .prefault({}),
     decision_log: z
       .object({
         redaction: redactionRulesSchema.optional(),

@@ -6,7 +6,6 @@
 import { randomUUID } from "node:crypto";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { getCookie } from "hono/cookie";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { approve, listApprovals, reject } from "../approvals/index.ts";
@@ -25,19 +24,20 @@ import {
   CONSOLE_PATH,
   type ConsoleEnv,
   type ConsoleRoles,
+  type ConsoleSessionSettings,
   checkCsrfToken,
+  currentViewer,
+  DEFAULT_SESSION_SETTINGS,
   endSession,
   requireAbility,
   requireSession,
-  SESSION_COOKIE,
   sameOriginOnly,
   startSession,
   type Viewer,
-  viewerOf,
 } from "./session.ts";
 import { SignInPage } from "./signin.tsx";
 
-export type { ConsoleRoles } from "./session.ts";
+export type { ConsoleRoles, ConsoleSessionSettings } from "./session.ts";
 
 /** How many of the most recent matching decisions the charts draw. */
 const CHART_SAMPLE = 1000;
@@ -117,7 +117,11 @@ async function formOf(c: Context): Promise<Record<string, unknown>> {
   return { ...(await c.req.parseBody()) };
 }
 
-export function consoleRoutes(gw: Gateway, roles: ConsoleRoles): Hono<ConsoleEnv> {
+export function consoleRoutes(
+  gw: Gateway,
+  roles: ConsoleRoles,
+  sessions: ConsoleSessionSettings = DEFAULT_SESSION_SETTINGS,
+): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
   // The chain's status on every page, without a full walk of the log on every page.
   const chain = new ChainMonitor(gw.log);
@@ -139,7 +143,7 @@ export function consoleRoutes(gw: Gateway, roles: ConsoleRoles): Hono<ConsoleEnv
   });
 
   const originCheck = sameOriginOnly();
-  const session = requireSession(gw, roles);
+  const session = requireSession(gw, roles, sessions);
   const formLimit = bodyLimit({
     maxSize: FORM_LIMIT_BYTES,
     onError: () => {
@@ -157,8 +161,7 @@ export function consoleRoutes(gw: Gateway, roles: ConsoleRoles): Hono<ConsoleEnv
   app.use("*", async (c, next) => (PUBLIC_PATHS.has(c.req.path) ? next() : session(c, next)));
 
   app.get("/", async (c) => {
-    const token = z.string().min(1).safeParse(getCookie(c, SESSION_COOKIE));
-    const viewer = token.success ? await viewerOf(gw, roles, token.data).catch(() => undefined) : undefined;
+    const viewer = await currentViewer(gw, c, roles, sessions);
     if (viewer === undefined) return c.redirect(`${CONSOLE_PATH}/sign-in`, 303);
     return c.redirect(`${CONSOLE_PATH}/${viewer.canReview ? "decisions" : "approvals"}`, 303);
   });
@@ -168,14 +171,14 @@ export function consoleRoutes(gw: Gateway, roles: ConsoleRoles): Hono<ConsoleEnv
   app.post("/sign-in", async (c) => {
     const form = signInFormSchema.safeParse(await formOf(c));
     if (!form.success) return sendPage(c, <SignInPage problem="paste your bearer token to sign in" />, 400);
-    const viewer = await viewerOf(gw, roles, form.data.token);
-    startSession(c, form.data.token);
+    const viewer = await startSession(gw, c, roles, sessions, form.data.token);
     return c.redirect(`${CONSOLE_PATH}/${viewer.canReview ? "decisions" : "approvals"}`, 303);
   });
 
   app.post("/sign-out", async (c) => {
-    checkCsrfToken(c.get("viewer"), (await formOf(c)).csrf);
-    endSession(c);
+    const viewer = c.get("viewer");
+    checkCsrfToken(viewer, (await formOf(c)).csrf);
+    await endSession(gw, c, viewer);
     return c.redirect(`${CONSOLE_PATH}/sign-in`, 303);
   });
 

@@ -17,8 +17,9 @@ export const SignInPage: FC<{ problem?: string | undefined; fix?: string | undef
       )}
       <p>
         Paste the bearer token (a JWT) your identity provider issued you. It must carry a reviewer role (to
-        read the decision log) or an approver role (to decide approval requests). The console keeps it in a
-        cookie only this console can read, until the token expires or you sign out.
+        read the decision log) or an approver role (to decide approval requests). Writ checks it once and
+        starts a session: the token itself is not kept. The session ends when you sign out, when the token
+        expires, or after at most a few hours, whichever comes first.
       </p>
       <form method="post" action="/console/sign-in">
         <textarea name="token" rows={5} cols={80} required autocomplete="off" spellcheck={false} />

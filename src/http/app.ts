@@ -76,6 +76,6 @@ export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
   app.route("/v1/resources", resourceRoutes(gw, options.roles.admin, options.roles.platform));
   app.route("/.well-known", wellKnownRoutes(gw));
   app.route("/", healthRoutes(gw));
-  app.route("/console", consoleRoutes(gw, options.roles));
+  app.route("/console", consoleRoutes(gw, options.roles, options.console));
   return app;
 }

@@ -2,6 +2,7 @@
  * The HTTP layer's hono environment: per-request state that middleware sets once and handlers
  * read (`c.var.requestId`, `c.var.subject`), and the options the app is built with.
  */
+import type { ConsoleSessionSettings } from "../console/session.ts";
 import type { Subject } from "../core/types.ts";
 import type { TransportSecurity } from "../mcp/transport-security.ts";
 
@@ -31,6 +32,8 @@ export interface Roles {
 export interface AppOptions {
   bodyLimitBytes: number;
   roles: Roles;
+  /** Console session lifetimes (config `console`; default: 8 h, no idle timeout). */
+  console?: ConsoleSessionSettings;
   /** Serve the MCP endpoint at /mcp (default true). */
   mcpEndpoint?: boolean;
   /** How long identical unauthenticated refusals of one source are summarized in one entry (default 10 s). */

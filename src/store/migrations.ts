@@ -161,4 +161,27 @@ UPDATE approvals SET grant_jti = json_extract(record, '$.grant_jti');
 CREATE INDEX approvals_call_key ON approvals (call_key, seq);
 `,
   },
+  {
+    version: 8,
+    name: "console sessions",
+    sql: `
+-- One row per console sign-in (src/console/session.ts). The cookie holds an opaque random id; only
+-- its SHA-256 (id_hash) is stored, so the table alone signs no one in. Times are milliseconds since
+-- the Unix epoch; expires_at = min(token expiry, the configured maximum); revoked_at is set by
+-- sign-out. roles and scopes are JSON arrays. Rows are pruned once expired.
+CREATE TABLE console_sessions (
+  id_hash TEXT PRIMARY KEY,
+  subject TEXT NOT NULL,
+  tenant TEXT NOT NULL,
+  issuer TEXT NOT NULL,
+  roles TEXT NOT NULL,
+  scopes TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  last_seen_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  revoked_at INTEGER
+) STRICT, WITHOUT ROWID;
+CREATE INDEX console_sessions_expires_at ON console_sessions (expires_at);
+`,
+  },
 ];

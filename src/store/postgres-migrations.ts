@@ -170,4 +170,25 @@ UPDATE approvals SET grant_jti = record->>'grant_jti';
 CREATE INDEX approvals_call_key ON approvals (call_key, seq);
 `,
   },
+  {
+    version: 9,
+    name: "console sessions",
+    sql: `
+-- As SQLite's version 8: one row per console sign-in, keyed by the SHA-256 of the cookie's opaque
+-- id (the id itself is never stored); times in milliseconds since the Unix epoch.
+CREATE TABLE console_sessions (
+  id_hash TEXT PRIMARY KEY,
+  subject TEXT NOT NULL,
+  tenant TEXT NOT NULL,
+  issuer TEXT NOT NULL,
+  roles TEXT NOT NULL,
+  scopes TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  last_seen_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  revoked_at BIGINT
+);
+CREATE INDEX console_sessions_expires_at ON console_sessions (expires_at);
+`,
+  },
 ];

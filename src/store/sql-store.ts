@@ -11,6 +11,15 @@ import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import type { KeySetStorage } from "../grants/key-storage.ts";
 import { type ComputeHash, HEAD_SQL } from "./chain.ts";
 import { SqlKeySetStorage } from "./checkpoint-key-set.ts";
+import {
+  inactiveSession,
+  insertSessionQuery,
+  pruneSessionsQuery,
+  revokeSessionQuery,
+  sessionOf,
+  sessionStateQuery,
+  useSessionQuery,
+} from "./console-sessions.ts";
 import type { Dialect } from "./dialect.ts";
 import {
   decodeCursor,
@@ -52,10 +61,13 @@ import type {
   ApprovalPage,
   ApprovalRecord,
   ApprovalUpdate,
+  ConsoleSession,
+  ConsoleSessionUse,
   DecisionFilter,
   DecisionLogEntry,
   DecisionPage,
   NewApproval,
+  NewConsoleSession,
   NewDecisionEntry,
   ResourceWrite,
   ScopedResourceWrite,
@@ -199,6 +211,34 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
       "prune expired grant uses",
       sql`DELETE FROM grant_uses WHERE expires_at <= ${now.getTime()}`,
     );
+  }
+
+  // ------------------------------------------------------------------------------ console sessions
+
+  async createConsoleSession(session: NewConsoleSession): Promise<void> {
+    await this.pruneConsoleSessions();
+    await this.execute("store a console session", insertSessionQuery(session));
+  }
+
+  async useConsoleSession(
+    idHash: string,
+    idleTimeoutMs: number | null,
+    now: Date = this.clock(),
+  ): Promise<ConsoleSessionUse> {
+    const t = now.getTime();
+    const [row] = await this.rows("read a console session", useSessionQuery(idHash, idleTimeoutMs, t));
+    if (row !== undefined) return { state: "active", session: sessionOf(row) };
+    const [stored] = await this.rows("read a console session", sessionStateQuery(idHash));
+    return inactiveSession(stored, t);
+  }
+
+  async revokeConsoleSession(idHash: string, now: Date = this.clock()): Promise<ConsoleSession | undefined> {
+    const [row] = await this.rows("revoke a console session", revokeSessionQuery(idHash, now.getTime()));
+    return row === undefined ? undefined : sessionOf(row);
+  }
+
+  async pruneConsoleSessions(now: Date = this.clock()): Promise<number> {
+    return this.execute("prune expired console sessions", pruneSessionsQuery(now.getTime()));
   }
 
   // ------------------------------------------------------------------------------ call cancellations

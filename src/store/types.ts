@@ -232,6 +232,33 @@ export interface StoredCheckpoint {
   jws: string;
 }
 
+/**
+ * A console session (src/console/session.ts). The cookie holds an opaque random id; the store
+ * keeps only its SHA-256, and who signed in (from the verified token; its claims are not kept).
+ */
+export interface ConsoleSession {
+  /** SHA-256 (hex) of the session id. */
+  id_hash: string;
+  subject: string;
+  tenant: string;
+  issuer: string;
+  roles: string[];
+  scopes: string[];
+  created_at: Date;
+  last_seen_at: Date;
+  /** min(the token's expiry, the configured maximum lifetime). */
+  expires_at: Date;
+  /** Set by sign-out. */
+  revoked_at: Date | null;
+}
+
+export type NewConsoleSession = Omit<ConsoleSession, "last_seen_at" | "revoked_at">;
+
+/** A console request's session: active (and now seen), or why it is not. */
+export type ConsoleSessionUse =
+  | { state: "active"; session: ConsoleSession }
+  | { state: "revoked" | "expired" | "idle" | "unknown" };
+
 export interface Store {
   /** Creates the schema (idempotent, versioned migrations). */
   migrate(): Promise<void>;
@@ -380,6 +407,19 @@ export interface Store {
   completeIdempotency(subject: string, key: string, outcome: unknown): Promise<void>;
   /** Drops a pending claim (the request failed without an outcome worth replaying). */
   releaseIdempotency(subject: string, key: string): Promise<void>;
+
+  /** Stores a new console session (and prunes the expired ones). */
+  createConsoleSession(session: NewConsoleSession): Promise<void>;
+  /**
+   * Loads the session whose id hashes to `idHash` for a console request: when it is not revoked,
+   * not past `expires_at` and (with `idleTimeoutMs`) seen within that time, it is marked seen
+   * `now`, atomically; otherwise the reason it is not active.
+   */
+  useConsoleSession(idHash: string, idleTimeoutMs: number | null, now?: Date): Promise<ConsoleSessionUse>;
+  /** Revokes an active session (sign-out): the revoked session; undefined when it was not active. */
+  revokeConsoleSession(idHash: string, now?: Date): Promise<ConsoleSession | undefined>;
+  /** Deletes sessions past `expires_at` (revoked or not); returns how many. */
+  pruneConsoleSessions(now?: Date): Promise<number>;
 
   /**
    * Present when the store also holds the grant signing key set, shared by every instance on it

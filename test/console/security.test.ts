@@ -26,10 +26,11 @@ async function page(route: string, cookie?: string) {
 }
 
 describe("sessions", () => {
-  it("keeps the verified token in an HttpOnly, SameSite=Strict cookie for /console that expires with it", async () => {
+  it("sets an HttpOnly, SameSite=Strict cookie for /console holding an opaque session id, not the token", async () => {
     const token = await gw.token("rita", { roles: ["reviewer"] });
     const { setCookie } = await sessionCookie(gw, token);
-    expect(setCookie).toMatch(/^writ_console=/);
+    expect(setCookie).toMatch(/^writ_console=[A-Za-z0-9_-]{43};/);
+    expect(setCookie).not.toContain(token);
     expect(setCookie).toContain("HttpOnly");
     expect(setCookie).toContain("SameSite=Strict");
     expect(setCookie).toContain("Path=/console");
@@ -45,8 +46,10 @@ describe("sessions", () => {
     expect(answer.headers.get("content-security-policy")).toContain("default-src 'none'");
   });
 
-  it("a forged or expired cookie is 401", async () => {
+  it("a forged cookie, or one holding a token (as before server-side sessions), is 401", async () => {
     expect((await page("/console/decisions", "writ_console=not.a.jwt")).status).toBe(401);
+    // An id of the right shape that no sign-in handed out.
+    expect((await page("/console/decisions", `writ_console=${"A".repeat(43)}`)).status).toBe(401);
     const expired = await gw.token("rita", {
       roles: ["reviewer"],
       claims: { exp: Math.floor(Date.now() / 1000) - 3600 },

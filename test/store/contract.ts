@@ -17,6 +17,7 @@ import { approvalCollectionContract } from "./contract-approval-collection.ts";
 import { approvalContract, idempotencyContract } from "./contract-approvals.ts";
 import { checkpointContract } from "./contract-checkpoints.ts";
 import { concurrencyContract } from "./contract-concurrency.ts";
+import { consoleSessionContract } from "./contract-console-sessions.ts";
 import { tenancyContract } from "./contract-tenancy.ts";
 import { newEntry } from "./fixtures.ts";
 
@@ -423,4 +424,5 @@ export function storeContract(h: StoreHarness): void {
   concurrencyContract(h);
   checkpointContract(h);
   tenancyContract(h);
+  consoleSessionContract(h);
 }

@@ -1,0 +1,110 @@
+/**
+ * The statements and row shape of console sessions (`console_sessions`, SQLite migration 8,
+ * PostgreSQL migration 9), shared by both stores through sql-store.ts.
+ */
+import { z } from "zod";
+import { WritError } from "../core/errors.ts";
+import { jsonText, parseStored } from "./rows.ts";
+import { raw, type Sql, sql } from "./sql.ts";
+import type { ConsoleSession, ConsoleSessionUse, NewConsoleSession } from "./types.ts";
+
+export const SESSION_COLUMNS = raw(
+  "id_hash, subject, tenant, issuer, roles, scopes, created_at, last_seen_at, expires_at, revoked_at",
+);
+
+const idHashSchema = z.string().regex(/^[0-9a-f]{64}$/);
+
+const newSessionSchema = z.object({
+  id_hash: idHashSchema,
+  subject: z.string().min(1),
+  tenant: z.string().min(1),
+  issuer: z.string(),
+  roles: z.array(z.string()),
+  scopes: z.array(z.string()),
+  created_at: z.date(),
+  expires_at: z.date(),
+});
+
+const stringsText = z
+  .string()
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text);
+    } catch {
+      ctx.addIssue({ code: "custom", message: "not JSON" });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.array(z.string()));
+
+const sessionRowSchema = z.object({
+  id_hash: z.string(),
+  subject: z.string(),
+  tenant: z.string(),
+  issuer: z.string(),
+  roles: stringsText,
+  scopes: stringsText,
+  created_at: z.number().int(),
+  last_seen_at: z.number().int(),
+  expires_at: z.number().int(),
+  revoked_at: z.number().int().nullable(),
+});
+
+const stateRowSchema = z.object({ expires_at: z.number().int(), revoked_at: z.number().int().nullable() });
+
+export function sessionOf(row: unknown): ConsoleSession {
+  const r = parseStored(sessionRowSchema, row, "a console session");
+  return {
+    ...r,
+    created_at: new Date(r.created_at),
+    last_seen_at: new Date(r.last_seen_at),
+    expires_at: new Date(r.expires_at),
+    revoked_at: r.revoked_at === null ? null : new Date(r.revoked_at),
+  };
+}
+
+/** The INSERT of a new session, after checking it. */
+export function insertSessionQuery(session: NewConsoleSession): Sql {
+  const parsed = newSessionSchema.safeParse(session);
+  if (!parsed.success || session.expires_at.getTime() <= session.created_at.getTime()) {
+    throw new WritError("invalid_argument", "the console session is invalid", {
+      suggestedFix:
+        "start sessions with startSession (src/console/session.ts): a SHA-256 id hash, a subject and tenant, and an expiry after its start",
+    });
+  }
+  const s = parsed.data;
+  const created = s.created_at.getTime();
+  return sql`INSERT INTO console_sessions (${SESSION_COLUMNS})
+    VALUES (${s.id_hash}, ${s.subject}, ${s.tenant}, ${s.issuer}, ${jsonText(s.roles, "/roles")}, ${jsonText(s.scopes, "/scopes")},
+      ${created}, ${created}, ${s.expires_at.getTime()}, NULL)`;
+}
+
+/** Marks an active session seen at `now`; returns its row, or none when it is not active. */
+export function useSessionQuery(idHash: string, idleTimeoutMs: number | null, now: number): Sql {
+  const idle = idleTimeoutMs === null ? raw("") : sql` AND last_seen_at > ${now - idleTimeoutMs}`;
+  return sql`UPDATE console_sessions SET last_seen_at = ${now}
+    WHERE id_hash = ${idHash} AND revoked_at IS NULL AND expires_at > ${now}${idle}
+    RETURNING ${SESSION_COLUMNS}`;
+}
+
+export function sessionStateQuery(idHash: string): Sql {
+  return sql`SELECT expires_at, revoked_at FROM console_sessions WHERE id_hash = ${idHash}`;
+}
+
+/** Why a session that `useSessionQuery` did not find active is not (its row, or none). */
+export function inactiveSession(row: unknown, now: number): Exclude<ConsoleSessionUse, { state: "active" }> {
+  if (row === undefined) return { state: "unknown" };
+  const r = parseStored(stateRowSchema, row, "a console session");
+  if (r.revoked_at !== null) return { state: "revoked" };
+  return { state: r.expires_at <= now ? "expired" : "idle" };
+}
+
+export function revokeSessionQuery(idHash: string, now: number): Sql {
+  return sql`UPDATE console_sessions SET revoked_at = ${now}
+    WHERE id_hash = ${idHash} AND revoked_at IS NULL AND expires_at > ${now}
+    RETURNING ${SESSION_COLUMNS}`;
+}
+
+export function pruneSessionsQuery(now: number): Sql {
+  return sql`DELETE FROM console_sessions WHERE expires_at <= ${now}`;
+}
