@@ -7,7 +7,7 @@ import type { GatewayConfig } from "./config/index.ts";
 import { ContractRegistry } from "./contracts/index.ts";
 import type { Gateway } from "./core/gateway.ts";
 import type { InProcessHandler } from "./core/handlers.ts";
-import { DecisionLog, startCheckpointer } from "./decisionlog/index.ts";
+import { DecisionLog, RefusalAggregator, startCheckpointer } from "./decisionlog/index.ts";
 import { demoWorkspace, VirtualRepository } from "./demo/repository.ts";
 import { CredentialResolver } from "./dispatch/index.ts";
 import { GrantSigner } from "./grants/index.ts";
@@ -139,6 +139,10 @@ export async function createGateway(
       await upstreams.start();
     }
 
+    // Refusals of unauthenticated callers: a flood becomes a few entries with counts (flushed
+    // into the log before it drains).
+    const refusals = new RefusalAggregator(log, { windowMs: config.decision_log.refusal_window_ms });
+    log.beforeDrain(() => refusals.flush());
     const gateway: Gateway = {
       contracts,
       identity,
@@ -147,6 +151,7 @@ export async function createGateway(
       grants,
       log,
       ...(checkpoints === undefined ? {} : { checkpoints }),
+      refusals,
       handlers,
       metrics,
       executorId: config.server.executor_id,

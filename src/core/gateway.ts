@@ -3,7 +3,7 @@
  * approvals, discovery and the HTTP and MCP layers import it, and it imports none of them.
  */
 import type { ContractRegistry } from "../contracts/index.ts";
-import type { Checkpointer, DecisionLog } from "../decisionlog/index.ts";
+import type { Checkpointer, DecisionLog, RefusalAggregator } from "../decisionlog/index.ts";
 import type { CredentialResolver } from "../dispatch/index.ts";
 import type { GrantSigner } from "../grants/index.ts";
 import type { IdentityVerifier } from "../identity/index.ts";
@@ -25,6 +25,8 @@ export interface Gateway {
   log: DecisionLog;
   /** Signs checkpoints of the log's head; publishes their keys (absent when checkpoints are off). */
   checkpoints?: Checkpointer;
+  /** Refusals of unauthenticated callers, aggregated so that a flood is a few entries with counts. */
+  refusals?: RefusalAggregator;
   handlers: ReadonlyMap<string, InProcessHandler>;
   metrics: GatewayMetrics;
   /** The audience of grants for in-process tools. */

@@ -71,6 +71,8 @@ export class RefusalAggregator {
    * (and awaited), the others only counted.
    */
   async record(key: string, parts: DecisionParts): Promise<void> {
+    // On the record (now or in the window's summary): the request logged its refusal.
+    noteAppend(parts);
     const open = this.#windows.get(key);
     if (open) {
       open.count += 1;

@@ -51,8 +51,12 @@ export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
     onError: (c) => payloadTooLarge(c, options.bodyLimitBytes),
   });
   // Refusals on the record; identical ones of unauthenticated callers aggregated per source.
-  const aggregator = new RefusalAggregator(gw.log, { windowMs: options.refusalWindowMs ?? 10_000 });
-  gw.log.beforeDrain(() => aggregator.flush());
+  let aggregator = gw.refusals;
+  if (aggregator === undefined) {
+    aggregator = new RefusalAggregator(gw.log, { windowMs: options.refusalWindowMs ?? 10_000 });
+    const own = aggregator;
+    gw.log.beforeDrain(() => own.flush());
+  }
   const audited = auditRefusals({ log: gw.log, aggregator, policy: gw.policy });
   app.use("/v1/*", requestId(), audited, limitBody);
   if (options.mcpEndpoint !== false) {

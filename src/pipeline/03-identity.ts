@@ -38,19 +38,27 @@ async function logUnauthenticated(
   for (const [i, call] of calls.entries()) {
     const n = normalized[i];
     const ok = n !== undefined && !(n instanceof WritError);
-    await logRequestRefusal(
-      gw,
-      refusalEntry({
-        path: INTAKE_PATH,
-        input: { tool: call.tool, source: call.source, session: req.session ?? null },
-        policyRevision: currentRevision(gw),
-        subject: null,
-        action: ok ? n.action.name : null,
-        resource: ok ? (n.resource ?? null) : null,
-        error,
-        requestId: req.requestId,
-      }),
-    );
+    const parts = refusalEntry({
+      path: INTAKE_PATH,
+      input: { tool: call.tool, source: call.source, session: req.session ?? null },
+      policyRevision: currentRevision(gw),
+      subject: null,
+      action: ok ? n.action.name : null,
+      resource: ok ? (n.resource ?? null) : null,
+      error,
+      requestId: req.requestId,
+    });
+    // A flood of identical refusals (by reason, format and action: a bounded set of keys, never
+    // what the caller sent) is aggregated; nothing is lost, the counts add up.
+    if (gw.refusals) {
+      gw.metrics.decisions.inc({ decision: "error" });
+      await gw.refusals.record(
+        `identity\u0000${error.category}\u0000${call.source}\u0000${parts.action}`,
+        parts,
+      );
+    } else {
+      await logRequestRefusal(gw, parts);
+    }
   }
 }
 

@@ -321,4 +321,40 @@ describe("HTTP refusals are on the record", () => {
     expect(flood.length).toBeLessThan(40);
     expect(flood.reduce((sum, e) => sum + countOf(e), 0)).toBe(N);
   });
+
+  it("aggregates a flood of proposals with a bad token the same way, on the API and on /mcp", async () => {
+    const tag = `flood-proposals-${randomUUID()}`;
+    const N = 300;
+    const call = { tool: "repo.read", arguments: { workspace: "ws-demo", path: "README.md" } };
+    for (let i = 0; i < N; i += 50) {
+      await Promise.all(
+        Array.from({ length: 50 }, (_, j) =>
+          (i + j) % 2 === 0
+            ? gw.request("POST", "/v1/proposals", {
+                token: "bad",
+                requestId: `${tag}-${i + j}`,
+                body: { format: "canonical", payload: call },
+              })
+            : gw.request("POST", "/mcp", {
+                token: "bad",
+                requestId: `${tag}-${i + j}`,
+                headers: { accept: "application/json" },
+                body: {
+                  jsonrpc: "2.0",
+                  id: i + j,
+                  method: "tools/call",
+                  params: { name: "repo_read", arguments: call.arguments },
+                },
+              }),
+        ),
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 700)); // the window (300 ms) closes
+    const countOf = (e: LogEntry) =>
+      z.object({ aggregate: z.object({ count: z.number() }) }).parse(e.input).aggregate.count;
+    const flood = (await logEntries(gw, {})).filter((e) => e.request_id.startsWith(tag));
+    expect(flood.length).toBeGreaterThan(1);
+    expect(flood.length).toBeLessThan(40);
+    expect(flood.reduce((sum, e) => sum + countOf(e), 0)).toBe(N);
+  });
 });
