@@ -59,5 +59,6 @@ export {
   RefusalAggregator,
   type RefusalAggregatorOptions,
   type RefusalLog,
+  refusalReason,
   trackRefusals,
 } from "./refusals.ts";

@@ -32,6 +32,20 @@ export async function trackRefusals(fn: () => Promise<void>): Promise<{ refusalL
   return request;
 }
 
+/**
+ * What makes two refusals "identical" for aggregation: the message with what varies from one
+ * request to the next (quoted values, numbers and times) left out, so that a flood of the same
+ * refusal is one key while different reasons (an expired token, an unknown issuer) stay apart,
+ * and a caller cannot open a window per request by varying what it sends.
+ */
+export function refusalReason(category: string, message: string): string {
+  const shape = message
+    .replace(/"(?:[^"\\]|\\.)*"/g, '"…"')
+    .replace(/[0-9][0-9:.TZ+-]*/g, "#")
+    .slice(0, 200);
+  return `${category}: ${shape}`;
+}
+
 export interface RefusalLog {
   append(parts: DecisionParts): Promise<unknown>;
 }

@@ -17,6 +17,7 @@ import {
   httpRefusalEntry,
   type RefusalAggregator,
   type RefusalLog,
+  refusalReason,
   trackRefusals,
 } from "../decisionlog/index.ts";
 import type { RequestIdVariables } from "./env.ts";
@@ -48,7 +49,11 @@ export function auditRefusals(audit: RefusalAudit): MiddlewareHandler<AuditEnv> 
     });
     if (subject) await audit.log.append(parts);
     // Keyed by the route's pattern (a bounded set), never by what the caller sent.
-    else await audit.aggregator.record(`${source}\u0000${parts.error}\u0000${parts.action}`, parts);
+    else {
+      const error = refusalOf(c.error, c.res.status);
+      const reason = refusalReason(error.category, error.message);
+      await audit.aggregator.record(`${source}\u0000${reason}\u0000${parts.action}`, parts);
+    }
   };
 }
 

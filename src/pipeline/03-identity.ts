@@ -5,7 +5,7 @@
 import { WritError } from "../core/errors.ts";
 import type { Gateway, ProposalRequest } from "../core/gateway.ts";
 import type { ProposedCall, Subject } from "../core/types.ts";
-import { refusalEntry } from "../decisionlog/index.ts";
+import { refusalEntry, refusalReason } from "../decisionlog/index.ts";
 import type { NormalizedCall } from "../normalize/index.ts";
 import { type IntakeRequest, intake } from "./01-intake.ts";
 import { normalizeCalls } from "./02-normalize.ts";
@@ -48,14 +48,12 @@ async function logUnauthenticated(
       error,
       requestId: req.requestId,
     });
-    // A flood of identical refusals (by reason, format and action: a bounded set of keys, never
-    // what the caller sent) is aggregated; nothing is lost, the counts add up.
+    // A flood of identical refusals (by the reason's shape, format and action, never what the
+    // caller sent verbatim) is aggregated; nothing is lost, the counts add up.
     if (gw.refusals) {
       gw.metrics.decisions.inc({ decision: "error" });
-      await gw.refusals.record(
-        `identity\u0000${error.category}\u0000${call.source}\u0000${parts.action}`,
-        parts,
-      );
+      const reason = refusalReason(error.category, error.message);
+      await gw.refusals.record(`identity\u0000${reason}\u0000${call.source}\u0000${parts.action}`, parts);
     } else {
       await logRequestRefusal(gw, parts);
     }
