@@ -14,6 +14,7 @@
  * `handleRequest(request, {parsedBody})`.
  */
 import {
+  CallToolRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
   InitializeRequestSchema,
@@ -87,7 +88,9 @@ function checkMessage(message: unknown, base: string, problems: readonly KeyProb
   if (call === undefined) return checkParams(message, base);
   try {
     parseProposal("mcp", call);
-    return undefined;
+    // What the intake format lets pass must also be a tools/call the SDK's server accepts.
+    const malformed = checkParams(message, base, CallToolRequestSchema);
+    return malformed === undefined ? undefined : { ...malformed, call };
   } catch (thrown) {
     const error = WritError.from(thrown);
     return {
@@ -115,9 +118,10 @@ const REQUEST_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
 };
 
 /** A request whose params its method's schema refuses: -32602, with the field errors. */
-function checkParams(message: unknown, base: string): Refusal | undefined {
+function checkParams(message: unknown, base: string, given?: z.ZodType): Refusal | undefined {
   if (!isRecord(message) || !("id" in message) || typeof message.method !== "string") return undefined;
-  const schema = Object.hasOwn(REQUEST_SCHEMAS, message.method) ? REQUEST_SCHEMAS[message.method] : undefined;
+  const schema =
+    given ?? (Object.hasOwn(REQUEST_SCHEMAS, message.method) ? REQUEST_SCHEMAS[message.method] : undefined);
   const parsed = schema?.safeParse(message);
   if (parsed === undefined || parsed.success) return undefined;
   return {

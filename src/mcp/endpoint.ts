@@ -487,7 +487,10 @@ async function logRefusedCalls(
  * it while the call runs; everything else (and a caller accepting JSON only) gets JSON.
  */
 function answersAsStream(body: unknown, accept: string | undefined): boolean {
-  return accept?.includes("text/event-stream") === true && carries(body, "tools/call");
+  // A batch (which MCP no longer defines) is answered as JSON, whatever it holds.
+  return (
+    !Array.isArray(body) && accept?.includes("text/event-stream") === true && carries(body, "tools/call")
+  );
 }
 
 /** Whether a POST's body (one message or a batch) has a message calling `method`. */

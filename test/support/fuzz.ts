@@ -930,7 +930,8 @@ const jsonRpcAnswer = z.union([jsonRpcResult, jsonRpcError]);
 
 /** Whether `token` decodes to the very header, payload and signature bytes of `valid`. */
 function sameBytes(token: string, valid: string): boolean {
-  const a = token.split(".");
+  // Whitespace around the credential is the header's, not the token's (RFC 9110 trims it).
+  const a = token.trim().split(".");
   const b = valid.split(".");
   if (a.length !== 3 || b.length !== 3) return false;
   return a.every((segment, i) => {
