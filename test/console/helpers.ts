@@ -4,8 +4,6 @@
  */
 import { existsSync } from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { z } from "zod";
-import { canonicalCall, onlyOutcome, WS } from "../e2e/api.ts";
 import type { TestGateway } from "../support/gateway.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
@@ -55,36 +53,7 @@ export async function signIn(page: Page, gw: TestGateway, token: string): Promis
   await Promise.all([page.waitForLoadState("load"), page.click("button[type=submit]")]);
 }
 
-/**
- * alice reads src/sum.ts through the gateway, then proposes an edit the policy sends to a
- * maintainer: the id of the pending approval.
- */
-export async function pendingApproval(gw: TestGateway): Promise<string> {
-  const alice = await gw.token("alice");
-  const read = onlyOutcome(
-    await gw.propose(alice, {
-      format: "canonical",
-      payload: canonicalCall("repo.read", { workspace: WS, path: "src/sum.ts" }),
-      execute: true,
-    }),
-  );
-  const hash = z.string().parse(read.result?.structured_content.hash);
-  const edit = onlyOutcome(
-    await gw.propose(alice, {
-      format: "canonical",
-      payload: canonicalCall("repo_apply_edit", {
-        workspace: WS,
-        path: "src/sum.ts",
-        base_hash: hash,
-        before: "a - b",
-        after: "a + b",
-      }),
-    }),
-  );
-  if (edit.approval === undefined)
-    throw new Error(`expected a pending approval, got ${JSON.stringify(edit)}`);
-  return edit.approval.id;
-}
+export { pendingApproval } from "../e2e/api.ts";
 
 /** POSTs a form to the console the way a browser (or a forger) would. */
 export function postForm(

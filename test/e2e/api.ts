@@ -199,3 +199,36 @@ export function chatToolCall(id: string, name: string, args: Record<string, unkn
 export function canonicalCall(tool: string, args: Record<string, unknown>, id?: string) {
   return { ...(id === undefined ? {} : { id }), tool, arguments: args };
 }
+
+/**
+ * alice reads src/sum.ts through the gateway, then proposes an edit the policy sends to a
+ * maintainer (by default the seed chapter's repair): the id of the pending approval.
+ */
+export async function pendingApproval(
+  gw: TestGateway,
+  change: { before: string; after: string } = { before: "a - b", after: "a + b" },
+): Promise<string> {
+  const alice = await gw.token("alice");
+  const read = onlyOutcome(
+    await gw.propose(alice, {
+      format: "canonical",
+      payload: canonicalCall("repo.read", { workspace: WS, path: "src/sum.ts" }),
+      execute: true,
+    }),
+  );
+  const hash = z.string().parse(read.result?.structured_content.hash);
+  const edit = onlyOutcome(
+    await gw.propose(alice, {
+      format: "canonical",
+      payload: canonicalCall("repo_apply_edit", {
+        workspace: WS,
+        path: "src/sum.ts",
+        base_hash: hash,
+        ...change,
+      }),
+    }),
+  );
+  if (edit.approval === undefined)
+    throw new Error(`expected a pending approval, got ${JSON.stringify(edit)}`);
+  return edit.approval.id;
+}

@@ -12,7 +12,16 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
-import { canonicalCall, errorOf, type LogEntry, logEntries, onlyOutcome, README_ARGS, WS } from "./api.ts";
+import {
+  canonicalCall,
+  errorOf,
+  type LogEntry,
+  logEntries,
+  onlyOutcome,
+  pendingApproval as pendingApprovalOf,
+  README_ARGS,
+  WS,
+} from "./api.ts";
 
 let gw: TestGateway;
 let alice: string;
@@ -179,30 +188,8 @@ describe("POST /v1/execute is on the record", () => {
 });
 
 describe("refused approval decisions are on the record", () => {
-  async function pendingApproval(): Promise<string> {
-    const read = onlyOutcome(
-      await gw.propose(alice, {
-        format: "canonical",
-        payload: canonicalCall("repo.read", { workspace: WS, path: "src/sum.ts" }),
-        execute: true,
-      }),
-    );
-    const hash = z.string().parse(read.result?.structured_content.hash);
-    const outcome = onlyOutcome(
-      await gw.propose(alice, {
-        format: "canonical",
-        payload: canonicalCall("repo_apply_edit", {
-          workspace: WS,
-          path: "src/sum.ts",
-          base_hash: hash,
-          before: "a + b",
-          after: `a + b /* ${randomUUID()} */`,
-        }),
-      }),
-    );
-    if (!outcome.approval) throw new Error(`no approval: ${JSON.stringify(outcome)}`);
-    return outcome.approval.id;
-  }
+  const pendingApproval = () =>
+    pendingApprovalOf(gw, { before: "a + b", after: `a + b /* ${randomUUID()} */` });
 
   it("logs a wrong role, another tenant, the requester's own, a blank reason and an already decided request", async () => {
     const id = await pendingApproval();
