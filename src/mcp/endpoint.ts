@@ -493,6 +493,12 @@ function answersAsStream(body: unknown, accept: string | undefined): boolean {
   );
 }
 
+/** Whether a POST's body (one message or a batch) has a request (a message with an id and a method). */
+function hasRequests(body: unknown): boolean {
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  return messages.some((m) => isRecord(m) && typeof m.method === "string" && "id" in m);
+}
+
 /** Whether a POST's body (one message or a batch) has a message calling `method`. */
 function carries(body: unknown, method: string): boolean {
   const messages: unknown[] = Array.isArray(body) ? body : [body];
@@ -729,7 +735,9 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     );
     // A cancellation comes in a POST of its own: it is handed to the server running the call,
     // where the SDK's own handling aborts the call and withholds its answer.
-    if (carries(body.messages, "notifications/cancelled")) {
+    // Only in a POST of notifications alone: in one that also runs calls, the SDK's own handling
+    // must stay (a cancellation handed over to this server would otherwise come back here).
+    if (carries(body.messages, "notifications/cancelled") && !hasRequests(body.messages)) {
       server.setNotificationHandler(CancelledNotificationSchema, ({ params }) => {
         if (params.requestId !== undefined)
           return cancellable.cancel(subject, params.requestId, params.reason);

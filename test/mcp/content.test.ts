@@ -439,4 +439,33 @@ describe("a long call through Writ", () => {
     expect(body.id).toBe("json-1");
     expect(body.error.code).toBe(-32800);
   });
+
+  it("answers a batch that calls a tool and cancels it, instead of looping (found by the fuzz harness)", async () => {
+    const token = await gw.token("val", { roles: ["viewer"] });
+    const answer = await fetch(`${gw.url}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        accept: "application/json",
+      },
+      body: JSON.stringify([
+        {
+          jsonrpc: "2.0",
+          id: "both-1",
+          method: "tools/call",
+          params: { name: "wait", arguments: { steps: 3, ms: 20 } },
+        },
+        { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "both-1" } },
+      ]),
+      signal: AbortSignal.timeout(5_000),
+    });
+    expect(answer.status).toBe(200);
+    const only = z
+      .object({ id: z.string(), error: z.object({ code: z.number() }).passthrough() })
+      .parse(await answer.json());
+    expect([only.id, only.error.code]).toEqual(["both-1", -32800]);
+    // The gateway still answers others.
+    expect((await gw.request("GET", "/healthz")).status).toBe(200);
+  });
 });
