@@ -5,6 +5,8 @@
  */
 import { z } from "zod";
 import { ConfigError, gatewayConfigSchema, loadConfig } from "../config/index.ts";
+import { ContractRegistry } from "../contracts/index.ts";
+import { WritError } from "../core/errors.ts";
 
 const usage = `usage: writ config schema            print the JSON Schema of the configuration file
        writ config check [--config f]  validate a configuration file (default: the embedded one)`;
@@ -24,6 +26,8 @@ export async function configCommand(argv: string[]): Promise<number> {
     }
     try {
       const config = await loadConfig(file);
+      // What `writ serve` would refuse too: the contracts' JSON Schemas must compile.
+      new ContractRegistry(config.tools, { pointer: "/tools" });
       console.log(
         `configuration is valid: ${config.tools.length} tool contract(s), policy in ${config.policy.bundle ?? config.policy.dir}`,
       );
@@ -31,6 +35,13 @@ export async function configCommand(argv: string[]): Promise<number> {
     } catch (error) {
       if (error instanceof ConfigError) {
         console.error(error.message);
+        return 1;
+      }
+      if (error instanceof WritError) {
+        console.error(
+          `${error.message}\n${error.fieldErrors.map((f) => `  ${f.path}: ${f.message}`).join("\n")}`,
+        );
+        console.error(`next: ${error.suggestedFix}`);
         return 1;
       }
       throw error;
