@@ -18,7 +18,7 @@ import { issueGrant } from "../pipeline/07-grant.ts";
 import type { ApprovalRecord } from "../store/types.ts";
 import { APPROVALS_PATH, isRequester, logTransition } from "./access.ts";
 import { contractOf } from "./decide.ts";
-import { readApproval as readRecord } from "./read.ts";
+import { approvalFor } from "./read.ts";
 
 /**
  * One approval, for its requester or an eligible approver (expired on read when due); for its
@@ -31,7 +31,7 @@ export async function readApproval(
   viewer: Subject,
   requestId: string = randomUUID(),
 ): Promise<ApprovalRecord> {
-  const a = await readRecord(gw, id, viewer, requestId);
+  const a = await approvalFor(gw, id, viewer, requestId);
   if (!isRequester(viewer, a) || a.status !== "approved" || a.grant !== null) return a;
   return collectGrant(gw, a, requestId);
 }

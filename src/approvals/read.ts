@@ -6,8 +6,11 @@ import { visible } from "../pipeline/05-decide.ts";
 import type { ApprovalRecord, ApprovalStatus } from "../store/types.ts";
 import { expireIfDue, isEligibleApprover, isRequester, notFound } from "./access.ts";
 
-/** One approval, for its requester or an eligible approver; expired on read when due. */
-export async function readApproval(
+/**
+ * One approval as stored, for its requester or an eligible approver; expired on read when due.
+ * (Callers read it through `collect.ts`'s `readApproval`, which also collects an approved grant.)
+ */
+export async function approvalFor(
   gw: Gateway,
   id: string,
   viewer: Subject,

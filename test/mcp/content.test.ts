@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { writErrorSchema } from "../../src/core/errors.ts";
 import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
-import { connectMcp } from "../support/mcp-client.ts";
+import { connectMcp, postMcp } from "../support/mcp-client.ts";
 import { repoRoot } from "../support/paths.ts";
 
 const EVERYTHING = path.join(repoRoot, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -353,20 +353,17 @@ describe("a long call through Writ", () => {
     });
     try {
       const before = (await events()).filter((e) => e === "cancelled").length;
-      const answer = await fetch(`${gw.url}/mcp`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${await gw.token("val", { roles: ["viewer"] })}`,
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-        },
-        body: JSON.stringify({
+      const answer = await postMcp(
+        gw.url,
+        await gw.token("val", { roles: ["viewer"] }),
+        {
           jsonrpc: "2.0",
           id: "cross-1",
           method: "tools/call",
           params: { name: "wait", arguments: { steps: 50, ms: 40 }, _meta: { progressToken: "cross" } },
-        }),
-      });
+        },
+        { headers: { accept: "application/json, text/event-stream" } },
+      );
       expect(answer.headers.get("content-type")).toContain("text/event-stream");
       const reader = answer.body?.getReader();
       if (reader === undefined) throw new Error("no body");
@@ -376,18 +373,10 @@ describe("a long call through Writ", () => {
         if (done) throw new Error(`the stream ended before any progress: ${seen}`);
         seen += new TextDecoder().decode(value);
       }
-      const cancel = await fetch(`${other.url}/mcp`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${await other.token("val", { roles: ["viewer"] })}`,
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          method: "notifications/cancelled",
-          params: { requestId: "cross-1", reason: "changed my mind" },
-        }),
+      const cancel = await postMcp(other.url, await other.token("val", { roles: ["viewer"] }), {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: "cross-1", reason: "changed my mind" },
       });
       expect(cancel.status).toBe(202);
       await waitFor(
@@ -402,34 +391,21 @@ describe("a long call through Writ", () => {
 
   it("ends the POST of a cancelled call answered as JSON, with -32800", async () => {
     const token = await gw.token("val", { roles: ["viewer"] });
-    const headers = {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      accept: "application/json",
-    };
     const before = (await events()).filter((e) => e === "started").length;
-    const pending = fetch(`${gw.url}/mcp`, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: "json-1",
-        method: "tools/call",
-        params: { name: "wait", arguments: { steps: 50, ms: 40 } },
-      }),
+    const pending = postMcp(gw.url, token, {
+      jsonrpc: "2.0",
+      id: "json-1",
+      method: "tools/call",
+      params: { name: "wait", arguments: { steps: 50, ms: 40 } },
     });
     await waitFor(
       "the call to start",
       async () => (await events()).filter((e) => e === "started").length > before || undefined,
     );
-    const cancel = await fetch(`${gw.url}/mcp`, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        method: "notifications/cancelled",
-        params: { requestId: "json-1" },
-      }),
+    const cancel = await postMcp(gw.url, token, {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: "json-1" },
     });
     expect(cancel.status).toBe(202);
     const answer = await pending;
@@ -442,14 +418,10 @@ describe("a long call through Writ", () => {
 
   it("answers a batch that calls a tool and cancels it, instead of looping (found by the fuzz harness)", async () => {
     const token = await gw.token("val", { roles: ["viewer"] });
-    const answer = await fetch(`${gw.url}/mcp`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${token}`,
-        "content-type": "application/json",
-        accept: "application/json",
-      },
-      body: JSON.stringify([
+    const answer = await postMcp(
+      gw.url,
+      token,
+      [
         {
           jsonrpc: "2.0",
           id: "both-1",
@@ -457,9 +429,9 @@ describe("a long call through Writ", () => {
           params: { name: "wait", arguments: { steps: 3, ms: 20 } },
         },
         { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "both-1" } },
-      ]),
-      signal: AbortSignal.timeout(5_000),
-    });
+      ],
+      { signal: AbortSignal.timeout(5_000) },
+    );
     expect(answer.status).toBe(200);
     const only = z
       .object({ id: z.string(), error: z.object({ code: z.number() }).passthrough() })

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { writErrorSchema } from "../../src/core/errors.ts";
 import { startTestGateway, TEST_ISSUER, type TestGateway } from "../support/gateway.ts";
+import { postMcp } from "../support/mcp-client.ts";
 
 let gw: TestGateway;
 let configured: TestGateway;
@@ -141,17 +142,7 @@ describe("authorization discovery from a 401", () => {
 
 describe("protocol versions", () => {
   async function postJson(body: unknown, headers: Record<string, string>) {
-    const token = await gw.token("alice");
-    const answer = await fetch(`${gw.url}/mcp`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json",
-        authorization: `Bearer ${token}`,
-        ...headers,
-      },
-      body: JSON.stringify(body),
-    });
+    const answer = await postMcp(gw.url, await gw.token("alice"), body, { headers });
     return { status: answer.status, json: z.record(z.string(), z.unknown()).parse(await answer.json()) };
   }
   const initialize = (protocolVersion: string) => ({
@@ -184,14 +175,11 @@ describe("protocol versions", () => {
 describe("errors the MCP SDK answers by itself", () => {
   it("carry Writ's structured error too: an unknown method, a GET", async () => {
     const token = await gw.token("alice");
-    const unknown = await fetch(`${gw.url}/mcp`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${token}`,
-        "content-type": "application/json",
-        accept: "application/json",
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "completion/complete", params: {} }),
+    const unknown = await postMcp(gw.url, token, {
+      jsonrpc: "2.0",
+      id: 9,
+      method: "completion/complete",
+      params: {},
     });
     const answer = z
       .object({ error: z.object({ code: z.number(), data: writErrorSchema }) })
@@ -206,15 +194,11 @@ describe("errors the MCP SDK answers by itself", () => {
   });
 
   it("answers malformed initialize params with -32602 and field errors, not an internal error", async () => {
-    const token = await gw.token("alice");
-    const answer = await fetch(`${gw.url}/mcp`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${token}`,
-        "content-type": "application/json",
-        accept: "application/json",
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 7 } }),
+    const answer = await postMcp(gw.url, await gw.token("alice"), {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: 7 },
     });
     const body = z
       .object({ error: z.object({ code: z.number(), message: z.string(), data: writErrorSchema }) })

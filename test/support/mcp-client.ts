@@ -11,3 +11,26 @@ export async function connectMcp(gatewayUrl: string, token: string, name = "writ
   );
   return client;
 }
+
+/**
+ * A raw JSON-RPC POST to a gateway's /mcp with a bearer token. It accepts JSON only unless
+ * `headers` says otherwise (a tools/call from a caller that accepts SSE is answered as a stream).
+ */
+export function postMcp(
+  gatewayUrl: string,
+  token: string,
+  body: unknown,
+  options: { headers?: Record<string, string>; signal?: AbortSignal } = {},
+): Promise<Response> {
+  return fetch(`${gatewayUrl}/mcp`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      accept: "application/json",
+      ...options.headers,
+    },
+    body: JSON.stringify(body),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+}
