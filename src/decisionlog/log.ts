@@ -157,15 +157,12 @@ export class DecisionLog {
       while (this.#queue.length > 0) {
         const batch = this.#queue.splice(0, MAX_BATCH);
         try {
-          const stored = await this.#store.appendDecisions(
-            batch.map((b) => b.entry),
-            hashEntry,
-          );
+          const stored = await this.#store.appendDecisions(batch.map((b) => b.entry));
           for (const [i, b] of batch.entries()) b.resolve(stored[i]!);
         } catch {
           for (const b of batch) {
             try {
-              b.resolve(await this.#store.appendDecision(b.entry, hashEntry));
+              b.resolve(await this.#store.appendDecision(b.entry));
             } catch (error) {
               b.reject(error);
             }

@@ -18,7 +18,7 @@ import pg from "pg";
 import { z } from "zod";
 import { WritError } from "../core/errors.ts";
 import type { KeySetStorage } from "../grants/key-storage.ts";
-import { type ComputeHash, chainAfter, HEAD_SQL, prepareEntries, reasonRows } from "./chain.ts";
+import { chainAfter, HEAD_SQL, prepareEntries, reasonRows } from "./chain.ts";
 import type { Dialect } from "./dialect.ts";
 import { postgresStoreError } from "./postgres-errors.ts";
 import { PostgresKeySetStorage } from "./postgres-key-set.ts";
@@ -239,10 +239,7 @@ export class PostgresStore extends SqlStore implements Store {
    * Appends several entries in one transaction (one commit for all of them), after the global
    * head of the log: the advisory lock makes appends from every instance take turns.
    */
-  async appendDecisions(
-    entries: readonly NewDecisionEntry[],
-    computeHash: ComputeHash,
-  ): Promise<DecisionLogEntry[]> {
+  async appendDecisions(entries: readonly NewDecisionEntry[]): Promise<DecisionLogEntry[]> {
     const prepared = prepareEntries(entries);
     if (prepared.length === 0) return [];
     // Three round trips hold the lock: the head (with BEGIN and the lock, one simple-protocol
@@ -251,7 +248,7 @@ export class PostgresStore extends SqlStore implements Store {
       let committed = false;
       try {
         const head = headRows(await client.query(LOCK_AND_READ_HEAD))[0];
-        const stored = chainAfter(head, prepared, computeHash);
+        const stored = chainAfter(head, prepared);
         const codes = reasonRows(stored, prepared);
         try {
           await client.query({

@@ -189,6 +189,9 @@ export function resourceOf(row: unknown): StoredResource {
 }
 
 /** An approval record, already parsed from JSON; `seq` names the row in messages. */
+/** An approval row as both stores select it: its seq and its record (JSON text or jsonb). */
+export const approvalRowSchema = z.object({ seq: z.number().int().positive(), record: z.unknown() });
+
 export function approvalOfJson(json: unknown, seq: number): ApprovalRecord {
   // The record is what createApproval/decideApproval wrote; its key fields are checked here.
   return parseStored(approvalRecordSchema, json, `approval row ${seq}`);

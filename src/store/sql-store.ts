@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import type { KeySetStorage } from "../grants/key-storage.ts";
-import { type ComputeHash, HEAD_SQL } from "./chain.ts";
+import { HEAD_SQL } from "./chain.ts";
 import { SqlKeySetStorage } from "./checkpoint-key-set.ts";
 import {
   inactiveSession,
@@ -40,6 +40,7 @@ import {
 import {
   approvalCallKey,
   approvalOfJson,
+  approvalRowSchema,
   checkExpectedRevision,
   decidedFields,
   duplicateApproval,
@@ -82,8 +83,6 @@ function inScope(scope: TenantScope, tenant: string | null): boolean {
   return "allTenants" in scope || scope.tenant === tenant;
 }
 
-const approvalRowSchema = z.object({ seq: z.number().int().positive(), record: z.unknown() });
-
 /** What each dialect's store adds to this class to be a whole `Store`. */
 type DialectMethods =
   | "migrate"
@@ -123,10 +122,7 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   protected abstract execute(what: string, query: Sql): Promise<number>;
 
   /** The dialect's append, under its own lock (the shared `appendDecision` calls it). */
-  abstract appendDecisions(
-    entries: readonly NewDecisionEntry[],
-    computeHash: ComputeHash,
-  ): Promise<DecisionLogEntry[]>;
+  abstract appendDecisions(entries: readonly NewDecisionEntry[]): Promise<DecisionLogEntry[]>;
 
   // ------------------------------------------------------------------------------ resources
 
@@ -278,8 +274,8 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
 
   // ------------------------------------------------------------------------------ decision log
 
-  async appendDecision(entry: NewDecisionEntry, computeHash: ComputeHash): Promise<DecisionLogEntry> {
-    const [stored] = await this.appendDecisions([entry], computeHash);
+  async appendDecision(entry: NewDecisionEntry): Promise<DecisionLogEntry> {
+    const [stored] = await this.appendDecisions([entry]);
     if (stored === undefined) throw new Error("appendDecisions returned nothing for one entry");
     return stored;
   }

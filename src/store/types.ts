@@ -303,18 +303,12 @@ export interface Store {
 
   /**
    * Appends a decision-log entry: assigns the next `seq`, links it to the previous entry's
-   * hash, and stores it with `hash = computeHash(entry)`, in one transaction. Durable when it
-   * resolves.
+   * hash, and stores it with its hash (`entryHash` of chain.ts), in one transaction. Durable
+   * when it resolves.
    */
-  appendDecision(
-    entry: NewDecisionEntry,
-    computeHash: (entry: Omit<DecisionLogEntry, "hash">) => string,
-  ): Promise<DecisionLogEntry>;
+  appendDecision(entry: NewDecisionEntry): Promise<DecisionLogEntry>;
   /** Like appendDecision for several entries, in order, in one transaction: all or none. */
-  appendDecisions(
-    entries: readonly NewDecisionEntry[],
-    computeHash: (entry: Omit<DecisionLogEntry, "hash">) => string,
-  ): Promise<DecisionLogEntry[]>;
+  appendDecisions(entries: readonly NewDecisionEntry[]): Promise<DecisionLogEntry[]>;
   /** Any entry, whatever its tenant (the operator's CLI, the pipeline); reviewers use getDecisionIn. */
   getDecision(decisionId: string): Promise<DecisionLogEntry | undefined>;
   /** The entry when its tenant is `scope`'s; undefined (as if absent) otherwise. */

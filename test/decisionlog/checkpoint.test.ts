@@ -13,7 +13,6 @@ import {
   Checkpointer,
   CheckpointKeys,
   checkCheckpoints,
-  hashEntry,
   readWitness,
   witnessOf,
 } from "../../src/decisionlog/index.ts";
@@ -33,11 +32,7 @@ afterEach(async () => {
   await tmp.cleanup();
 });
 
-const append = (count: number) =>
-  store.appendDecisions(
-    Array.from({ length: count }, () => newEntry()),
-    hashEntry,
-  );
+const append = (count: number) => store.appendDecisions(Array.from({ length: count }, () => newEntry()));
 
 async function until(check: () => Promise<boolean>, ms = 3000): Promise<void> {
   const deadline = Date.now() + ms;

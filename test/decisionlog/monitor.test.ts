@@ -4,7 +4,7 @@
  */
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ChainMonitor, DecisionLog, hashEntry } from "../../src/decisionlog/index.ts";
+import { ChainMonitor, DecisionLog } from "../../src/decisionlog/index.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { newEntry, tempDir } from "../store/fixtures.ts";
 
@@ -17,10 +17,7 @@ beforeEach(async () => {
   tmp = tempDir();
   store = tmp.track(await SqliteStore.open(tmp.file("writ.db")));
   log = new DecisionLog(store);
-  await store.appendDecisions(
-    Array.from({ length: 5 }, () => newEntry()),
-    hashEntry,
-  );
+  await store.appendDecisions(Array.from({ length: 5 }, () => newEntry()));
   now = 1_000_000;
 });
 afterEach(async () => {
@@ -42,7 +39,7 @@ describe("ChainMonitor", () => {
   it("walks the whole log first, then only what was appended since", async () => {
     const chain = monitor();
     expect((await chain.status()).result).toMatchObject({ ok: true, entries: 5 });
-    await store.appendDecisions([newEntry(), newEntry()], hashEntry);
+    await store.appendDecisions([newEntry(), newEntry()]);
     // An edit inside the verified prefix is not seen by the cheap look...
     tamper(2);
     const cheap = await chain.status();
@@ -75,7 +72,7 @@ describe("ChainMonitor", () => {
       db.close();
     }
     // A new entry 5 links to entry 4: the chain is consistent again, but not the one verified.
-    await store.appendDecisions([newEntry()], hashEntry);
+    await store.appendDecisions([newEntry()]);
     expect((await log.verify()).ok).toBe(true);
     expect((await chain.status()).result).toMatchObject({
       ok: false,

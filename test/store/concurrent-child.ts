@@ -2,7 +2,6 @@
  * Run as a separate process by sqlite.test.ts: waits until a shared start time, then opens (and
  * migrates) the same database file as its siblings and appends entries, racing them.
  */
-import { hashEntry } from "../../src/decisionlog/index.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { newEntry } from "./fixtures.ts";
 
@@ -14,6 +13,6 @@ const wait = Number(startAt) - Date.now();
 if (wait > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, wait);
 const store = await SqliteStore.open(file);
 for (let i = 0; i < Number(count); i++) {
-  await store.appendDecision(newEntry({ subject: name, request_id: `${name}-${i}` }), hashEntry);
+  await store.appendDecision(newEntry({ subject: name, request_id: `${name}-${i}` }));
 }
 await store.close();

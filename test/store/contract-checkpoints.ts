@@ -3,7 +3,7 @@
  * first kept, also when instances race) and the checkpoint key set every instance shares.
  */
 import { describe, expect, it } from "vitest";
-import { Checkpointer, CheckpointKeys, hashEntry, verifyCheckpoint } from "../../src/decisionlog/index.ts";
+import { Checkpointer, CheckpointKeys, verifyCheckpoint } from "../../src/decisionlog/index.ts";
 import type { StoredCheckpoint } from "../../src/store/index.ts";
 import { expectWritError, type StoreHarness } from "./contract.ts";
 import { newEntry } from "./fixtures.ts";
@@ -21,7 +21,7 @@ export function checkpointContract(h: StoreHarness): void {
     it("reads the log's head: undefined while empty, then the last entry's seq and hash", async () => {
       const store = await h.open();
       expect(await store.decisionHead()).toBeUndefined();
-      const stored = await store.appendDecisions([newEntry(), newEntry()], hashEntry);
+      const stored = await store.appendDecisions([newEntry(), newEntry()]);
       expect(await store.decisionHead()).toEqual({ seq: 2, hash: stored[1]?.hash });
     });
 
@@ -43,7 +43,7 @@ export function checkpointContract(h: StoreHarness): void {
     it("two instances checkpointing the same head at once: one checkpoint is kept", async () => {
       const first = await h.open();
       const second = await h.openSame();
-      await first.appendDecisions([newEntry(), newEntry(), newEntry()], hashEntry);
+      await first.appendDecisions([newEntry(), newEntry(), newEntry()]);
       const [keysA, keysB] = await Promise.all([
         CheckpointKeys.open(first.checkpointKeySet()),
         CheckpointKeys.open(second.checkpointKeySet()),

@@ -51,8 +51,8 @@ export function concurrencyContract(h: StoreHarness): void {
       await Promise.all(
         Array.from({ length: 60 }, (_, i) =>
           i % 3 === 0
-            ? (i % 2 === 0 ? a : b).appendDecisions([newEntry(), newEntry()], hashEntry)
-            : (i % 2 === 0 ? a : b).appendDecision(newEntry(), hashEntry),
+            ? (i % 2 === 0 ? a : b).appendDecisions([newEntry(), newEntry()])
+            : (i % 2 === 0 ? a : b).appendDecision(newEntry()),
         ),
       );
       const entries = await a.readDecisions(1, 1000);

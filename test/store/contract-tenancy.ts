@@ -3,7 +3,6 @@
  * review surface can reach is bounded by the scope it passes, on SQLite and PostgreSQL alike.
  */
 import { describe, expect, it } from "vitest";
-import { hashEntry } from "../../src/decisionlog/index.ts";
 import { ALL_TENANTS } from "../../src/store/index.ts";
 import type { StoreHarness } from "./contract.ts";
 import { expectWritError } from "./contract.ts";
@@ -69,13 +68,10 @@ export function tenancyContract(h: StoreHarness): void {
       const store = await h.open();
       const ours = [];
       for (let i = 0; i < 3; i++) {
-        ours.push(await store.appendDecision(newEntry({ tenant: "acme" }), hashEntry));
-        await store.appendDecision(newEntry({ tenant: "beta" }), hashEntry);
+        ours.push(await store.appendDecision(newEntry({ tenant: "acme" })));
+        await store.appendDecision(newEntry({ tenant: "beta" }));
       }
-      const unauthenticated = await store.appendDecision(
-        newEntry({ tenant: null, subject: null }),
-        hashEntry,
-      );
+      const unauthenticated = await store.appendDecision(newEntry({ tenant: null, subject: null }));
       const [first] = ours;
       if (first === undefined) throw new Error("unreachable");
 

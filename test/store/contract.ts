@@ -179,8 +179,8 @@ export function storeContract(h: StoreHarness): void {
   describe("decision log storage", () => {
     it("chains entries from the genesis hash", async () => {
       const store = await h.open();
-      const a = await store.appendDecision(newEntry(), hashEntry);
-      const b = await store.appendDecision(newEntry({ decision: "deny" }), hashEntry);
+      const a = await store.appendDecision(newEntry());
+      const b = await store.appendDecision(newEntry({ decision: "deny" }));
       expect(a.seq).toBe(1);
       expect(a.prev_hash).toBe(GENESIS_HASH);
       expect(b.seq).toBe(2);
@@ -199,7 +199,6 @@ export function storeContract(h: StoreHarness): void {
           input: { when: new Date("2025-01-01T00:00:00Z"), skip: undefined },
           conditions: [{ type: "redact_result", paths: [], classifications: [] }],
         }),
-        hashEntry,
       );
       expect(entry.timestamp).toBe("2025-01-01T00:00:00.000Z");
       expect(entry.input).toEqual({ when: "2025-01-01T00:00:00.000Z" });
@@ -212,35 +211,28 @@ export function storeContract(h: StoreHarness): void {
     it("refuses a duplicate decision id and an invalid entry", async () => {
       const store = await h.open();
       const entry = newEntry();
-      await store.appendDecision(entry, hashEntry);
-      await expectWritError(store.appendDecision(entry, hashEntry), "conflict");
+      await store.appendDecision(entry);
+      await expectWritError(store.appendDecision(entry), "conflict");
       const bad = await expectWritError(
-        store.appendDecision(newEntry({ metrics: { t: Number.NaN } }), hashEntry),
+        store.appendDecision(newEntry({ metrics: { t: Number.NaN } })),
         "invalid_argument",
       );
       expect(bad.fieldErrors[0]?.path).toBe("/entry/metrics/t");
-      await expectWritError(
-        store.appendDecision(newEntry({ timestamp: "yesterday" }), hashEntry),
-        "invalid_argument",
-      );
-      await expectWritError(
-        store.appendDecision(newEntry(), () => "not a hash"),
-        "internal",
-      );
+      await expectWritError(store.appendDecision(newEntry({ timestamp: "yesterday" })), "invalid_argument");
       // Nothing half-written: the next append still gets seq 2.
-      expect((await store.appendDecision(newEntry(), hashEntry)).seq).toBe(2);
+      expect((await store.appendDecision(newEntry())).seq).toBe(2);
     });
 
     it("is durable: another store on the same database reads the entry right after the append resolves", async () => {
       const store = await h.open();
-      const entry = await store.appendDecision(newEntry({ subject: "durable" }), hashEntry);
+      const entry = await store.appendDecision(newEntry({ subject: "durable" }));
       const other = await h.openSame();
       expect(await other.getDecision(entry.decision_id)).toEqual(entry);
     });
 
     it("reports a row edited into the wrong shape as unreadable, with its seq", async () => {
       const store = await h.open();
-      const entry = await store.appendDecision(newEntry(), hashEntry);
+      const entry = await store.appendDecision(newEntry());
       await h.corruptReasons(1);
       const error = await store.getDecision(entry.decision_id).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(UnreadableEntryError);
@@ -314,7 +306,6 @@ export function storeContract(h: StoreHarness): void {
               reasons: s.codes.map((code) => ({ code, message: code, visible_to_model: true })),
               resource: s.type === null || s.id === null ? null : { type: s.type, id: s.id },
             }),
-            hashEntry,
           ),
         );
       }
@@ -362,7 +353,7 @@ export function storeContract(h: StoreHarness): void {
 
     it("pages through 120 entries 50 at a time without gaps or duplicates", async () => {
       const store = await h.open();
-      for (let i = 0; i < 120; i++) await store.appendDecision(newEntry({ timestamp: at(i) }), hashEntry);
+      for (let i = 0; i < 120; i++) await store.appendDecision(newEntry({ timestamp: at(i) }));
       const pages: number[][] = [];
       let cursor: string | undefined;
       do {
@@ -377,10 +368,7 @@ export function storeContract(h: StoreHarness): void {
     it("pages a filtered query and ends without a cursor when the last page is exactly full", async () => {
       const store = await h.open();
       for (let i = 0; i < 40; i++) {
-        await store.appendDecision(
-          newEntry({ subject: i % 2 === 0 ? "even" : "odd", timestamp: at(i) }),
-          hashEntry,
-        );
+        await store.appendDecision(newEntry({ subject: i % 2 === 0 ? "even" : "odd", timestamp: at(i) }));
       }
       const first = await store.queryDecisions({ subject: "even" }, 10);
       expect(first.entries.map((e) => e.seq)).toEqual([39, 37, 35, 33, 31, 29, 27, 25, 23, 21]);
@@ -391,7 +379,7 @@ export function storeContract(h: StoreHarness): void {
 
     it("caps the page size at 500", async () => {
       const store = await h.open();
-      for (let i = 0; i < MAX_PAGE_SIZE + 5; i++) await store.appendDecision(newEntry(), hashEntry);
+      for (let i = 0; i < MAX_PAGE_SIZE + 5; i++) await store.appendDecision(newEntry());
       const page = await store.queryDecisions({}, 10_000);
       expect(page.entries).toHaveLength(MAX_PAGE_SIZE);
       expect(page.next_cursor).toBeDefined();

@@ -3,7 +3,6 @@
  * only PostgreSQL has: migrations racing from several instances, its error mapping.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashEntry } from "../../src/decisionlog/index.ts";
 import { PostgresStore } from "../../src/store/postgres.ts";
 import { postgresMigrations } from "../../src/store/postgres-migrations.ts";
 import { postgresUnavailable, sql, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
@@ -58,7 +57,7 @@ describe.skipIf(postgresUnavailable !== undefined)("PostgresStore", () => {
       await Promise.all(stores.map((store) => store.migrate()));
       const versions = await sql(url, "SELECT version FROM schema_migrations ORDER BY version");
       expect(versions).toEqual(postgresMigrations.map((m) => ({ version: m.version })));
-      await Promise.all(stores.map((store) => store.appendDecision(newEntry(), hashEntry)));
+      await Promise.all(stores.map((store) => store.appendDecision(newEntry())));
       expect((await stores[0]?.readDecisions(1, 10))?.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
     });
 

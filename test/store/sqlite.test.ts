@@ -65,8 +65,8 @@ describe("migrations", () => {
     const b = await openStore();
     await a.putResource({ type: "repo", id: "r1", owner: "alice", tenant: "acme", attributes: {} });
     expect((await b.getResource("repo", "r1"))?.owner).toBe("alice");
-    await b.appendDecision(newEntry(), hashEntry);
-    const second = await a.appendDecision(newEntry(), hashEntry);
+    await b.appendDecision(newEntry());
+    const second = await a.appendDecision(newEntry());
     expect(second.seq).toBe(2);
   });
 
@@ -124,14 +124,14 @@ describe("migrations", () => {
 
   it("works in memory", async () => {
     const store = tmp.track(await SqliteStore.open(":memory:"));
-    expect((await store.appendDecision(newEntry(), hashEntry)).seq).toBe(1);
+    expect((await store.appendDecision(newEntry())).seq).toBe(1);
   });
 });
 
 describe("SQLite-only durability", () => {
   it("is durable: another connection reads the entry right after the append resolves", async () => {
     const store = await openStore();
-    const entry = await store.appendDecision(newEntry({ subject: "durable" }), hashEntry);
+    const entry = await store.appendDecision(newEntry({ subject: "durable" }));
     const reader = new Database(tmp.file(), { readonly: true });
     const row = reader
       .prepare("SELECT seq, entry, hash FROM decisions WHERE decision_id = ?")

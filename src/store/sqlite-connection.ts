@@ -1,0 +1,251 @@
+/**
+ * One SQLite connection and the writes the SQLite store makes, written once for the two places
+ * they run: the store's own thread (an in-memory database, or `writer: "inline"`) and the
+ * writer thread (sqlite-writer-worker.ts), which holds the connection that writes a database
+ * file so that commits, and the sync to disk inside them, never block the event loop.
+ *
+ * A write procedure runs inside a transaction its caller opened (`BEGIN IMMEDIATE`); its
+ * arguments and result cross a thread boundary, so they are plain data (structured-cloneable).
+ */
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { WritError } from "../core/errors.ts";
+import { chainAfter, HEAD_SQL, prepareEntries } from "./chain.ts";
+import type { Dialect } from "./dialect.ts";
+import { claimQuery, claimRowQuery, grantRowQuery, grantUseQuery, heldClaim } from "./queries.ts";
+import {
+  approvalOfJson,
+  approvalRowSchema,
+  checkGrantUse,
+  decidedFields,
+  duplicateDecision,
+  grantRowSchema,
+  jsonText,
+  parseStored,
+  usesRowSchema,
+} from "./rows.ts";
+import { type Sql, sql } from "./sql.ts";
+import { sqliteStoreError } from "./sqlite-errors.ts";
+import type {
+  ApprovalUpdate,
+  DecisionLogEntry,
+  GrantConsumption,
+  IdempotencyClaim,
+  NewDecisionEntry,
+} from "./types.ts";
+
+export const MEMORY = ":memory:";
+
+export function sqliteUnique(error: unknown): boolean {
+  return error instanceof Database.SqliteError && error.code === "SQLITE_CONSTRAINT_UNIQUE";
+}
+
+export const sqliteDialect: Dialect = {
+  placeholder: () => "?",
+  timestampColumn: "timestamp",
+  entryHasReason: (code) =>
+    sql`EXISTS (SELECT 1 FROM json_each(decisions.entry, '$.reasons') AS r WHERE json_extract(r.value, '$.code') = ${code})`,
+  approverRolesOverlap: (roles) =>
+    sql`EXISTS (SELECT 1 FROM json_each(approvals.approver_roles) AS r WHERE r.value IN (SELECT value FROM json_each(${JSON.stringify(roles)})))`,
+  textArray: (values) => JSON.stringify(values),
+  recordJson(column) {
+    try {
+      return typeof column === "string" ? JSON.parse(column) : undefined;
+    } catch {
+      return undefined;
+    }
+  },
+  uniqueViolation: (error) =>
+    error instanceof WritError && sqliteUnique(error.cause) ? error.cause : undefined,
+};
+
+export interface ConnectionOptions {
+  synchronous: "full" | "normal";
+  busyTimeoutMs: number;
+}
+
+type Statement = Database.Statement<unknown[], unknown>;
+
+/** A better-sqlite3 connection with its prepared statements cached by their text. */
+export class SqliteConnection {
+  readonly db: Database.Database;
+  readonly #statements = new Map<string, Statement>();
+
+  /** Opens (or creates) the file in WAL mode with the store's pragmas. */
+  constructor(location: string, options: ConnectionOptions) {
+    let db: Database.Database | undefined;
+    try {
+      if (location !== MEMORY && location !== "")
+        mkdirSync(path.dirname(path.resolve(location)), { recursive: true });
+      db = new Database(location);
+      db.pragma(`busy_timeout = ${options.busyTimeoutMs}`);
+      switchToWal(db, options.busyTimeoutMs);
+      db.pragma(`synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"}`);
+      db.pragma("foreign_keys = ON");
+    } catch (error) {
+      db?.close();
+      throw sqliteStoreError(error, `open the SQLite database at ${location}`, options.busyTimeoutMs);
+    }
+    this.db = db;
+  }
+
+  statement(text: string): Statement {
+    let statement = this.#statements.get(text);
+    if (statement === undefined) {
+      statement = this.db.prepare(text);
+      this.#statements.set(text, statement);
+    }
+    return statement;
+  }
+
+  /** Forgets the prepared statements (after migrations, which change the tables). */
+  forgetStatements(): void {
+    this.#statements.clear();
+  }
+
+  all(query: Sql): unknown[] {
+    const { text, values } = query.render(sqliteDialect.placeholder);
+    return this.statement(text).all(...values);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
+
+/** What a statement run by the writer gives back: its rows when it returns any, else its changes. */
+export type StatementResult = { rows: unknown[] } | { changes: number };
+
+/** The store's writes, each run inside a transaction its caller opened (BEGIN IMMEDIATE). */
+export const sqliteWrites = {
+  /** Links entries after the head, hashes and inserts them (their reason codes indexed). */
+  appendDecisions(conn: SqliteConnection, entries: readonly NewDecisionEntry[]): DecisionLogEntry[] {
+    const prepared = prepareEntries(entries);
+    const stored = chainAfter(conn.statement(HEAD_SQL).get(), prepared);
+    const insert = conn.statement("INSERT INTO decisions (seq, entry, prev_hash, hash) VALUES (?, ?, ?, ?)");
+    const reason = conn.statement("INSERT OR IGNORE INTO decision_reasons (code, seq) VALUES (?, ?)");
+    stored.forEach((entry, i) => {
+      const body = prepared[i];
+      if (body === undefined) return;
+      try {
+        insert.run(entry.seq, body.text, entry.prev_hash, entry.hash);
+      } catch (error) {
+        if (sqliteUnique(error)) throw duplicateDecision(body.body.decision_id, error);
+        throw error;
+      }
+      for (const code of body.codes) reason.run(code, entry.seq);
+    });
+    return stored;
+  },
+
+  consumeGrant(
+    conn: SqliteConnection,
+    jti: string,
+    maxUses: number,
+    expiresAt: Date,
+    now: Date,
+  ): GrantConsumption {
+    checkGrantUse(jti, maxUses, expiresAt, now);
+    if (now.getTime() >= expiresAt.getTime()) return { ok: false, reason: "expired" };
+    const [row] = conn.all(grantUseQuery(jti, maxUses, expiresAt, now));
+    if (row !== undefined) return { ok: true, uses: parseStored(usesRowSchema, row, "a grant use").uses };
+    const stored = parseStored(grantRowSchema, conn.all(grantRowQuery(jti))[0], "a grant use");
+    return { ok: false, reason: stored.expires_at <= now.getTime() ? "expired" : "exhausted" };
+  },
+
+  /** The approval row (`seq, record`) after the update, or undefined when it was not `expectedStatus`. */
+  decideApproval(
+    conn: SqliteConnection,
+    id: string,
+    expectedStatus: "pending",
+    update: ApprovalUpdate,
+    now: Date,
+  ): unknown {
+    const [row] = conn.all(sql`SELECT seq, record FROM approvals WHERE id = ${id}`);
+    if (row === undefined) return undefined;
+    const stored = parseStored(approvalRowSchema, row, "an approval row");
+    const record = approvalOfJson(sqliteDialect.recordJson(stored.record), stored.seq);
+    if (record.status !== expectedStatus) return undefined;
+    const text = jsonText({ ...record, ...decidedFields(update) }, "/approval");
+    const [updated] = conn.all(
+      sql`UPDATE approvals SET status = ${update.status}, grant_jti = ${update.grant?.jti ?? null}, record = ${text}
+       WHERE id = ${id} AND status = ${expectedStatus} AND (${update.status} = 'expired' OR expires_at > ${now.getTime()})
+       RETURNING seq, record`,
+    );
+    return updated;
+  },
+
+  claimIdempotency(
+    conn: SqliteConnection,
+    subject: string,
+    key: string,
+    requestDigest: string,
+    expiresAt: Date,
+    now: Date,
+  ): IdempotencyClaim {
+    const claimed = conn.all(claimQuery(subject, key, requestDigest, expiresAt, now));
+    if (claimed.length > 0) return { state: "claimed" };
+    return heldClaim(conn.all(claimRowQuery(subject, key))[0]);
+  },
+
+  /** One rendered statement that writes: its rows when it returns any (RETURNING), else its changes. */
+  statement(conn: SqliteConnection, text: string, values: readonly unknown[]): StatementResult {
+    const statement = conn.statement(text);
+    return statement.reader
+      ? { rows: statement.all(...values) }
+      : { changes: statement.run(...values).changes };
+  },
+};
+
+type Procedures = typeof sqliteWrites;
+export type ProcedureName = keyof Procedures;
+/** A procedure's arguments without the connection. */
+export type ProcedureArgs<P extends ProcedureName> =
+  Parameters<Procedures[P]> extends [unknown, ...infer Rest] ? Rest : never;
+export type ProcedureResult<P extends ProcedureName> = ReturnType<Procedures[P]>;
+
+/** The procedures seen as one mapped type, so that a generic call correlates name, arguments and result. */
+const procedures: {
+  [P in ProcedureName]: (conn: SqliteConnection, ...args: ProcedureArgs<P>) => ProcedureResult<P>;
+} = sqliteWrites;
+
+/** Runs the write procedure named `procedure` on `conn` (its caller holds the transaction). */
+export function runWrite<P extends ProcedureName>(
+  conn: SqliteConnection,
+  procedure: P,
+  args: ProcedureArgs<P>,
+): ProcedureResult<P> {
+  return procedures[procedure](conn, ...args);
+}
+
+/**
+ * Runs a procedure with arguments that crossed the thread boundary (the writer thread): they
+ * were typed where the call was made (`ThreadWriter.call`), and are passed on as they are.
+ */
+export function runClonedWrite(
+  conn: SqliteConnection,
+  procedure: ProcedureName,
+  args: readonly unknown[],
+): unknown {
+  return Reflect.apply(procedures[procedure], undefined, [conn, ...args]);
+}
+
+/**
+ * `PRAGMA journal_mode = WAL` on a file another process is creating at the same moment can fail
+ * with SQLITE_BUSY without consulting the busy handler; retry it until the busy timeout.
+ */
+function switchToWal(db: Database.Database, busyTimeoutMs: number): void {
+  const deadline = Date.now() + busyTimeoutMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      db.pragma("journal_mode = WAL");
+      return;
+    } catch (error) {
+      const busy = error instanceof Database.SqliteError && error.code.startsWith("SQLITE_BUSY");
+      if (!busy || Date.now() >= deadline) throw error;
+      Atomics.wait(pause, 0, 0, Math.min(50, 5 * (attempt + 1)));
+    }
+  }
+}
