@@ -18,7 +18,7 @@ import pg from "pg";
 import { z } from "zod";
 import { WritError } from "../core/errors.ts";
 import type { KeySetStorage } from "../grants/key-storage.ts";
-import { chainAfter, HEAD_SQL, prepareEntries, reasonRows } from "./chain.ts";
+import { chainAfter, HEAD_SQL, type PreparedEntry, prepareEntries, reasonRows } from "./chain.ts";
 import type { Dialect } from "./dialect.ts";
 import { postgresStoreError } from "./postgres-errors.ts";
 import { PostgresKeySetStorage } from "./postgres-key-set.ts";
@@ -73,6 +73,52 @@ const INSERT_DECISIONS = `WITH inserted AS (
 INSERT INTO decision_reasons (code, seq)
 SELECT code, seq FROM unnest($5::text[], $6::bigint[]) AS reason(code, seq)
 ON CONFLICT DO NOTHING`;
+
+/** Appends that take the locked path at once after one that met another instance's entry. */
+const LOCKED_AFTER_MISS = 16;
+
+/**
+ * Inserts entries chained after the head this instance knows, with the log's lock, in one
+ * message: node-postgres sends a query without parameters as one simple-protocol message, which
+ * PostgreSQL runs as one transaction (values are quoted with the client's own `escapeLiteral`).
+ * False, with nothing written, when another instance's entry already holds the first seq.
+ */
+async function appendAfterKnownHead(
+  client: pg.PoolClient,
+  stored: readonly DecisionLogEntry[],
+  prepared: readonly PreparedEntry[],
+): Promise<boolean> {
+  const text = (value: string) => client.escapeLiteral(value);
+  const rows = stored.map(
+    (entry, i) =>
+      `(${entry.seq}, ${text(prepared[i]?.text ?? "")}, ${text(entry.prev_hash)}, ${text(entry.hash)})`,
+  );
+  const codes = reasonRows(stored, prepared).map((r) => `(${text(r.code)}, ${r.seq})`);
+  const statements = [
+    `SELECT pg_advisory_xact_lock(${DECISION_LOG_LOCK})`,
+    `INSERT INTO decisions (seq, entry, prev_hash, hash) VALUES ${rows.join(", ")}`,
+    ...(codes.length === 0
+      ? []
+      : [`INSERT INTO decision_reasons (code, seq) VALUES ${codes.join(", ")} ON CONFLICT DO NOTHING`]),
+  ];
+  try {
+    await client.query(statements.join("; "));
+    return true;
+  } catch (error) {
+    if (error instanceof pg.DatabaseError && postgresUnique(error) && error.constraint === "decisions_pkey")
+      return false;
+    throw appendError(error);
+  }
+}
+
+/** A failed insert of entries: a decision id already in the log is the caller's conflict. */
+function appendError(error: unknown): unknown {
+  if (error instanceof pg.DatabaseError && postgresUnique(error)) {
+    const id = /\(decision_id\)=\((.*)\)/.exec(error.detail ?? "")?.[1];
+    return duplicateDecision(id ?? "(one of the batch)", error);
+  }
+  return error;
+}
 
 const queryResultsSchema = z.array(z.object({ rows: z.array(z.unknown()) }));
 
@@ -132,6 +178,10 @@ export class PostgresStore extends SqlStore implements Store {
   readonly location: string;
   readonly #pool: pg.Pool;
   #closed = false;
+  /** The head of the log as this instance last wrote or read it under the lock. */
+  #head: { seq: number; hash: string } | undefined;
+  /** Appends left to take the locked path at once (after another instance's append was met). */
+  #lockedAppends = 0;
 
   /** Connects lazily; call `migrate()` before use, or use `PostgresStore.open`. */
   constructor(url: string, options: PostgresStoreOptions = {}) {
@@ -238,12 +288,36 @@ export class PostgresStore extends SqlStore implements Store {
   /**
    * Appends several entries in one transaction (one commit for all of them), after the global
    * head of the log: the advisory lock makes appends from every instance take turns.
+   *
+   * When this instance wrote the head itself, the entries are linked after it and sent with the
+   * lock in one message (one round trip); if another instance appended meanwhile, the insert
+   * meets its seq (the primary key), nothing is written, and the append takes the locked path:
+   * BEGIN with the lock and the head, the inserts, COMMIT. After such a miss the next appends
+   * take the locked path at once, for a while, since other instances are writing.
    */
   async appendDecisions(entries: readonly NewDecisionEntry[]): Promise<DecisionLogEntry[]> {
     const prepared = prepareEntries(entries);
     if (prepared.length === 0) return [];
-    // Three round trips hold the lock: the head (with BEGIN and the lock, one simple-protocol
-    // message), the inserts (one prepared statement), COMMIT.
+    const head = this.#head;
+    if (head !== undefined && this.#lockedAppends === 0) {
+      const stored = chainAfter(head, prepared);
+      const linked = await this.#withClient("append to the decision log", (client) =>
+        appendAfterKnownHead(client, stored, prepared),
+      );
+      if (linked) {
+        this.#head = stored.at(-1);
+        return stored;
+      }
+      this.#lockedAppends = LOCKED_AFTER_MISS;
+    }
+    if (this.#lockedAppends > 0) this.#lockedAppends--;
+    const stored = await this.#appendUnderLock(prepared);
+    this.#head = stored.at(-1);
+    return stored;
+  }
+
+  /** BEGIN with the lock and the head, the inserts, COMMIT: three round trips hold the lock. */
+  #appendUnderLock(prepared: readonly PreparedEntry[]): Promise<DecisionLogEntry[]> {
     return this.#withClient("append to the decision log", async (client) => {
       let committed = false;
       try {
@@ -264,11 +338,7 @@ export class PostgresStore extends SqlStore implements Store {
             ],
           });
         } catch (error) {
-          if (error instanceof pg.DatabaseError && postgresUnique(error)) {
-            const id = /\(decision_id\)=\((.*)\)/.exec(error.detail ?? "")?.[1];
-            throw duplicateDecision(id ?? "(one of the batch)", error);
-          }
-          throw error;
+          throw appendError(error);
         }
         await client.query("COMMIT");
         committed = true;

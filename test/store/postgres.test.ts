@@ -3,6 +3,7 @@
  * only PostgreSQL has: migrations racing from several instances, its error mapping.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GENESIS_HASH } from "../../src/store/index.ts";
 import { PostgresStore } from "../../src/store/postgres.ts";
 import { postgresMigrations } from "../../src/store/postgres-migrations.ts";
 import { postgresUnavailable, sql, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
@@ -47,6 +48,39 @@ describe.skipIf(postgresUnavailable !== undefined)("PostgresStore", () => {
       async cleanup() {
         for (const store of opened.splice(0)) await store.close();
       },
+    });
+  });
+
+  describe("the decision log's appends", () => {
+    it("link after the head another instance wrote since this one's last append", async () => {
+      const url = await server.createDatabase();
+      const [a, b] = [await open(url), await open(url)];
+      const appended = [];
+      // a writes the head and links after it in one message; b's appends move the head under a.
+      for (const store of [a, a, b, a, b, b, a, a]) appended.push(await store.appendDecision(newEntry()));
+      appended.push(
+        ...(await a.appendDecisions([
+          newEntry(),
+          newEntry({ reasons: [{ code: "c", message: "m", visible_to_model: false }] }),
+        ])),
+      );
+      expect(appended.map((entry) => entry.seq)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+      const read = await b.readDecisions(1, 100);
+      expect(read).toEqual(appended);
+      for (const [i, entry] of read.entries())
+        expect(entry.prev_hash).toBe(i === 0 ? GENESIS_HASH : read[i - 1]?.hash);
+      expect(await sql(url, "SELECT code, seq::int AS seq FROM decision_reasons")).toEqual([
+        { code: "c", seq: 10 },
+      ]);
+      // A decision id already in the log is refused whichever way the append goes: c knows the
+      // head after its first append (one message), a still takes the locked path after its miss.
+      const c = await open(url);
+      const first = read[0]?.decision_id ?? "";
+      expect((await c.appendDecision(newEntry())).seq).toBe(11);
+      await expectWritError(c.appendDecision(newEntry({ decision_id: first })), "conflict");
+      await expectWritError(a.appendDecision(newEntry({ decision_id: first })), "conflict");
+      expect((await c.appendDecision(newEntry())).seq).toBe(12);
+      expect((await a.appendDecision(newEntry())).seq).toBe(13);
     });
   });
 
