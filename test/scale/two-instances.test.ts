@@ -50,6 +50,7 @@ const grantJtiRowSchema = z.object({ jti: z.string().nullable() });
 describe.skipIf(postgresUnavailable !== undefined)("two Writ instances on one PostgreSQL", () => {
   let server: TestPostgres;
   let deployment: Deployment;
+  let databaseUrl: string;
   let a: WritProcess;
   let b: WritProcess;
   let alice: string;
@@ -57,7 +58,8 @@ describe.skipIf(postgresUnavailable !== undefined)("two Writ instances on one Po
 
   beforeAll(async () => {
     server = await startTestPostgres();
-    deployment = await startDeployment(await server.createDatabase("writ_scale"));
+    databaseUrl = await server.createDatabase("writ_scale");
+    deployment = await startDeployment({ postgres: databaseUrl });
     // Started together on an empty database: both migrate and both look for the signing keys.
     [a, b] = await Promise.all([deployment.start(), deployment.start()]);
     alice = await deployment.token("alice");
@@ -169,7 +171,7 @@ describe.skipIf(postgresUnavailable !== undefined)("two Writ instances on one Po
       expect(replay.json).toEqual(ok[0]?.json);
     }
     const uses = await sql(
-      deployment.databaseUrl,
+      databaseUrl,
       "SELECT uses FROM grant_uses WHERE jti = ANY($1::text[]) ORDER BY jti",
       [[...grants, ...keyed].map((token) => z.string().parse(decodeJwt(token).jti))],
     );
@@ -205,7 +207,7 @@ describe.skipIf(postgresUnavailable !== undefined)("two Writ instances on one Po
     expect(failures).toBeGreaterThan(0);
 
     const rows = await sql(
-      deployment.databaseUrl,
+      databaseUrl,
       "SELECT entry::jsonb ->> 'grant_jti' AS jti FROM decisions WHERE entry::jsonb ->> 'grant_jti' = ANY($1::text[])",
       [received],
     );

@@ -1,9 +1,9 @@
 /**
- * Several real Writ processes (`node bin/writ.mjs serve`) on one PostgreSQL database: the setup
- * of a scaled-out deployment, for the race and crash tests. Each instance is a child process
- * started with a configuration written to a temp folder, sharing
+ * Real Writ processes (`node bin/writ.mjs serve`) on one store: several on a PostgreSQL database
+ * (the setup of a scaled-out deployment), or one on a SQLite file, for the race and crash tests.
+ * Each instance is a child process started with a configuration written to a temp folder, sharing
  *
- * - the database (`store.postgres.url`), and with it the grant signing keys,
+ * - the store (`store.postgres.url` or `store.sqlite`), and with PostgreSQL the grant signing keys,
  * - a temp copy of `policies/`,
  * - one trusted identity issuer whose JWKS is served over HTTP on 127.0.0.1.
  */
@@ -28,8 +28,11 @@ export interface WritProcess {
   stop(): Promise<void>;
 }
 
+/** Where the instances keep their state: a PostgreSQL URL, or a SQLite file. */
+export type DeploymentStore = { postgres: string } | { sqlite: string };
+
 export interface Deployment {
-  databaseUrl: string;
+  store: DeploymentStore;
   /** The configuration file every instance (and `writ logs`) reads. */
   configFile: string;
   /** The policy folder every instance watches. */
@@ -43,7 +46,7 @@ export interface Deployment {
 
 const LISTENING = /writ listening on (http:\/\/\S+)/;
 
-export async function startDeployment(databaseUrl: string): Promise<Deployment> {
+export async function startDeployment(store: DeploymentStore): Promise<Deployment> {
   const tmp = await mkdtemp(path.join(os.tmpdir(), "writ-scale-"));
   const processes: WritProcess[] = [];
   let jwks: JwksServer | undefined;
@@ -62,7 +65,7 @@ export async function startDeployment(databaseUrl: string): Promise<Deployment> 
       JSON.stringify({
         ...defaults,
         server: { host: "127.0.0.1", port: 0 },
-        store: { postgres: { url: databaseUrl, max_connections: 10 } },
+        store: "postgres" in store ? { postgres: { url: store.postgres, max_connections: 10 } } : store,
         policy: { dir: policyDir, watch: true },
         identity: {
           issuers: [
@@ -75,7 +78,7 @@ export async function startDeployment(databaseUrl: string): Promise<Deployment> 
     );
     const server = jwks;
     return {
-      databaseUrl,
+      store,
       configFile,
       policyDir,
       token: (subject, roles = ["developer"]) => testToken(issuerKey, subject, { roles }),
