@@ -11,7 +11,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { WritError } from "../core/errors.ts";
-import { chainAfter, HEAD_SQL, prepareEntries } from "./chain.ts";
+import { chainAfter, HEAD_SQL, prepareEntryText } from "./chain.ts";
 import type { Dialect } from "./dialect.ts";
 import { claimQuery, claimRowQuery, grantRowQuery, grantUseQuery, heldClaim } from "./queries.ts";
 import {
@@ -27,13 +27,7 @@ import {
 } from "./rows.ts";
 import { type Sql, sql } from "./sql.ts";
 import { sqliteStoreError } from "./sqlite-errors.ts";
-import type {
-  ApprovalUpdate,
-  DecisionLogEntry,
-  GrantConsumption,
-  IdempotencyClaim,
-  NewDecisionEntry,
-} from "./types.ts";
+import type { ApprovalUpdate, DecisionLogEntry, GrantConsumption, IdempotencyClaim } from "./types.ts";
 
 export const MEMORY = ":memory:";
 
@@ -119,9 +113,12 @@ export type StatementResult = { rows: unknown[] } | { changes: number };
 
 /** The store's writes, each run inside a transaction its caller opened (BEGIN IMMEDIATE). */
 export const sqliteWrites = {
-  /** Links entries after the head, hashes and inserts them (their reason codes indexed). */
-  appendDecisions(conn: SqliteConnection, entries: readonly NewDecisionEntry[]): DecisionLogEntry[] {
-    const prepared = prepareEntries(entries);
+  /**
+   * Links entries (as `entryText` made them) after the head, hashes and inserts them, their
+   * reason codes indexed.
+   */
+  appendDecisions(conn: SqliteConnection, texts: readonly string[]): DecisionLogEntry[] {
+    const prepared = texts.map(prepareEntryText);
     const stored = chainAfter(conn.statement(HEAD_SQL).get(), prepared);
     const insert = conn.statement("INSERT INTO decisions (seq, entry, prev_hash, hash) VALUES (?, ?, ?, ?)");
     const reason = conn.statement("INSERT OR IGNORE INTO decision_reasons (code, seq) VALUES (?, ?)");

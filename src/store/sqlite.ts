@@ -6,6 +6,7 @@
  * queries.ts; this module keeps the connection, the migrations and the locked read-then-writes.
  */
 import { WritError } from "../core/errors.ts";
+import { entryText } from "./chain.ts";
 import { sqliteMigrations } from "./migrations.ts";
 import { appliedVersions } from "./rows.ts";
 import type { Sql } from "./sql.ts";
@@ -145,7 +146,8 @@ export class SqliteStore extends SqlStore implements Store {
    * log batches the appends that queue up while a write is in flight.
    */
   async appendDecisions(entries: readonly NewDecisionEntry[]): Promise<DecisionLogEntry[]> {
-    return this.#write("append to the decision log", "appendDecisions", [entries]);
+    const texts = this.#run("append to the decision log", () => entries.map(entryText));
+    return this.#write("append to the decision log", "appendDecisions", [texts]);
   }
 
   /** Reads the record, applies the update and writes it back, under the write lock. */
