@@ -18,6 +18,7 @@ import {
   type ProcedureResult,
   SqliteConnection,
   sqliteDialect,
+  storedEntries,
 } from "./sqlite-connection.ts";
 import { sqliteStoreError } from "./sqlite-errors.ts";
 import { InlineWriter, type SqliteWriter, ThreadWriter } from "./sqlite-writer.ts";
@@ -147,7 +148,7 @@ export class SqliteStore extends SqlStore implements Store {
    */
   async appendDecisions(entries: readonly NewDecisionEntry[]): Promise<DecisionLogEntry[]> {
     const texts = this.#run("append to the decision log", () => entries.map(entryText));
-    return this.#write("append to the decision log", "appendDecisions", [texts]);
+    return storedEntries(await this.#write("append to the decision log", "appendDecisions", [texts]));
   }
 
   /** Reads the record, applies the update and writes it back, under the write lock. */
