@@ -1,0 +1,38 @@
+/** Plain-text tables for the benchmarks' output: the first column left-aligned, the others right-aligned. */
+
+export type Cell = string | number | null | undefined;
+
+/** A number as a table shows it: from 100 up rounded and grouped by thousands, others to `digits` decimals. */
+export function formatNumber(value: number, digits = 2): string {
+  if (!Number.isFinite(value)) return String(value);
+  if (Number.isInteger(value) || Math.abs(value) >= 100) {
+    return Math.round(value).toLocaleString("en-US");
+  }
+  return value.toFixed(digits);
+}
+
+function text(cell: Cell): string {
+  if (cell === null || cell === undefined) return "-";
+  return typeof cell === "number" ? formatNumber(cell) : cell;
+}
+
+/** The lines of a table; `header` may be omitted. */
+export function formatTable(rows: Cell[][], header?: string[]): string[] {
+  const all = header ? [header, ...rows.map((row) => row.map(text))] : rows.map((row) => row.map(text));
+  const widths: number[] = [];
+  for (const row of all) {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, cell.length);
+    });
+  }
+  return all.map((row) =>
+    row
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0)))
+      .join("  ")
+      .trimEnd(),
+  );
+}
+
+export function printTable(rows: Cell[][], header?: string[]): void {
+  for (const line of formatTable(rows, header)) console.log(line);
+}
