@@ -70,7 +70,7 @@ import {
   type SummaryRow,
   writeSummary,
 } from "./lib/summary.ts";
-import { type Cell, printTable } from "./lib/table.ts";
+import { type Cell, loadCells, loadColumns, printTable } from "./lib/table.ts";
 import { proposalBody } from "./proposal.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -272,18 +272,7 @@ for (const route of routes) {
   for (const connections of connectionCounts) {
     const r = resultOf(route.key, connections);
     rows.push(loadRow(`${route.key} @${connections}`, r, { connections }));
-    tableRows.push([
-      route.label,
-      connections,
-      r.rps,
-      r.p50,
-      r.p97_5,
-      r.p99,
-      r.p99_9,
-      r.max,
-      r.errors,
-      r.non2xx,
-    ]);
+    tableRows.push([route.label, connections, ...loadCells(r)]);
   }
 }
 rows.push(loadRow(`proposals paced @${at}`, paced, { connections: at, offered }));
@@ -342,38 +331,20 @@ console.log(`Writ gateway benchmark: ${describeMachine(machine)}`);
 console.log(
   `autocannon in this process, ${seconds} s per run after a ${warmupSeconds} s warm-up per route (not counted); SQLite synchronous=${durability}`,
 );
+if (at !== wantedAt) console.log(`(--at ${wantedAt} was not measured: ${at} connections instead)`);
 console.log("");
-printTable(tableRows, [
-  "route",
-  "conns",
-  "req/s",
-  "p50 ms",
-  "p97.5",
-  "p99",
-  "p99.9",
-  "max",
-  "errors",
-  "non-2xx",
-]);
+printTable(tableRows, ["route", "conns", ...loadColumns]);
 console.log("");
-console.log(`POST /v1/proposals paced at half of its maximum at ${at} connections, ${at} connections:`);
+console.log(
+  `POST /v1/proposals paced at half of the ${Math.round(maxRate)} req/s it reached at ${at} connections, over ${at} connections:`,
+);
 const pacings: Array<[string, LoadResult]> = [
   ["autocannon overallRate (a burst per second)", paced],
   ["evenly paced (open loop, node:http; info)", evenlyPaced],
 ];
 printTable(
-  pacings.map(([label, r]) => [
-    label,
-    offered,
-    r.rps,
-    r.p50,
-    r.p97_5,
-    r.p99,
-    r.p99_9,
-    r.max,
-    r.errors + r.non2xx,
-  ]),
-  ["pacing", "offered", "achieved", "p50 ms", "p97.5", "p99", "p99.9", "max", "errors+non-2xx"],
+  pacings.map(([label, r]) => [label, offered, ...loadCells(r)]),
+  ["pacing", "offered req/s", "achieved", ...loadColumns.slice(1)],
 );
 console.log("");
 printTable(

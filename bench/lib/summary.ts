@@ -53,7 +53,13 @@ export async function writeSummary(file: string, summary: Summary): Promise<void
 }
 
 export async function readSummary(file: string): Promise<Summary> {
-  const parsed = summarySchema.safeParse(JSON.parse(await readFile(file, "utf8")));
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(file, "utf8"));
+  } catch (error) {
+    throw new Error(`${file} is not a benchmark summary (--json output): ${String(error)}`);
+  }
+  const parsed = summarySchema.safeParse(json);
   if (!parsed.success) {
     throw new Error(`${file} is not a benchmark summary (--json output): ${parsed.error.message}`);
   }
@@ -100,6 +106,9 @@ export function printComparisonHeader(older: Summary, newer: Summary): void {
       .join(" ")}`;
   console.log(`old: ${describe(older)}`);
   console.log(`new: ${describe(newer)}`);
+  if (JSON.stringify(older.config) !== JSON.stringify(newer.config)) {
+    console.log("note: the two runs' settings differ; rows and criteria match by name only");
+  }
 }
 
 export function printCriteriaComparison(older: Summary, newer: Summary): void {

@@ -1,4 +1,5 @@
 /** Plain-text tables for the benchmarks' output: the first column left-aligned, the others right-aligned. */
+import type { LoadResult } from "./load.ts";
 
 export type Cell = string | number | null | undefined;
 
@@ -35,4 +36,12 @@ export function formatTable(rows: Cell[][], header?: string[]): string[] {
 
 export function printTable(rows: Cell[][], header?: string[]): void {
   for (const line of formatTable(rows, header)) console.log(line);
+}
+
+/** The column titles of {@link loadCells}. */
+export const loadColumns = ["req/s", "p50 ms", "p97.5", "p99", "p99.9", "max", "errors", "non-2xx"];
+
+/** A load run's numbers as table cells, in the order of {@link loadColumns}. */
+export function loadCells(r: LoadResult): Cell[] {
+  return [r.rps, r.p50, r.p97_5, r.p99, r.p99_9, r.max, r.errors, r.non2xx];
 }
