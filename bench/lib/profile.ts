@@ -82,11 +82,16 @@ type CallFrame = CpuProfile["nodes"][number]["callFrame"];
 /**
  * `function file:line`, the file relative to `root` (or to node_modules for packages). TypeScript
  * files run transpiled (tsx), so their line numbers are not the source's: they go without one.
+ * A native function (no file) is named with its caller, `run (native, in signOneShot)`: several
+ * share one name (better-sqlite3's statement run and Node's crypto sign are both `run`).
  */
-function functionName(frame: CallFrame, root: string): string {
+function functionName(frame: CallFrame, root: string, caller?: CallFrame): string {
   const file = displayPath(frame.url, root);
   const name = frame.functionName || "(anonymous)";
-  if (file === "") return name;
+  if (file === "") {
+    if (name.startsWith("(")) return name;
+    return caller ? `${name} (native, in ${caller.functionName || "(anonymous)"})` : `${name} (native)`;
+  }
   return /\.[cm]?tsx?$/.test(file) ? `${name} ${file}` : `${name} ${file}:${frame.lineNumber + 1}`;
 }
 
@@ -98,8 +103,8 @@ function displayPath(url: string, root: string): string {
   return url;
 }
 
-function fileName(frame: CallFrame, root: string): string {
-  if (frame.url === "") return frame.functionName;
+function fileName(frame: CallFrame, root: string, caller?: CallFrame): string {
+  if (frame.url === "") return functionName(frame, root, caller);
   const packaged = frame.url.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/);
   if (packaged?.[1] !== undefined) return `npm:${packaged[1]}`;
   return displayPath(frame.url, root);
@@ -124,11 +129,24 @@ export function summarizeProfile(
   const parentOf = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
 
+  const callerOf = (id: number) => {
+    const parent = parentOf.get(id);
+    return parent === undefined ? undefined : byId.get(parent)?.callFrame;
+  };
+  // The profiler's own stop (it serializes the profile on the main thread) is no part of the phase.
+  const profilerNodes = new Set<number>();
+  for (const node of profile.nodes) {
+    if (node.callFrame.url === "node:inspector" || profilerNodes.has(parentOf.get(node.id) ?? -1)) {
+      profilerNodes.add(node.id);
+    }
+  }
+
   // Self time per profile node: each sample's time delta goes to the node it hit.
   const selfTime = new Map<number, number>();
   let total = 0;
   const deltas = profile.timeDeltas ?? [];
   (profile.samples ?? []).forEach((id, i) => {
+    if (profilerNodes.has(id)) return;
     const delta = deltas[i] ?? 0;
     total += delta;
     selfTime.set(id, (selfTime.get(id) ?? 0) + delta);
@@ -143,14 +161,14 @@ export function summarizeProfile(
   for (const [id, time] of selfTime) {
     const node = byId.get(id);
     if (!node) continue;
-    add(byFunction, functionName(node.callFrame, root), time);
-    add(byFile, fileName(node.callFrame, root), time);
+    add(byFunction, functionName(node.callFrame, root, callerOf(id)), time);
+    add(byFile, fileName(node.callFrame, root, callerOf(id)), time);
     // Inclusive: every function on the sample's stack, once even when it recurses.
     const seen = new Set<string>();
     for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
       const frame = byId.get(at)?.callFrame;
       if (!frame) break;
-      const name = functionName(frame, root);
+      const name = functionName(frame, root, callerOf(at));
       if (seen.has(name)) continue;
       seen.add(name);
       if (selected.test(name)) add(inclusiveTime, name, time);
@@ -164,7 +182,10 @@ export function summarizeProfile(
   };
 }
 
-export function printProfileSummary(summary: ProfileSummary, { byFile = false } = {}): void {
+export function printProfileSummary(
+  summary: ProfileSummary,
+  { byFile = false, inclusiveTitle = "src/ functions" } = {},
+): void {
   const section = (title: string, shares: Share[]) => {
     console.log(title);
     for (const share of shares) console.log(`${share.percent.toFixed(1).padStart(6)}%  ${share.name}`);
@@ -172,7 +193,7 @@ export function printProfileSummary(summary: ProfileSummary, { byFile = false } 
   console.log(`profile: ${(summary.totalMs / 1000).toFixed(2)} s sampled`);
   section("top self time, by function:", summary.selfByFunction);
   if (byFile) section("top self time, by file:", summary.selfByFile);
-  section("top inclusive time, src/ functions:", summary.inclusive);
+  section(`top inclusive time, ${inclusiveTitle}:`, summary.inclusive);
 }
 
 /** The project root as the file URL prefix that profiles' frames carry. */
@@ -192,5 +213,8 @@ if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLTo
     top: topArg === undefined ? 30 : Number(topArg),
     ...(filter === undefined ? {} : { inclusive: new RegExp(filter) }),
   });
-  printProfileSummary(summary, { byFile: true });
+  printProfileSummary(summary, {
+    byFile: true,
+    ...(filter === undefined ? {} : { inclusiveTitle: `functions matching /${filter}/` }),
+  });
 }
