@@ -51,7 +51,7 @@ import { DevIssuer } from "../src/identity/index.ts";
 import { startGateway } from "../src/server.ts";
 import { SqliteStore } from "../src/store/index.ts";
 import { type LoadResult, runLoad, runPaced, waitUntilIdle } from "./lib/load.ts";
-import { describeMachine, machineInfo } from "./lib/machine.ts";
+import { busyMachineWarning, describeMachine, loadAverage, machineInfo } from "./lib/machine.ts";
 import {
   type ProfileSummary,
   printProfileSummary,
@@ -257,6 +257,7 @@ if (flags.profile !== undefined) {
   };
 }
 
+const loadAverageAtEnd = loadAverage();
 const verified = await running.gateway.log.verify();
 const stats = running.gateway.identity.cacheStats();
 await running.close();
@@ -331,6 +332,8 @@ console.log(`Writ gateway benchmark: ${describeMachine(machine)}`);
 console.log(
   `autocannon in this process, ${seconds} s per run after a ${warmupSeconds} s warm-up per route (not counted); SQLite synchronous=${durability}`,
 );
+const busy = busyMachineWarning(machine);
+if (busy !== undefined) console.log(busy);
 if (at !== wantedAt) console.log(`(--at ${wantedAt} was not measured: ${at} connections instead)`);
 console.log("");
 printTable(tableRows, ["route", "conns", ...loadColumns]);
@@ -363,6 +366,7 @@ console.log(
 );
 console.log("");
 console.log(`token cache: ${stats.hits} hits, ${stats.misses} misses`);
+console.log(`load average at the end: ${loadAverageAtEnd} (this run included)`);
 console.log(`decision log after the run: ${verified.ok ? `intact, ${verified.entries} entries` : "BROKEN"}`);
 if (profiled) {
   console.log("");
@@ -390,6 +394,7 @@ const summary: Summary = {
     tokenCacheHits: stats.hits,
     tokenCacheMisses: stats.misses,
     decisionLogIntact: verified.ok,
+    loadAverageAtEnd,
     ...(verified.ok ? { decisionLogEntries: verified.entries } : {}),
     ...(profiled ? { profile: profiled.file, profiledRps: profiled.load.rps } : {}),
   },

@@ -9,7 +9,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { z } from "zod";
 import type { LoadResult } from "./load.ts";
-import type { MachineInfo } from "./machine.ts";
+import { describeMachine, type MachineInfo } from "./machine.ts";
 import { type Cell, formatNumber, printTable } from "./table.ts";
 
 const machineSchema: z.ZodType<MachineInfo> = z.object({
@@ -19,6 +19,7 @@ const machineSchema: z.ZodType<MachineInfo> = z.object({
   cpuModel: z.string(),
   cpuCount: z.number(),
   commit: z.string().nullable(),
+  loadAverage: z.number(),
 });
 
 const rowSchema = z.object({ name: z.string(), metrics: z.record(z.string(), z.number()) });
@@ -99,9 +100,7 @@ export function printComparison(older: Summary, newer: Summary, metrics: string[
 /** Prints both runs' machines and each criterion's old and new verdict. */
 export function printComparisonHeader(older: Summary, newer: Summary): void {
   const describe = (s: Summary) =>
-    `${s.machine.date}  commit ${s.machine.commit ?? "unknown"}  node ${s.machine.node}  ${s.machine.cpuCount} x ${s.machine.cpuModel}  ${Object.entries(
-      s.config,
-    )
+    `${describeMachine(s.machine)}  ${Object.entries(s.config)
       .map(([key, value]) => `${key}=${Array.isArray(value) ? value.join(",") : String(value)}`)
       .join(" ")}`;
   console.log(`old: ${describe(older)}`);
