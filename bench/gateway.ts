@@ -29,7 +29,8 @@
  *   --at <n>                 connections of the half-load run, the floor ratio criterion and the
  *                            profile (default 32, else the nearest count measured)
  *   --warmup <n>             seconds of warm-up per route (default seconds / 4, at least 1)
- *   --json <file>            writes a summary of every number printed, the machine and the config
+ *   --json <file>            writes a summary of every number printed, the machine (with its load
+ *                            average: other processes' share of the CPUs) and the config
  *   --compare <old.json>     prints the old summary against this run's, with new/old ratios;
  *                            with --against <new.json>, compares two summaries without a run
  *   --profile <file>         one more proposals run at --at connections under the CPU profiler
