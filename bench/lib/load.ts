@@ -76,6 +76,15 @@ function percentile(sorted: Float64Array, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
 }
 
+export type LatencyStats = Pick<LoadResult, "p50" | "p97_5" | "p99" | "p99_9" | "max">;
+
+/** The percentiles of latencies measured by hand (milliseconds), to 0.01 ms, as a load run reports them. */
+export function latencyStats(latencies: ArrayLike<number>): LatencyStats {
+  const sorted = Float64Array.from(latencies).sort();
+  const at = (q: number) => Math.round(percentile(sorted, q) * 100) / 100;
+  return { p50: at(0.5), p97_5: at(0.975), p99: at(0.99), p99_9: at(0.999), max: at(1) };
+}
+
 /**
  * An evenly paced (open-loop) run: request i leaves at start + i / rate whatever happened to the
  * ones before, over at most `connections` keep-alive connections (node:http), and its latency is
@@ -145,15 +154,9 @@ export async function runPaced(options: LoadOptions & { rate: number }): Promise
   });
   agent.destroy();
 
-  const sorted = latencies.subarray(0, answered).sort();
-  const round = (ms: number) => Math.round(ms * 100) / 100;
   return {
     rps: answered / ((end - start) / 1000),
-    p50: round(percentile(sorted, 0.5)),
-    p97_5: round(percentile(sorted, 0.975)),
-    p99: round(percentile(sorted, 0.99)),
-    p99_9: round(percentile(sorted, 0.999)),
-    max: round(sorted[sorted.length - 1] ?? 0),
+    ...latencyStats(latencies.subarray(0, answered)),
     errors,
     non2xx,
     requests: answered,

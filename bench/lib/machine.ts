@@ -12,8 +12,11 @@ export interface MachineInfo {
   cpuCount: number;
   /** `git rev-parse HEAD` of the working directory, with `+dirty` when it has changes; null without git. */
   commit: string | null;
-  /** The 1-minute load average when the run started: other processes' share of the CPUs. */
-  loadAverage: number;
+  /**
+   * The 1-minute load average when the run started: other processes' share of the CPUs (absent
+   * from summaries written before it was recorded).
+   */
+  loadAverage?: number | undefined;
 }
 
 const run = promisify(execFile);
@@ -46,11 +49,11 @@ export function loadAverage(): number {
 }
 
 export function describeMachine(machine: MachineInfo): string {
-  return `${machine.date}  node ${machine.node}  ${machine.cpuCount} x ${machine.cpuModel}  commit ${machine.commit ?? "unknown"}  load average ${machine.loadAverage}`;
+  return `${machine.date}  node ${machine.node}  ${machine.cpuCount} x ${machine.cpuModel}  commit ${machine.commit ?? "unknown"}  load average ${machine.loadAverage ?? "unknown"}`;
 }
 
 /** A warning when other processes were keeping the CPUs busy as the run started, or nothing. */
 export function busyMachineWarning(machine: MachineInfo): string | undefined {
-  if (machine.loadAverage < machine.cpuCount / 2) return undefined;
+  if (machine.loadAverage === undefined || machine.loadAverage < machine.cpuCount / 2) return undefined;
   return `note: the load average was ${machine.loadAverage} on ${machine.cpuCount} CPUs as the run started: other processes share them, the numbers are noisy (compare ratios within a run, or alternate runs)`;
 }

@@ -19,7 +19,7 @@ const machineSchema: z.ZodType<MachineInfo> = z.object({
   cpuModel: z.string(),
   cpuCount: z.number(),
   commit: z.string().nullable(),
-  loadAverage: z.number(),
+  loadAverage: z.number().optional(),
 });
 
 const rowSchema = z.object({ name: z.string(), metrics: z.record(z.string(), z.number()) });

@@ -3,13 +3,16 @@ import type { LoadResult } from "./load.ts";
 
 export type Cell = string | number | null | undefined;
 
-/** A number as a table shows it: from 100 up rounded and grouped by thousands, others to `digits` decimals. */
+/**
+ * A number as a table shows it: from 100 up rounded and grouped by thousands, others to `digits`
+ * decimals (one more under 1: ratios).
+ */
 export function formatNumber(value: number, digits = 2): string {
   if (!Number.isFinite(value)) return String(value);
   if (Number.isInteger(value) || Math.abs(value) >= 100) {
     return Math.round(value).toLocaleString("en-US");
   }
-  return value.toFixed(digits);
+  return value.toFixed(Math.abs(value) < 1 ? digits + 1 : digits);
 }
 
 function text(cell: Cell): string {
