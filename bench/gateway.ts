@@ -14,7 +14,9 @@
  * 2. `POST /v1/proposals` paced at half of the throughput it reached at `--at` connections (32),
  *    with as many connections (autocannon's `overallRate`: each connection sends its share of a
  *    second's requests back to back, then waits for the next second, so the load comes in
- *    bursts within each second);
+ *    bursts within each second: the criterion's measurement), then once more evenly paced (open
+ *    loop, node:http, latency counted from when each request was due; for information: it shows
+ *    latency away from saturation, and its client costs more CPU than autocannon's);
  * 3. the ratios and a PASS/FAIL line per "Done when" criterion of issue 16 for the gateway.
  * Then it checks that the decision log verifies and prints the token cache's hits.
  *
@@ -38,7 +40,7 @@
  *
  * With WRIT_BENCH_STORE=postgres it compares stores instead (bench/stores.ts): SQLite, PostgreSQL
  * and two instances on PostgreSQL, as `writ serve` processes, in the same run, at the first
- * connection count given (default 10), `--seconds` per run.
+ * connection count given (default 10), `--seconds` per run (default 8).
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
