@@ -65,9 +65,7 @@ import {
 import {
   type Criterion,
   loadRow,
-  printComparison,
-  printComparisonHeader,
-  printCriteriaComparison,
+  printSummaryComparison,
   readSummary,
   type Summary,
   type SummaryRow,
@@ -116,9 +114,12 @@ const at = connectionCounts.reduce((best, n) =>
   Math.abs(n - wantedAt) < Math.abs(best - wantedAt) ? n : best,
 );
 
+/** What `--compare` puts side by side: the load rows, then the ratio rows. */
+const comparedMetrics = [["rps", "p50", "p99", "p99_9"], ["ratio"]];
+
 if (flags.compare !== undefined && flags.against !== undefined) {
   const [older, newer] = await Promise.all([readSummary(flags.compare), readSummary(flags.against)]);
-  compare(older, newer);
+  printSummaryComparison(older, newer, comparedMetrics);
   process.exit(0);
 }
 
@@ -408,16 +409,9 @@ if (flags.json !== undefined) {
 }
 if (flags.compare !== undefined) {
   console.log("");
-  compare(await readSummary(flags.compare), summary);
+  printSummaryComparison(await readSummary(flags.compare), summary, [
+    ["rps", "p50", "p99", "p99_9"],
+    ["ratio"],
+  ]);
 }
 if (!verified.ok) process.exitCode = 1;
-
-function compare(older: Summary, newer: Summary): void {
-  printComparisonHeader(older, newer);
-  console.log("");
-  printComparison(older, newer, ["rps", "p50", "p99", "p99_9"]);
-  console.log("");
-  printComparison(older, newer, ["ratio"]);
-  console.log("");
-  printCriteriaComparison(older, newer);
-}

@@ -125,3 +125,17 @@ export function printCriteriaComparison(older: Summary, newer: Summary): void {
     ["criterion", "old", "new", "limit"],
   );
 }
+
+/**
+ * The whole comparison of two summaries: both machines and settings, one table per set of
+ * metrics (e.g. `[["rps", "p50", "p99"], ["ratio"]]`), then the criteria.
+ */
+export function printSummaryComparison(older: Summary, newer: Summary, metricSets: string[][]): void {
+  printComparisonHeader(older, newer);
+  for (const metrics of metricSets) {
+    console.log("");
+    printComparison(older, newer, metrics);
+  }
+  console.log("");
+  printCriteriaComparison(older, newer);
+}
