@@ -1,39 +1,136 @@
 /**
- * Load test of `POST /v1/proposals` with autocannon, against two baselines served by the same
- * server in the same run:
+ * Load test of `POST /v1/proposals` with autocannon (issue 16's measurement), against two
+ * baselines served by the same server in the same run:
  * - bare:  a hono route that returns the same JSON answer without doing anything;
  * - floor: a route that parses the body and signs one grant the same way the gateway does.
  * The real route verifies the bearer JWT (cached after the first request, as for any caller
  * that reuses its token), evaluates the compiled policy, signs a grant and writes a durable
- * decision-log entry per call.
+ * decision-log entry per call (SQLite `synchronous=full` unless WRIT_BENCH_SYNC=normal).
  *
- * Run: npx tsx bench/gateway.ts [seconds-per-run] [connections]
+ * One run measures, after an uncounted warm-up of each route and waiting for the process to be
+ * idle between runs:
+ * 1. the three routes at each connection count (10, 32 and 64 by default): req/s, latency
+ *    percentiles, connection errors and non-2xx answers;
+ * 2. `POST /v1/proposals` paced at half of the throughput it reached at `--at` connections (32),
+ *    with as many connections (autocannon's `overallRate`: each connection sends its share of a
+ *    second's requests back to back, then waits for the next second, so the load comes in
+ *    bursts within each second: the criterion's measurement), then once more evenly paced (open
+ *    loop, node:http, latency counted from when each request was due; for information: it shows
+ *    latency away from saturation, and its client costs more CPU than autocannon's);
+ * 3. the ratios and a PASS/FAIL line per "Done when" criterion of issue 16 for the gateway.
+ * Then it checks that the decision log verifies and prints the token cache's hits.
+ *
+ * autocannon runs in the same process as the server, as when issue 16's baseline was measured:
+ * the load generator's own CPU time counts against the server's on the same event loop, so the
+ * absolute numbers are lower than a separate client would see; the ratios within a run are what
+ * to compare.
+ *
+ * Run: npx tsx bench/gateway.ts [seconds] [connections] [options]
+ *   --seconds <n>            seconds per measured run (default 8; also the first positional)
+ *   --connections <a,b,…>    connection counts (default 10,32,64; also the second positional)
+ *   --at <n>                 connections of the half-load run, the floor ratio criterion and the
+ *                            profile (default 32, else the nearest count measured)
+ *   --warmup <n>             seconds of warm-up per route (default seconds / 4, at least 1)
+ *   --json <file>            writes a summary of every number printed, the machine (with its load
+ *                            average: other processes' share of the CPUs) and the config
+ *   --compare <old.json>     prints the old summary against this run's, with new/old ratios;
+ *                            with --against <new.json>, compares two summaries without a run
+ *   --profile <file>         one more proposals run at --at connections under the CPU profiler
+ *                            (not counted), saved as a .cpuprofile, and a summary of it printed
  *
  * With WRIT_BENCH_STORE=postgres it compares stores instead (bench/stores.ts): SQLite, PostgreSQL
- * and two instances on PostgreSQL, as `writ serve` processes, in the same run.
+ * and two instances on PostgreSQL, as `writ serve` processes, in the same run, at the first
+ * connection count given (default 10), `--seconds` per run (default 8).
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import autocannon from "autocannon";
+import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { defaultConfigFile, parseConfig } from "../src/config/index.ts";
 import { jsonDigest } from "../src/core/digest.ts";
 import { DevIssuer } from "../src/identity/index.ts";
 import { startGateway } from "../src/server.ts";
 import { SqliteStore } from "../src/store/index.ts";
+import { type LoadResult, runLoad, runPaced, waitUntilIdle } from "./lib/load.ts";
+import { busyMachineWarning, describeMachine, loadAverage, machineInfo } from "./lib/machine.ts";
+import {
+  type ProfileSummary,
+  printProfileSummary,
+  profileDuring,
+  projectRootUrl,
+  summarizeProfile,
+} from "./lib/profile.ts";
+import {
+  type Criterion,
+  loadRow,
+  printSummaryComparison,
+  readSummary,
+  type Summary,
+  type SummaryRow,
+  writeSummary,
+} from "./lib/summary.ts";
+import { type Cell, loadCells, loadColumns, printTable } from "./lib/table.ts";
 import { proposalBody } from "./proposal.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const seconds = Number(process.argv[2] ?? "10");
-const connections = Number(process.argv[3] ?? "10");
 
-if (process.env.WRIT_BENCH_STORE === "postgres") {
-  await (await import("./stores.ts")).compareStores(seconds, connections);
+// ------------------------------------------------------------------------- options
+const { values: flags, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    seconds: { type: "string" },
+    connections: { type: "string" },
+    at: { type: "string" },
+    warmup: { type: "string" },
+    json: { type: "string" },
+    compare: { type: "string" },
+    against: { type: "string" },
+    profile: { type: "string" },
+  },
+});
+
+function positiveInteger(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) {
+    console.error(`${name} must be a positive integer, not ${JSON.stringify(text)}`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const seconds = positiveInteger("--seconds", flags.seconds ?? positionals[0] ?? "8");
+const connectionsText = flags.connections ?? positionals[1];
+const connectionCounts = [
+  ...new Set((connectionsText ?? "10,32,64").split(",").map((n) => positiveInteger("--connections", n))),
+].sort((a, b) => a - b);
+const warmupSeconds = positiveInteger(
+  "--warmup",
+  flags.warmup ?? String(Math.max(1, Math.round(seconds / 4))),
+);
+const wantedAt = positiveInteger("--at", flags.at ?? "32");
+const at = connectionCounts.reduce((best, n) =>
+  Math.abs(n - wantedAt) < Math.abs(best - wantedAt) ? n : best,
+);
+
+/** What `--compare` puts side by side: the load rows, then the ratio rows. */
+const comparedMetrics = [["rps", "p50", "p99", "p99_9"], ["ratio"]];
+
+if (flags.compare !== undefined && flags.against !== undefined) {
+  const [older, newer] = await Promise.all([readSummary(flags.compare), readSummary(flags.against)]);
+  printSummaryComparison(older, newer, comparedMetrics);
   process.exit(0);
 }
 
+if (process.env.WRIT_BENCH_STORE === "postgres") {
+  const storeConnections = connectionsText === undefined ? 10 : (connectionCounts[0] ?? 10);
+  await (await import("./stores.ts")).compareStores(seconds, storeConnections);
+  process.exit(0);
+}
+
+// ------------------------------------------------------------------------- the gateway
+const machine = await machineInfo(root);
 const dir = await mkdtemp(path.join(tmpdir(), "writ-bench-"));
 const document = parseYaml(await readFile(defaultConfigFile, "utf8"));
 const config = parseConfig(document, root);
@@ -90,42 +187,231 @@ sampleAnswer = await probe.text();
 if (!probe.ok || !sampleAnswer.includes('"decision":"allow"'))
   throw new Error(`the proposal route did not allow: ${sampleAnswer}`);
 
-async function load(route: string): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
-  const result = await autocannon({
+// ------------------------------------------------------------------------- the runs
+const routes = [
+  { key: "bare", label: "bare hono route (same JSON)", path: "/bench/bare" },
+  { key: "floor", label: "floor: parse body + sign a grant", path: "/bench/floor" },
+  { key: "proposals", label: "POST /v1/proposals", path: "/v1/proposals" },
+] as const;
+type RouteKey = (typeof routes)[number]["key"];
+
+const load = (route: string, connections: number, runSeconds: number, rate?: number) =>
+  runLoad({
     url: `${running.url}${route}`,
-    method: "POST",
     headers,
     body,
     connections,
-    duration: seconds,
+    seconds: runSeconds,
+    ...(rate === undefined ? {} : { rate }),
   });
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.non2xx,
+
+async function idle(): Promise<void> {
+  if (!(await waitUntilIdle())) console.error("note: the process was still busy 10 s after a run");
+}
+
+/** One run, then the wait until the process is idle again. */
+async function measure(route: string, connections: number, runSeconds: number, rate?: number) {
+  const result = await load(route, connections, runSeconds, rate);
+  await idle();
+  return result;
+}
+
+const estimate =
+  routes.length * (warmupSeconds + connectionCounts.length * seconds) +
+  2 * seconds +
+  (flags.profile === undefined ? 0 : seconds);
+console.error(`measuring for about ${estimate} s …`);
+
+for (const route of routes) await measure(route.path, at, warmupSeconds);
+
+const results = new Map<RouteKey, Map<number, LoadResult>>(routes.map((route) => [route.key, new Map()]));
+for (const connections of connectionCounts) {
+  for (const route of routes) {
+    results.get(route.key)?.set(connections, await measure(route.path, connections, seconds));
+  }
+}
+const resultOf = (key: RouteKey, connections: number): LoadResult => {
+  const result = results.get(key)?.get(connections);
+  if (!result) throw new Error(`no run of ${key} at ${connections} connections`);
+  return result;
+};
+
+const maxRate = resultOf("proposals", at).rps;
+const offered = Math.max(1, Math.round(maxRate / 2));
+const paced = await measure("/v1/proposals", at, seconds, offered);
+const evenlyPaced = await runPaced({
+  url: `${running.url}/v1/proposals`,
+  headers,
+  body,
+  connections: at,
+  seconds,
+  rate: offered,
+});
+await idle();
+
+let profiled: { file: string; load: LoadResult; summary: ProfileSummary } | undefined;
+if (flags.profile !== undefined) {
+  const file = flags.profile;
+  const { result, profile } = await profileDuring(file, () => load("/v1/proposals", at, seconds));
+  await idle();
+  profiled = {
+    file,
+    load: result,
+    summary: summarizeProfile(profile, { root: projectRootUrl(root), top: 12 }),
   };
 }
 
-const bare = await load("/bench/bare");
-const floor = await load("/bench/floor");
-const proposals = await load("/v1/proposals");
+const loadAverageAtEnd = loadAverage();
 const verified = await running.gateway.log.verify();
 const stats = running.gateway.identity.cacheStats();
 await running.close();
 await store.close();
 await rm(dir, { recursive: true, force: true });
 
-const row = (name: string, r: typeof bare) =>
-  console.log(
-    `${name.padEnd(34)}${r.rps.toFixed(0).padStart(9)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   errors ${r.errors}`,
+// ------------------------------------------------------------------------- the report
+const fewest = connectionCounts[0] ?? at;
+const most = connectionCounts[connectionCounts.length - 1] ?? at;
+const rows: SummaryRow[] = [];
+const tableRows: Cell[][] = [];
+for (const route of routes) {
+  for (const connections of connectionCounts) {
+    const r = resultOf(route.key, connections);
+    rows.push(loadRow(`${route.key} @${connections}`, r, { connections }));
+    tableRows.push([route.label, connections, ...loadCells(r)]);
+  }
+}
+rows.push(loadRow(`proposals paced @${at}`, paced, { connections: at, offered }));
+rows.push(loadRow(`proposals evenly paced @${at}`, evenlyPaced, { connections: at, offered }));
+const ratioRows: Array<{ name: string; label: string; ratio: number }> = [];
+for (const connections of connectionCounts) {
+  const proposals = resultOf("proposals", connections).rps;
+  ratioRows.push(
+    {
+      name: `proposals/floor @${connections}`,
+      label: `proposals / floor at ${connections}`,
+      ratio: proposals / resultOf("floor", connections).rps,
+    },
+    {
+      name: `proposals/bare @${connections}`,
+      label: `proposals / bare at ${connections}`,
+      ratio: proposals / resultOf("bare", connections).rps,
+    },
   );
-console.log(`autocannon: ${connections} connections, ${seconds} s per run; SQLite synchronous=${durability}`);
-row("bare hono route (same JSON)", bare);
-row("floor: parse body + sign a grant", floor);
-row("POST /v1/proposals", proposals);
+}
+for (const route of routes) {
+  ratioRows.push({
+    name: `${route.key} ${most}/${fewest}`,
+    label: `${route.key}: throughput at ${most} / at ${fewest} connections`,
+    ratio: resultOf(route.key, most).rps / resultOf(route.key, fewest).rps,
+  });
+}
+for (const { name, ratio } of ratioRows) rows.push({ name, metrics: { ratio } });
+
+// Issue 16's "Done when" for the gateway. "Does not fall" allows 5% for run-to-run noise.
+const floorRatio = resultOf("proposals", at).rps / resultOf("floor", at).rps;
+const scaling = resultOf("proposals", most).rps / resultOf("proposals", fewest).rps;
+const criteria: Criterion[] = [
+  {
+    name: `POST /v1/proposals at ${at} connections >= 0.6x the floor route`,
+    pass: floorRatio >= 0.6,
+    value: floorRatio,
+    limit: ">= 0.6",
+  },
+  {
+    name: `POST /v1/proposals throughput does not fall from ${fewest} to ${most} connections`,
+    pass: scaling >= 0.95,
+    value: scaling,
+    limit: ">= 0.95 (5% noise)",
+  },
+  {
+    name: `POST /v1/proposals p99 at half of its maximum (${at} connections) <= 10 ms`,
+    pass: paced.p99 <= 10,
+    value: paced.p99,
+    limit: "<= 10 ms",
+  },
+];
+if (fewest === most) criteria.splice(1, 1);
+
+console.log(`Writ gateway benchmark: ${describeMachine(machine)}`);
+console.log(
+  `autocannon in this process, ${seconds} s per run after a ${warmupSeconds} s warm-up per route (not counted); SQLite synchronous=${durability}`,
+);
+const busy = busyMachineWarning(machine);
+if (busy !== undefined) console.log(busy);
+if (at !== wantedAt) console.log(`(--at ${wantedAt} was not measured: ${at} connections instead)`);
 console.log("");
-console.log(`proposals / bare:  ${(proposals.rps / bare.rps).toFixed(3)}`);
-console.log(`proposals / floor: ${(proposals.rps / floor.rps).toFixed(3)}`);
+printTable(tableRows, ["route", "conns", ...loadColumns]);
+console.log("");
+console.log(
+  `POST /v1/proposals paced at half of the ${Math.round(maxRate)} req/s it reached at ${at} connections, over ${at} connections:`,
+);
+const pacings: Array<[string, LoadResult]> = [
+  ["autocannon overallRate (a burst per second)", paced],
+  ["evenly paced (open loop, node:http; info)", evenlyPaced],
+];
+printTable(
+  pacings.map(([label, r]) => [label, offered, ...loadCells(r)]),
+  ["pacing", "offered req/s", "achieved", ...loadColumns.slice(1)],
+);
+console.log("");
+printTable(
+  ratioRows.map(({ label, ratio }) => [label, `${ratio.toFixed(3)}x`]),
+  ["ratios", ""],
+);
+console.log("");
+console.log("issue 16, Done when (gateway):");
+for (const criterion of criteria) {
+  console.log(
+    `${criterion.pass ? "PASS" : "FAIL"}  ${criterion.name}: ${Number.isInteger(criterion.value) ? criterion.value : criterion.value.toFixed(3)} (${criterion.limit})`,
+  );
+}
+console.log(
+  `info  the same p99 with the load evenly paced instead of in bursts: ${evenlyPaced.p99} ms (${evenlyPaced.p99 <= 10 ? "within" : "over"} 10 ms)`,
+);
+console.log("");
 console.log(`token cache: ${stats.hits} hits, ${stats.misses} misses`);
+console.log(`load average at the end: ${loadAverageAtEnd} (this run included)`);
 console.log(`decision log after the run: ${verified.ok ? `intact, ${verified.entries} entries` : "BROKEN"}`);
+if (profiled) {
+  console.log("");
+  console.log(
+    `profile of one more POST /v1/proposals run at ${at} connections (${profiled.load.rps.toFixed(0)} req/s under the profiler), saved to ${profiled.file}:`,
+  );
+  printProfileSummary(profiled.summary);
+}
+
+const summary: Summary = {
+  bench: "gateway",
+  machine,
+  config: {
+    seconds,
+    warmupSeconds,
+    connections: connectionCounts,
+    at,
+    durability,
+    store: "sqlite",
+    loadGenerator: "autocannon, in process",
+  },
+  rows,
+  criteria,
+  notes: {
+    tokenCacheHits: stats.hits,
+    tokenCacheMisses: stats.misses,
+    decisionLogIntact: verified.ok,
+    loadAverageAtEnd,
+    ...(verified.ok ? { decisionLogEntries: verified.entries } : {}),
+    ...(profiled ? { profile: profiled.file, profiledRps: profiled.load.rps } : {}),
+  },
+};
+if (flags.json !== undefined) {
+  await writeSummary(flags.json, summary);
+  console.log(`summary written to ${flags.json}`);
+}
+if (flags.compare !== undefined) {
+  console.log("");
+  printSummaryComparison(await readSummary(flags.compare), summary, [
+    ["rps", "p50", "p99", "p99_9"],
+    ["ratio"],
+  ]);
+}
+if (!verified.ok) process.exitCode = 1;

@@ -1,5 +1,5 @@
 /**
- * `WRIT_BENCH_STORE=postgres npx tsx bench/gateway.ts [seconds] [connections]`: POST /v1/proposals
+ * `WRIT_BENCH_STORE=postgres npx tsx bench/gateway.ts [--seconds n] [--connections n]`: POST /v1/proposals
  * under autocannon against real `writ serve` processes, in the same run:
  *
  * - SQLite, one instance (the embedded default, synchronous=FULL);
@@ -14,7 +14,6 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { availableParallelism, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import autocannon from "autocannon";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { defaultConfigFile } from "../src/config/index.ts";
@@ -23,45 +22,39 @@ import { DevIssuer } from "../src/identity/index.ts";
 import { openStore } from "../src/store/index.ts";
 import { startWrit, type WritProcess } from "../test/support/instances.ts";
 import { startTestPostgres, type TestPostgres } from "../test/support/postgres.ts";
+import { type LoadResult, runLoad } from "./lib/load.ts";
 import { proposalBody } from "./proposal.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-interface Load {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-}
-
 const body = proposalBody;
 
-/** Load on every instance at once, the connections split between them; p50/p99 of the slowest. */
+/** Load on every instance at once, the connections split between them; percentiles of the slowest. */
 async function load(
   instances: WritProcess[],
   token: string,
   seconds: number,
   connections: number,
-): Promise<Load> {
+): Promise<LoadResult> {
   const headers = { "content-type": "application/json", authorization: `Bearer ${token}` };
   const share = Math.max(1, Math.floor(connections / instances.length));
   const results = await Promise.all(
     instances.map((instance) =>
-      autocannon({
-        url: `${instance.url}/v1/proposals`,
-        method: "POST",
-        headers,
-        body,
-        connections: share,
-        duration: seconds,
-      }),
+      runLoad({ url: `${instance.url}/v1/proposals`, headers, body, connections: share, seconds }),
     ),
   );
+  const sum = (key: keyof LoadResult) => results.reduce((total, r) => total + r[key], 0);
+  const slowest = (key: keyof LoadResult) => Math.max(...results.map((r) => r[key]));
   return {
-    rps: results.reduce((sum, r) => sum + r.requests.average, 0),
-    p50: Math.max(...results.map((r) => r.latency.p50)),
-    p99: Math.max(...results.map((r) => r.latency.p99)),
-    errors: results.reduce((sum, r) => sum + r.errors + r.non2xx, 0),
+    rps: sum("rps"),
+    p50: slowest("p50"),
+    p97_5: slowest("p97_5"),
+    p99: slowest("p99"),
+    p99_9: slowest("p99_9"),
+    max: slowest("max"),
+    errors: sum("errors"),
+    non2xx: sum("non2xx"),
+    requests: sum("requests"),
   };
 }
 
@@ -105,7 +98,7 @@ export async function compareStores(seconds: number, connections: number): Promi
       { name: "PostgreSQL, 1 instance", config: postgresConfig, instances: 1 },
       { name: "PostgreSQL, 2 instances", config: postgresConfig, instances: 2 },
     ];
-    const rows: Array<{ name: string; load: Load }> = [];
+    const rows: Array<{ name: string; load: LoadResult }> = [];
     for (const scenario of scenarios) {
       const instances = await Promise.all(
         Array.from({ length: scenario.instances }, () => startWrit(scenario.config)),
@@ -149,7 +142,7 @@ export async function compareStores(seconds: number, connections: number): Promi
     for (const { name, load: r } of rows) {
       const ratio = base ? (r.rps / base.rps).toFixed(2) : "-";
       console.log(
-        `${name.padEnd(26)}${r.rps.toFixed(0).padStart(7)} req/s  (${ratio} x SQLite)   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   errors ${r.errors}`,
+        `${name.padEnd(26)}${r.rps.toFixed(0).padStart(7)} req/s  (${ratio} x SQLite)   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   errors ${r.errors + r.non2xx}`,
       );
     }
     console.log(`decision logs after the runs: SQLite ${logs[0]}; PostgreSQL ${logs[1]}`);

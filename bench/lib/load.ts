@@ -1,0 +1,188 @@
+/**
+ * Load runs shared by the benchmarks: one autocannon run turned into the numbers the tables and
+ * the JSON summaries print, and a wait until the process is idle again between runs.
+ */
+import { Agent, request } from "node:http";
+import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
+import autocannon from "autocannon";
+
+/** What one load run measured. Latencies in milliseconds. */
+export interface LoadResult {
+  /** Mean requests per second (2xx or not) over the run. */
+  rps: number;
+  p50: number;
+  p97_5: number;
+  p99: number;
+  p99_9: number;
+  max: number;
+  /** Connection errors and timeouts. */
+  errors: number;
+  /** Answers with a status outside 2xx. */
+  non2xx: number;
+  /** Requests answered in all. */
+  requests: number;
+}
+
+export interface LoadOptions {
+  url: string;
+  method?: "GET" | "POST";
+  headers?: Record<string, string>;
+  body?: string;
+  connections: number;
+  seconds: number;
+  /**
+   * Paces the run at this many requests per second in all (autocannon's `overallRate`). Note how
+   * autocannon paces: each connection sends its share of the second's requests back to back, then
+   * waits for the next second; the load is bursty within a second, not evenly spread.
+   */
+  rate?: number;
+}
+
+/** One autocannon run in this process. */
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const result = await autocannon({
+    url: options.url,
+    method: options.method ?? "POST",
+    headers: options.headers ?? {},
+    ...(options.body === undefined ? {} : { body: options.body }),
+    connections: options.connections,
+    duration: options.seconds,
+    ...(options.rate === undefined
+      ? {}
+      : {
+          overallRate: Math.max(1, Math.round(options.rate)),
+          // autocannon's correction for paced runs assumes a 1 ms interval between requests of a
+          // connection (ceil(1 / rate)); it adds made-up samples. Report the latencies measured.
+          ignoreCoordinatedOmission: true,
+        }),
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p97_5: result.latency.p97_5,
+    p99: result.latency.p99,
+    p99_9: result.latency.p99_9,
+    max: result.latency.max,
+    errors: result.errors,
+    non2xx: result.non2xx,
+    requests: result.requests.total,
+  };
+}
+
+/** The value below which a share `q` (0…1) of the sorted `values` falls. */
+function percentile(sorted: Float64Array, q: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
+}
+
+export type LatencyStats = Pick<LoadResult, "p50" | "p97_5" | "p99" | "p99_9" | "max">;
+
+/** The percentiles of latencies measured by hand (milliseconds), to 0.01 ms, as a load run reports them. */
+export function latencyStats(latencies: ArrayLike<number>): LatencyStats {
+  const sorted = Float64Array.from(latencies).sort();
+  const at = (q: number) => Math.round(percentile(sorted, q) * 100) / 100;
+  return { p50: at(0.5), p97_5: at(0.975), p99: at(0.99), p99_9: at(0.999), max: at(1) };
+}
+
+/**
+ * An evenly paced (open-loop) run: request i leaves at start + i / rate whatever happened to the
+ * ones before, over at most `connections` keep-alive connections (node:http), and its latency is
+ * counted from the time it was due, so that waiting for a free connection counts too (no
+ * coordinated omission). Unlike autocannon's `overallRate`, which sends each second's share in a
+ * burst, this is the load of callers arriving independently at `rate` per second.
+ */
+export async function runPaced(options: LoadOptions & { rate: number }): Promise<LoadResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
+  const url = new URL(options.url);
+  const headers: Record<string, string | number> = { ...options.headers };
+  if (options.body !== undefined) headers["content-length"] = Buffer.byteLength(options.body);
+  const interval = 1000 / options.rate;
+  const total = Math.max(1, Math.round(options.rate * options.seconds));
+  const latencies = new Float64Array(total);
+  let answered = 0;
+  let errors = 0;
+  let non2xx = 0;
+
+  const send = (due: number) =>
+    new Promise<void>((done) => {
+      const sent = request(
+        url,
+        { method: options.method ?? "POST", headers, agent, timeout: 10_000 },
+        (res) => {
+          res.resume();
+          res.on("end", () => {
+            latencies[answered++] = performance.now() - due;
+            if (res.statusCode === undefined || res.statusCode < 200 || res.statusCode >= 300) non2xx++;
+            done();
+          });
+          res.on("error", () => {
+            errors++;
+            done();
+          });
+        },
+      );
+      sent.on("timeout", () => sent.destroy(new Error("timeout")));
+      sent.on("error", () => {
+        errors++;
+        done();
+      });
+      sent.end(options.body);
+    });
+
+  const start = performance.now();
+  let end = start;
+  await new Promise<void>((finished) => {
+    let scheduled = 0;
+    let inFlight = 0;
+    const tick = () => {
+      const now = performance.now();
+      while (scheduled < total && start + scheduled * interval <= now) {
+        inFlight++;
+        void send(start + scheduled * interval).then(() => {
+          inFlight--;
+          if (scheduled === total && inFlight === 0) {
+            end = performance.now();
+            finished();
+          }
+        });
+        scheduled++;
+      }
+      if (scheduled < total) setTimeout(tick, Math.max(0, start + scheduled * interval - performance.now()));
+    };
+    tick();
+  });
+  agent.destroy();
+
+  return {
+    rps: answered / ((end - start) / 1000),
+    ...latencyStats(latencies.subarray(0, answered)),
+    errors,
+    non2xx,
+    requests: answered,
+  };
+}
+
+/**
+ * Waits until this process's event loop has been nearly idle (utilization under `threshold`) for
+ * one `windowMs` window, so that the next run does not start while requests left over from the
+ * last one (autocannon stops without waiting for answers in flight) are still being served.
+ * Gives up after `timeoutMs`; returns whether the process became idle.
+ */
+export async function waitUntilIdle({
+  threshold = 0.05,
+  windowMs = 200,
+  timeoutMs = 10_000,
+}: {
+  threshold?: number;
+  windowMs?: number;
+  timeoutMs?: number;
+} = {}): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    const start = performance.eventLoopUtilization();
+    await sleep(windowMs);
+    if (performance.eventLoopUtilization(start).utilization < threshold) return true;
+  }
+  return false;
+}
