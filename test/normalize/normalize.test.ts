@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ContractRegistry, type ToolContractInput } from "../../src/contracts/index.ts";
-import type { ProposedCall } from "../../src/core/types.ts";
 import { jsonDigest } from "../../src/core/digest.ts";
+import type { ProposedCall } from "../../src/core/types.ts";
 import { normalize, normalizedArgsDigest } from "../../src/normalize/index.ts";
 import { repoRead, repoWrite, ticketsSearch } from "../contracts/fixtures.ts";
 import { errorOf } from "../intake/helpers.ts";
