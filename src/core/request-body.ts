@@ -10,10 +10,15 @@ export async function bodyText(req: Request): Promise<string> {
   try {
     return await req.text();
   } catch (error) {
-    if (error instanceof WritError) throw error;
-    throw new WritError("invalid_argument", "the request body did not arrive whole", {
-      suggestedFix: "send the whole body at once, within the server's request timeout",
-      cause: error,
-    });
+    throw bodyNotWhole(error);
   }
+}
+
+/** The caller's failure to send a whole body (`error`, the reading's failure, is its cause). */
+export function bodyNotWhole(error: unknown): WritError {
+  if (error instanceof WritError) return error;
+  return new WritError("invalid_argument", "the request body did not arrive whole", {
+    suggestedFix: "send the whole body at once, within the server's request timeout",
+    cause: error,
+  });
 }

@@ -37,8 +37,17 @@ const detectors: readonly Detector[] = [
   { name: "openai_key", pattern: /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}/g, replacement: MASK },
 ];
 
+/**
+ * A text no detector can match does not match this: every detector's match contains one of these
+ * (its literal start, or its keyword), and the `i` flag only widens the case-sensitive ones. Most
+ * strings fail it, and skip the eight passes.
+ */
+const mayHoldSecret =
+  /-----BEGIN |eyJ|bearer|AKIA|ASIA|secret_?access_?key|gh[pousr]_|github_pat_|xox[abprs]-|sk-/i;
+
 /** The string with every detected secret replaced by the mask (the same string when none was found). */
 export function scrubString(text: string): string {
+  if (!mayHoldSecret.test(text)) return text;
   let out = text;
   for (const detector of detectors) out = out.replace(detector.pattern, detector.replacement);
   return out;
@@ -66,6 +75,20 @@ const sensitiveKeyParts = [
  * matching anywhere in the key (`X-Api-Key`, `db_password_confirmation`, `aws_secret_access_key`).
  */
 export function isSensitiveKey(key: string): boolean {
-  const normalized = key.toLowerCase().replace(/[-_. ]/g, "");
-  return sensitiveKeyParts.some((part) => normalized.includes(part));
+  let sensitive = sensitiveKeys.get(key);
+  if (sensitive === undefined) {
+    const normalized = key.toLowerCase().replace(/[-_. ]/g, "");
+    sensitive = sensitiveKeyParts.some((part) => normalized.includes(part));
+    // The same few keys come back in every call's input; a flood of new ones starts it over, and
+    // a long key (what a caller sends) is not kept.
+    if (key.length <= SENSITIVE_KEY_CACHED_LENGTH) {
+      if (sensitiveKeys.size >= SENSITIVE_KEYS_CACHED) sensitiveKeys.clear();
+      sensitiveKeys.set(key, sensitive);
+    }
+  }
+  return sensitive;
 }
+
+const SENSITIVE_KEYS_CACHED = 1024;
+const SENSITIVE_KEY_CACHED_LENGTH = 64;
+const sensitiveKeys = new Map<string, boolean>();

@@ -39,8 +39,15 @@ export interface Redacted {
   masked: string[];
 }
 
-/** Validates configured rules (they come from the gateway config) and fills in the defaults. */
+/** Rules `resolveRedactionRules` returned: checked, complete and frozen. */
+const resolvedRules = new WeakSet<object>();
+
+/**
+ * Validates configured rules (they come from the gateway config) and fills in the defaults. The
+ * result is frozen, and `redact` uses it as it is, without checking it again.
+ */
 export function resolveRedactionRules(rules: RedactionRules = {}): ResolvedRedactionRules {
+  if (isResolved(rules)) return rules;
   const parsed = redactionRulesSchema.safeParse(rules);
   if (!parsed.success) {
     throw new WritError("invalid_argument", "the redaction rules are invalid", {
@@ -49,10 +56,22 @@ export function resolveRedactionRules(rules: RedactionRules = {}): ResolvedRedac
         "use eraseClassifications (strings), erase and mask (JSON Pointers like /action/args/password) and detectSecrets (boolean)",
     });
   }
-  return parsed.data;
+  const resolved = parsed.data;
+  Object.freeze(resolved.eraseClassifications);
+  Object.freeze(resolved.erase);
+  Object.freeze(resolved.mask);
+  resolvedRules.add(Object.freeze(resolved));
+  return resolved;
 }
 
-/** A redacted copy of `input`; the caller's value is never changed. */
+function isResolved(rules: RedactionRules | ResolvedRedactionRules): rules is ResolvedRedactionRules {
+  return resolvedRules.has(rules);
+}
+
+/**
+ * A redacted copy of `input`; the caller's value is never changed. Rules from
+ * `resolveRedactionRules` are used as they are; any others are resolved first.
+ */
 export function redact(input: unknown, rules: RedactionRules | ResolvedRedactionRules = {}): Redacted {
   const resolved = resolveRedactionRules(rules);
   // Work on a JSON copy: it is what gets stored, and it cannot alias the caller's objects. The
@@ -83,7 +102,10 @@ export function redact(input: unknown, rules: RedactionRules | ResolvedRedaction
     setSlot(slot, MASK);
     masked.add(pointer);
   }
-  if (resolved.detectSecrets) scan({ parent: holder, key: ROOT }, "", masked);
+  if (resolved.detectSecrets) {
+    const scrubbed = scan(holder[ROOT], [], masked);
+    if (scrubbed !== undefined) holder[ROOT] = scrubbed;
+  }
   return { input: holder[ROOT], erased: [...erased], masked: [...masked] };
 }
 
@@ -97,7 +119,23 @@ interface Slot {
   key: string;
 }
 
+/**
+ * What `JSON.parse(JSON.stringify(value))` gives, built without the text for plain data (objects
+ * with Object's prototype or none, arrays, strings, finite numbers, booleans, null). Anything else
+ * (a Date or another `toJSON`, a class instance, a BigInt, a cycle, a getter that throws, data
+ * nested deeper than `MAX_DEPTH`) takes the text round trip, with its exact result or error.
+ */
 function jsonCopy(value: unknown): unknown {
+  try {
+    const copy = plainCopy(value, 0);
+    if (copy !== NOT_PLAIN) return copy === OMITTED ? undefined : copy;
+  } catch {
+    // A getter threw: the round trip says so as JSON.stringify does.
+  }
+  return jsonRoundTrip(value);
+}
+
+function jsonRoundTrip(value: unknown): unknown {
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
@@ -110,8 +148,72 @@ function jsonCopy(value: unknown): unknown {
   return text === undefined ? undefined : JSON.parse(text);
 }
 
+/** Beyond this depth (or in a cycle, which never ends) the copy is the text round trip's. */
+const MAX_DEPTH = 200;
+/** `plainCopy`'s answer for a value it does not copy. */
+const NOT_PLAIN = Symbol("not plain");
+/** `plainCopy`'s answer for a value JSON leaves out (undefined, a function, a symbol). */
+const OMITTED = Symbol("omitted");
+
+function plainCopy(value: unknown, depth: number): unknown {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      // JSON writes NaN and the infinities as null, and -0 as 0.
+      return Number.isFinite(value) ? (value === 0 ? 0 : value) : null;
+    case "undefined":
+    case "function":
+    case "symbol":
+      return OMITTED;
+    case "bigint":
+      return NOT_PLAIN;
+  }
+  if (value === null) return null;
+  if (depth > MAX_DEPTH || typeof value !== "object" || hasToJson(value)) return NOT_PLAIN;
+  if (Array.isArray(value)) {
+    const out: unknown[] = new Array(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const item = plainCopy(value[i], depth + 1);
+      if (item === NOT_PLAIN) return NOT_PLAIN;
+      out[i] = item === OMITTED ? null : item;
+    }
+    return out;
+  }
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return NOT_PLAIN;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const item = plainCopy(Reflect.get(value, key), depth + 1);
+    if (item === NOT_PLAIN) return NOT_PLAIN;
+    if (item === OMITTED) continue;
+    if (key === "__proto__") setOwn(out, key, item);
+    else out[key] = item;
+  }
+  return out;
+}
+
+function hasToJson(value: object): boolean {
+  return "toJSON" in value && typeof Reflect.get(value, "toJSON") === "function";
+}
+
 function escapeToken(token: string): string {
-  return token.replaceAll("~", "~0").replaceAll("/", "~1");
+  return token.includes("~") || token.includes("/")
+    ? token.replaceAll("~", "~0").replaceAll("/", "~1")
+    : token;
+}
+
+/** The JSON Pointer of a path (object keys and array indexes from the root). */
+function pointerOf(path: readonly (string | number)[]): string {
+  let pointer = "";
+  for (const token of path) pointer += `/${typeof token === "number" ? token : escapeToken(token)}`;
+  return pointer;
+}
+
+/** Sets an own property; defineProperty, not assignment: a "__proto__" key is an own property too. */
+function setOwn(object: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
 function getSlot(slot: Slot): unknown {
@@ -120,14 +222,7 @@ function getSlot(slot: Slot): unknown {
 
 function setSlot(slot: Slot, value: unknown): void {
   if (Array.isArray(slot.parent)) slot.parent[Number(slot.key)] = value;
-  // defineProperty, not assignment: a parsed "__proto__" key is an own property to overwrite.
-  else
-    Object.defineProperty(slot.parent, slot.key, {
-      value,
-      writable: true,
-      enumerable: true,
-      configurable: true,
-    });
+  else setOwn(slot.parent, slot.key, value);
 }
 
 /** The slot a pointer names, when a value is there. */
@@ -152,29 +247,41 @@ function locate(holder: Record<string, unknown>, pointer: string): Slot | undefi
   return slot;
 }
 
-/** Masks secret-named keys and detected secrets at and under `slot`, recording their pointers. */
-function scan(slot: Slot, pointer: string, masked: Set<string>): void {
-  const value = getSlot(slot);
+/**
+ * Masks secret-named keys and detected secrets in `value` (at `path`), recording their pointers
+ * (built only for what is masked). A string is not changed in place: its scrubbed text is
+ * returned, for the caller to put where it was; undefined when nothing is to change there.
+ */
+function scan(value: unknown, path: (string | number)[], masked: Set<string>): string | undefined {
   if (typeof value === "string") {
-    if (value === MASK) return;
+    if (value === MASK) return undefined;
     const scrubbed = scrubString(value);
-    if (scrubbed !== value) {
-      setSlot(slot, scrubbed);
-      masked.add(pointer);
+    if (scrubbed === value) return undefined;
+    masked.add(pointerOf(path));
+    return scrubbed;
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      path.push(i);
+      const scrubbed = scan(value[i], path, masked);
+      if (scrubbed !== undefined) value[i] = scrubbed;
+      path.pop();
     }
-  } else if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) scan({ parent: value, key: String(i) }, `${pointer}/${i}`, masked);
   } else if (isRecord(value)) {
     for (const name of Object.keys(value)) {
-      const childPointer = `${pointer}/${escapeToken(name)}`;
-      if (isSensitiveKey(name) && hidesSecret(value[name])) {
-        setSlot({ parent: value, key: name }, MASK);
-        masked.add(childPointer);
+      path.push(name);
+      const child = value[name];
+      if (isSensitiveKey(name) && hidesSecret(child)) {
+        setOwn(value, name, MASK);
+        masked.add(pointerOf(path));
       } else {
-        scan({ parent: value, key: name }, childPointer, masked);
+        const scrubbed = scan(child, path, masked);
+        if (scrubbed !== undefined) setOwn(value, name, scrubbed);
       }
+      path.pop();
     }
   }
+  return undefined;
 }
 
 /** Values a secret-named key could hold a secret in: strings, objects and arrays (not counts or flags). */

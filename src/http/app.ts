@@ -18,7 +18,6 @@
  * a structured WritError body in the one `onError` (errors.ts; DESIGN section 7).
  */
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { consoleRoutes } from "../console/index.tsx";
 import { RefusalAggregator } from "../decisionlog/index.ts";
 import { mcpEndpoint } from "../mcp/endpoint.ts";
@@ -27,6 +26,7 @@ import { type Gateway, ToolDiscovery } from "../pipeline/index.ts";
 import { auditRefusals } from "./audit.ts";
 import type { AppOptions, HttpEnv } from "./env.ts";
 import { notFound, onError, payloadTooLarge } from "./errors.ts";
+import { bodyLimit } from "./middleware/body-limit/index.ts";
 import { requestId } from "./middleware/request-id/index.ts";
 import { approvalRoutes } from "./routes/approvals.ts";
 import { decisionRoutes } from "./routes/decisions.ts";
@@ -46,10 +46,7 @@ export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
   app.onError(onError);
   app.notFound(notFound);
 
-  const limitBody = bodyLimit({
-    maxSize: options.bodyLimitBytes,
-    onError: (c) => payloadTooLarge(c, options.bodyLimitBytes),
-  });
+  const limitBody = bodyLimit(options.bodyLimitBytes, (c) => payloadTooLarge(c, options.bodyLimitBytes));
   // Refusals on the record; identical ones of unauthenticated callers aggregated per source.
   let aggregator = gw.refusals;
   if (aggregator === undefined) {

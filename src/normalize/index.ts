@@ -7,4 +7,4 @@ export {
   resourceContract,
   resourceMatch,
 } from "./mcp.ts";
-export { canonicalAction, type NormalizedCall, normalize } from "./normalize.ts";
+export { canonicalAction, type NormalizedCall, normalize, normalizedArgsDigest } from "./normalize.ts";

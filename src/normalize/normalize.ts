@@ -143,6 +143,17 @@ function resourceIdAt(call: ProposedCall, pointer: string, what: string): string
   );
 }
 
+/** The digests `normalize` computed, by the arguments object it made (which nothing changes). */
+const argsDigests = new WeakMap<Record<string, unknown>, string>();
+
+/**
+ * The digest of `args` when they are the arguments object `normalize` made (and digested) for a
+ * call; undefined for any other object, whose digest is to be computed.
+ */
+export function normalizedArgsDigest(args: Record<string, unknown>): string | undefined {
+  return argsDigests.get(args);
+}
+
 function digestOf(call: ProposedCall, args: Record<string, unknown>): string {
   try {
     return sha256Hex(canonicalJson(args));
@@ -170,7 +181,9 @@ export function normalize(call: ProposedCall, registry: ContractRegistry): Norma
   const violations = registry.checkInput(contract, given);
   if (violations.length > 0) throw invalidArguments(call, contract, violations);
   const args = structuredClone(given);
-  const action = canonicalAction(contract, args, digestOf(call, args));
+  const digest = digestOf(call, args);
+  argsDigests.set(args, digest);
+  const action = canonicalAction(contract, args, digest);
   const declared = contract.resource;
   if (declared === undefined) return { contract, action, resource: undefined, resourceRevision: undefined };
   const what = `the ${declared.type} resource`;

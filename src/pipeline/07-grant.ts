@@ -8,6 +8,7 @@ import type { ToolContract } from "../contracts/index.ts";
 import { jsonDigest } from "../core/digest.ts";
 import type { Gateway, IssuedGrantView } from "../core/gateway.ts";
 import type { CanonicalAction, PolicyDecision, ResourceRef, Subject } from "../core/types.ts";
+import { normalizedArgsDigest } from "../normalize/index.ts";
 
 /** The audience of grants for a contract's backend. */
 export function executorOf(contract: ToolContract, gateway: Pick<Gateway, "executorId">): string {
@@ -61,7 +62,7 @@ export async function issueGrant(gw: Gateway, g: GrantIssue): Promise<IssuedGran
         }
       : { type: "none", id: "" },
     // The digest of the FINAL arguments: what the dispatch sends after `args_override`.
-    args: jsonDigest(finalArguments(g.action.args, g.decision.conditions)),
+    args: argumentsDigest(finalArguments(g.action.args, g.decision.conditions)),
     cnd: g.decision.conditions,
     dec: g.decisionId,
     pol: g.policyRevision,
@@ -75,4 +76,9 @@ export async function issueGrant(gw: Gateway, g: GrantIssue): Promise<IssuedGran
     expires_at: new Date(issued.claims.exp * 1000).toISOString(),
     max_uses: maxUses,
   };
+}
+
+/** The digest of `args`: the one normalization computed for them when they are its arguments. */
+function argumentsDigest(args: Record<string, unknown>): string {
+  return normalizedArgsDigest(args) ?? jsonDigest(args);
 }

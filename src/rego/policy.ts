@@ -156,6 +156,10 @@ function jsonBuffer(value: unknown): ArrayBuffer | undefined {
   const text = JSON.stringify(value);
   if (text === undefined) return undefined;
   const bytes = encoder.encode(text);
+  // The encoder's bytes normally fill a buffer of their own: hand it over without a copy.
+  const { buffer } = bytes;
+  if (buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && buffer.byteLength === bytes.byteLength)
+    return buffer;
   const copy = new ArrayBuffer(bytes.byteLength);
   new Uint8Array(copy).set(bytes);
   return copy;

@@ -123,7 +123,85 @@ describe("the body limit", () => {
     expect(error.category).toBe("payload_too_large");
     expect((await gw.request("GET", "/healthz")).status).toBe(200);
   });
+
+  it("a chunked body over the limit is refused before the rest of it is sent", async () => {
+    const limit = gw.parts.config.server.body_limit_bytes;
+    let answered = () => {};
+    const answer = new Promise<void>((resolve) => {
+      answered = resolve;
+    });
+    let sent = 0;
+    // Past the limit the stream waits for the answer: a server that read the whole body first
+    // would never answer (the test times out).
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent > limit) {
+          await answer;
+          controller.close();
+          return;
+        }
+        const chunk = new TextEncoder().encode(" ".repeat(Math.min(16 * 1024, limit + 1 - sent)));
+        sent += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    const response = await chunkedPost("/v1/proposals", body);
+    answered();
+    expect(response.status).toBe(413);
+    expect(sent).toBe(limit + 1);
+    const json: unknown = await response.json();
+    expect(errorOf({ status: 413, headers: response.headers, json, text: "" }, 413).message).toContain(
+      String(limit),
+    );
+  });
+
+  it("a chunked body within the limit, or of exactly the limit, is read whole", async () => {
+    const limit = gw.parts.config.server.body_limit_bytes;
+    const body = JSON.stringify({ format: "canonical", payload: canonicalCall("repo.read", README_ARGS) });
+    const atLimit = body + " ".repeat(limit - Buffer.byteLength(body));
+    for (const text of [body, atLimit]) {
+      const response = await chunkedPost("/v1/proposals", chunked(text, 1000));
+      const json: unknown = await response.json();
+      expect(response.status).toBe(200);
+      expect(
+        answerOf({ status: 200, headers: response.headers, json, text: "" }).map((r) => r.decision),
+      ).toEqual(["allow"]);
+    }
+    // /mcp reads its body the same way.
+    const list = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    const response = await chunkedPost("/mcp", chunked(list, 7), { accept: "application/json" });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('"tools"');
+  });
 });
+
+/** `text` as a stream of `size`-byte chunks (sent with Transfer-Encoding: chunked). */
+function chunked(text: string, size: number): ReadableStream<Uint8Array> {
+  const bytes = new TextEncoder().encode(text);
+  let at = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (at >= bytes.byteLength) controller.close();
+      else controller.enqueue(bytes.slice(at, at + size));
+      at += size;
+    },
+  });
+}
+
+/** A POST of a streamed body (no Content-Length) as alice. */
+function chunkedPost(
+  route: string,
+  body: ReadableStream<Uint8Array>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  const init: RequestInit & { duplex: "half" } = {
+    method: "POST",
+    headers: { authorization: `Bearer ${alice}`, "content-type": "application/json", ...headers },
+    body,
+    duplex: "half",
+  };
+  return fetch(`${gw.url}${route}`, init);
+}
 
 describe("unknown routes", () => {
   it("are a structured 404", async () => {

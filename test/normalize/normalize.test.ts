@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ContractRegistry, type ToolContractInput } from "../../src/contracts/index.ts";
+import { jsonDigest } from "../../src/core/digest.ts";
 import type { ProposedCall } from "../../src/core/types.ts";
-import { normalize } from "../../src/normalize/index.ts";
+import { normalize, normalizedArgsDigest } from "../../src/normalize/index.ts";
 import { repoRead, repoWrite, ticketsSearch } from "../contracts/fixtures.ts";
 import { errorOf } from "../intake/helpers.ts";
 
@@ -31,6 +32,16 @@ describe("normalize", () => {
     });
     expect(result.resource).toEqual({ type: "repo", id: "writ" });
     expect(result.resourceRevision).toBeUndefined();
+  });
+
+  it("remembers the digest of the arguments it made, for them only", () => {
+    const given = { repo: "writ", path: "README.md" };
+    const { action } = normalize(proposed("read_file", given), registry);
+    expect(normalizedArgsDigest(action.args)).toBe(action.args_digest);
+    expect(action.args_digest).toBe(jsonDigest(action.args));
+    // The caller's object, or a copy with the same content, is digested by whoever needs it.
+    expect(normalizedArgsDigest(given)).toBeUndefined();
+    expect(normalizedArgsDigest({ ...action.args })).toBeUndefined();
   });
 
   it("reads the expected revision when the contract names one", () => {

@@ -59,11 +59,26 @@ export const KEY_PROBLEM_FIX =
 
 interface Frame {
   kind: "object" | "array";
-  keys: Set<string>;
-  /** The key or index of the value being read in this container. */
+  /** An object's keys so far (an array has none). */
+  keys: Set<string> | undefined;
+  /** The key of the value being read in an object. */
   token: string;
+  /** The index of the value being read in an array. */
   index: number;
   expectingKey: boolean;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+
+/** The JSON Pointer token of the value being read in `frame`. */
+function tokenOf(frame: Frame): string {
+  return frame.kind === "array" ? String(frame.index) : frame.token;
 }
 
 /**
@@ -82,24 +97,33 @@ export function findKeyProblems(text: string): KeyProblem[] {
   const stack: Frame[] = [];
   let i = 0;
   while (i < text.length) {
-    const char = text[i];
-    if (char === '"') {
+    const char = text.charCodeAt(i);
+    if (char === QUOTE) {
       let end = i + 1;
-      while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      let escaped = false;
+      for (let c = text.charCodeAt(end); c !== QUOTE; c = text.charCodeAt(end)) {
+        if (c === BACKSLASH) {
+          escaped = true;
+          end += 2;
+        } else end += 1;
+      }
       const top = stack.at(-1);
       if (top?.kind === "object" && top.expectingKey) {
-        const key: unknown = JSON.parse(text.slice(i, end + 1));
+        // A key without escapes is its text; only an escaped one needs JSON's unescaping.
+        const key: unknown = escaped ? JSON.parse(text.slice(i, end + 1)) : text.slice(i + 1, end);
         if (typeof key === "string") {
           // The pointer walks the whole stack: built only for a refused key, or every key of a
           // deeply nested body would cost its depth (quadratic; 16 000 levels blocked ~30 s).
           const pointer = () =>
             pointerTo(
-              stack.slice(0, -1).reduce((parent, frame) => pointerTo(parent, frame.token), ""),
+              stack.slice(0, -1).reduce((parent, frame) => pointerTo(parent, tokenOf(frame)), ""),
               key,
             );
+          const keys = top.keys ?? new Set<string>();
           if (key === "__proto__") problems.push({ kind: "proto", key, pointer: pointer() });
-          else if (top.keys.has(key)) problems.push({ kind: "duplicate", key, pointer: pointer() });
-          top.keys.add(key);
+          else if (keys.has(key)) problems.push({ kind: "duplicate", key, pointer: pointer() });
+          keys.add(key);
+          top.keys = keys;
           top.token = key;
         }
         top.expectingKey = false;
@@ -108,18 +132,15 @@ export function findKeyProblems(text: string): KeyProblem[] {
       i = end + 1;
       continue;
     }
-    if (char === "{")
-      stack.push({ kind: "object", keys: new Set(), token: "", index: 0, expectingKey: true });
-    else if (char === "[")
-      stack.push({ kind: "array", keys: new Set(), token: "0", index: 0, expectingKey: false });
-    else if (char === "}" || char === "]") stack.pop();
-    else if (char === ",") {
+    if (char === OPEN_BRACE)
+      stack.push({ kind: "object", keys: undefined, token: "", index: 0, expectingKey: true });
+    else if (char === OPEN_BRACKET)
+      stack.push({ kind: "array", keys: undefined, token: "", index: 0, expectingKey: false });
+    else if (char === CLOSE_BRACE || char === CLOSE_BRACKET) stack.pop();
+    else if (char === COMMA) {
       const top = stack.at(-1);
       if (top?.kind === "object") top.expectingKey = true;
-      else if (top?.kind === "array") {
-        top.index += 1;
-        top.token = String(top.index);
-      }
+      else if (top?.kind === "array") top.index += 1;
     }
     i += 1;
   }
