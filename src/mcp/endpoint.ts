@@ -44,6 +44,7 @@ import {
   type ServerRequest,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Context } from "hono";
 import { z } from "zod";
 import { readApproval } from "../approvals/index.ts";
@@ -70,6 +71,12 @@ import { promptMessages, resourceContents } from "./output.ts";
 import { bearerChallenge } from "./resource-metadata.ts";
 
 const SERVER_INFO = { name: "writ", version: "0.1.0" };
+/**
+ * The JSON Schema validator every per-POST server shares. The SDK would otherwise build a new Ajv
+ * (its meta-schemas and formats) for each POST, the largest part of a server's construction; the
+ * server uses it for elicitation answers only, which Writ's endpoint never asks for.
+ */
+const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
 const INSTRUCTIONS =
   'Writ authorizes every tool call against policy. A refused call answers with isError and a structured error (category, message, suggested_fix): follow the fix. A call that needs approval answers approval_required with an approval id; once it is approved, call the same tool with the same arguments and _meta {"writ/approval": "<id>"}.';
 
@@ -655,6 +662,7 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: false }, resources: {}, prompts: {}, logging: {} },
       instructions: INSTRUCTIONS,
+      jsonSchemaValidator: SCHEMA_VALIDATOR,
     });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
