@@ -67,6 +67,7 @@ import { ToolFailedError } from "../results/index.ts";
 import { readMcpBody } from "./body.ts";
 import { CancellableCalls } from "./cancellation.ts";
 import { APPROVAL_META_KEY, ERROR_META_KEY, RESULT_META_KEY } from "./config.ts";
+import { lazyStream } from "./lazy-stream.ts";
 import { promptMessages, resourceContents } from "./output.ts";
 import { bearerChallenge } from "./resource-metadata.ts";
 
@@ -489,9 +490,10 @@ async function logRefusedCalls(
 }
 
 /**
- * Whether this POST's answer is a stream: a `tools/call` from a caller that accepts
- * `text/event-stream` is answered as Server-Sent Events, so that progress and log messages reach
- * it while the call runs; everything else (and a caller accepting JSON only) gets JSON.
+ * Whether this POST's answer may be a stream: a `tools/call` from a caller that accepts
+ * `text/event-stream` is answered as Server-Sent Events once the call sends progress or log
+ * messages, or runs long (lazy-stream.ts); everything else (and a caller accepting JSON only)
+ * gets JSON.
  */
 function answersAsStream(body: unknown, accept: string | undefined): boolean {
   // A batch (which MCP no longer defines) is answered as JSON, whatever it holds.
@@ -664,10 +666,12 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
       instructions: INSTRUCTIONS,
       jsonSchemaValidator: SCHEMA_VALIDATOR,
     });
+    // A stream is opened only when the call needs one (see lazy-stream.ts): JSON mode either way.
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
-      enableJsonResponse: !stream,
+      enableJsonResponse: true,
     });
+    const lazy = stream ? lazyStream(transport) : undefined;
     // The server closes once no call runs any more (closing earlier would abort them).
     let running = 0;
     let idle: () => void = () => undefined;
@@ -754,8 +758,17 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     await server.connect(transport);
     let response: Response;
     try {
-      response = await transport.handleRequest(acceptingBoth(c.req.raw), { parsedBody: body.messages });
+      const answered = transport.handleRequest(acceptingBoth(c.req.raw), { parsedBody: body.messages });
+      if (lazy === undefined) {
+        response = await answered;
+      } else {
+        // Once the answer is a stream, the transport's JSON answer is not used.
+        answered.catch(() => undefined);
+        response = await Promise.race([answered, lazy.opened]);
+        lazy.settle();
+      }
     } catch (error) {
+      lazy?.settle();
       await server.close();
       throw error;
     }
