@@ -599,14 +599,31 @@ const errorMessageSchema = z
   .object({ error: z.object({ code: z.number(), message: z.string() }).passthrough() })
   .passthrough();
 
+/** A JSON-RPC error the SDK answered by itself (it has no data) with Writ's error as its data. */
+function errorWithData(message: JSONRPCMessage): JSONRPCMessage {
+  if (!("error" in message) || message.error.data !== undefined) return message;
+  const { code, message: said } = message.error;
+  return { ...message, error: { ...message.error, data: sdkErrorData(code, said) } };
+}
+
 /**
- * The transport's JSON answer with Writ's error as `data` of every JSON-RPC error the SDK
- * answered by itself (an unknown method, an unsupported protocol version or media type), so that
- * every error a caller sees on `/mcp` is structured. Streams and answers without errors pass as
- * they are.
+ * Every message the server sends on `transport` with Writ's error as `data` of each JSON-RPC
+ * error the SDK answered by itself (an unknown method, a handler's protocol error), so that every
+ * error a caller sees on `/mcp` is structured, without reading the answers back.
+ */
+function sendingErrorData(transport: WebStandardStreamableHTTPServerTransport): void {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => send(errorWithData(message), options);
+}
+
+/**
+ * The transport's own refusals (an unsupported protocol version or media type: statuses of 400
+ * and up, written without `send`) with Writ's error as `data`. Streams and successful answers,
+ * whose messages went through `sendingErrorData`, pass as they are.
  */
 async function withErrorData(response: Response): Promise<Response> {
-  if (!response.headers.get("content-type")?.includes("application/json")) return response;
+  if (response.status < 300 || !response.headers.get("content-type")?.includes("application/json"))
+    return response;
   const text = await response.text();
   let changed = false;
   const enrich = (message: unknown): unknown => {
@@ -672,6 +689,8 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
       enableJsonResponse: true,
     });
     const lazy = stream ? lazyStream(transport) : undefined;
+    // After lazyStream: a stream gets the messages with their error data too.
+    sendingErrorData(transport);
     // The server closes once no call runs any more (closing earlier would abort them).
     let running = 0;
     let idle: () => void = () => undefined;
