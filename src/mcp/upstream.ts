@@ -431,13 +431,13 @@ export class McpUpstreams {
     const ref = config.credentials_ref;
     const credentials = this.options.credentials;
     // Credentials are resolved per request (a rotated secret file is picked up) and only here.
-    const withCredentials = upstreamFetch(async (input, init) => {
-      if (ref === undefined) return fetch(input, init);
+    const withCredentials: typeof fetch = async (input, init) => {
+      if (ref === undefined) return upstreamFetch(input, init);
       const headers = new Headers(init?.headers);
       for (const [header, value] of Object.entries(await credentials.resolve(ref)))
         headers.set(header, value);
-      return fetch(input, { ...init, headers });
-    });
+      return upstreamFetch(input, { ...init, headers });
+    };
     return new StreamableHTTPClientTransport(new URL(config.url), { fetch: withCredentials });
   }
 }
