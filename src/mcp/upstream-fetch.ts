@@ -56,6 +56,8 @@ export function upstreamFetch(input: string | URL | Request, init?: RequestInit)
     return fetch(input, init);
   }
   const url = new URL(input);
+  // fetch refuses a URL with credentials in it; node:http would send them: left to fetch.
+  if (url.username !== "" || url.password !== "") return fetch(input, init);
   const agent =
     url.protocol === "http:" ? agents["http:"] : url.protocol === "https:" ? agents["https:"] : undefined;
   if (agent === undefined) return fetch(input, init);
@@ -66,6 +68,9 @@ export function upstreamFetch(input: string | URL | Request, init?: RequestInit)
   new Headers(init?.headers).forEach((value, name) => {
     headers[name] = value;
   });
+  // As fetch sends them when not set.
+  headers["user-agent"] ??= "node";
+  headers.accept ??= "*/*";
   if (typeof body === "string") headers["content-length"] = String(Buffer.byteLength(body));
 
   return new Promise<Response>((resolve, reject) => {

@@ -61,6 +61,7 @@ describe("upstreamFetch", () => {
     const last = received.at(-1);
     expect(last?.method).toBe("POST");
     expect(last?.headers["x-extra"]).toBe("yes");
+    expect(last?.headers["user-agent"]).toBe("node");
     expect(last?.headers["content-length"]).toBe(String(Buffer.byteLength('{"text":"héllo"}')));
   });
 
@@ -100,6 +101,11 @@ describe("upstreamFetch", () => {
     const pending = upstreamFetch(`${url}/hang`, { method: "POST", body: "{}", signal: shared.signal });
     setTimeout(() => shared.abort(new Error("closed while waiting")), 20);
     await expect(pending).rejects.toThrow("closed while waiting");
+  });
+
+  it("refuses a URL with credentials in it, as fetch does", async () => {
+    const target = url.replace("http://", "http://user:secret@");
+    await expect(upstreamFetch(`${target}/call`, { method: "POST", body: "{}" })).rejects.toThrow(TypeError);
   });
 
   it("rejects as fetch does when nothing listens", async () => {
