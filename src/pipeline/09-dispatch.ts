@@ -30,10 +30,12 @@ function kidOf(token: string): string | undefined {
   }
 }
 
+const conditionsSchema = z.array(conditionSchema);
+
 /** The conditions a grant carries, read before verification (verification then proves them). */
 function unverifiedConditions(token: string): Condition[] {
   try {
-    const parsed = z.array(conditionSchema).safeParse(decodeJwt(token).cnd);
+    const parsed = conditionsSchema.safeParse(decodeJwt(token).cnd);
     return parsed.success ? parsed.data : [];
   } catch {
     return [];
