@@ -8,12 +8,19 @@
  * - writ-mcp: clients call `echo` on Writ's /mcp (JWT, policy, grant, durable log entry,
  *           dispatch to the server with the grant, grant verification there, result handling).
  *
- * Run: npx tsx bench/mcp.ts [seconds-per-run] [clients]
+ * Run: npx tsx bench/mcp.ts [seconds-per-run] [clients] [--json <file>] [--profile <file>]
+ *
+ * `--json <file>` writes every number printed, with the date, Node's version, the CPU, the git
+ * commit and the configuration. `--profile <file>` writes a CPU profile (.cpuprofile) of the
+ * writ-mcp phase alone.
  */
+import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { Session } from "node:inspector/promises";
+import { cpus, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import { type ServerType, serve } from "@hono/node-server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -29,8 +36,12 @@ import { DevIssuer } from "../src/identity/index.ts";
 import { startGateway } from "../src/server.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const seconds = Number(process.argv[2] ?? "5");
-const clients = Number(process.argv[3] ?? "8");
+const cli = parseArgs({
+  allowPositionals: true,
+  options: { json: { type: "string" }, profile: { type: "string" } },
+});
+const seconds = Number(cli.positionals[0] ?? "5");
+const clients = Number(cli.positionals[1] ?? "8");
 const dir = await mkdtemp(path.join(tmpdir(), "writ-bench-mcp-"));
 
 // ------------------------------------------------------------------------- the echo server
@@ -140,10 +151,21 @@ async function connect(url: string, headers: Record<string, string> = {}): Promi
   return client;
 }
 
-/** `clients` loops calling `once` (true: success) for `seconds`; prints and returns calls/s. */
-async function measure(label: string, once: (worker: number) => Promise<boolean>) {
+interface Measured {
+  label: string;
+  calls_per_s: number;
+  p50_ms: number;
+  p99_ms: number;
+  failures: number;
+  /** Process CPU time (user + system) per call: every side runs in this process. */
+  cpu_ms_per_call: number;
+}
+
+/** `clients` loops calling `once` (true: success) for `seconds`; prints and returns the numbers. */
+async function measure(label: string, once: (worker: number) => Promise<boolean>): Promise<Measured> {
   const latencies: number[] = [];
   const deadline = performance.now() + seconds * 1000;
+  const cpuBefore = process.cpuUsage();
   let failures = 0;
   await Promise.all(
     Array.from({ length: clients }, async (_, worker) => {
@@ -154,23 +176,49 @@ async function measure(label: string, once: (worker: number) => Promise<boolean>
       }
     }),
   );
+  const cpu = process.cpuUsage(cpuBefore);
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-  const rate = latencies.length / seconds;
+  const measured = {
+    label,
+    calls_per_s: latencies.length / seconds,
+    p50_ms: at(0.5),
+    p99_ms: at(0.99),
+    failures,
+    cpu_ms_per_call: (cpu.user + cpu.system) / 1000 / Math.max(1, latencies.length),
+  };
   console.log(
-    `${label.padEnd(10)} ${rate.toFixed(0).padStart(6)} calls/s  p50 ${at(0.5).toFixed(2)} ms  p99 ${at(0.99).toFixed(2)} ms  failures ${failures}`,
+    `${label.padEnd(10)} ${measured.calls_per_s.toFixed(0).padStart(6)} calls/s  p50 ${measured.p50_ms.toFixed(2)} ms  p99 ${measured.p99_ms.toFixed(2)} ms  cpu ${measured.cpu_ms_per_call.toFixed(3)} ms/call  failures ${failures}`,
   );
-  return rate;
+  return measured;
 }
 
-async function run(label: string, url: string, tool: string, headers: Record<string, string> = {}) {
+async function run(
+  label: string,
+  url: string,
+  tool: string,
+  headers: Record<string, string> = {},
+  profile?: string,
+): Promise<Measured> {
   const pool = await Promise.all(Array.from({ length: clients }, () => connect(url, headers)));
-  const rate = await measure(label, async (worker) => {
+  const session = profile === undefined ? undefined : new Session();
+  if (session) {
+    session.connect();
+    await session.post("Profiler.enable");
+    await session.post("Profiler.start");
+  }
+  const measured = await measure(label, async (worker) => {
     const result = await pool[worker]?.callTool({ name: tool, arguments: { text: "hello" } });
     return result !== undefined && !result.isError;
   });
+  if (session && profile !== undefined) {
+    const { profile: taken } = await session.post("Profiler.stop");
+    await writeFile(profile, JSON.stringify(taken));
+    session.disconnect();
+    console.log(`profile of ${label}: ${profile}`);
+  }
   for (const client of pool) await client.close();
-  return rate;
+  return measured;
 }
 
 /** The same call through Writ's HTTP API (POST /v1/proposals with execute), no MCP on the front. */
@@ -198,14 +246,53 @@ function viaApi(label: string) {
   });
 }
 
+/** The commit measured, with "+changes" when the worktree differs from it. */
+function gitCommit(): string {
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8" }).trim();
+  try {
+    return `${git("rev-parse", "HEAD")}${git("status", "--porcelain", "--untracked-files=no") === "" ? "" : "+changes"}`;
+  } catch {
+    return "unknown";
+  }
+}
+
 try {
   console.log(`${clients} concurrent SDK clients, ${seconds} s per run`);
   const direct = await run("direct", upstreamUrl, "echo_direct");
   const api = await viaApi("writ-api");
-  const writ = await run("writ-mcp", `${running.url}/mcp`, "echo", { authorization: `Bearer ${token}` });
-  console.log(
-    `writ-mcp/direct: ${(writ / direct).toFixed(3)}  writ-api/direct: ${(api / direct).toFixed(3)}`,
+  const writ = await run(
+    "writ-mcp",
+    `${running.url}/mcp`,
+    "echo",
+    { authorization: `Bearer ${token}` },
+    cli.values.profile,
   );
+  // Throughput ratios, and the same by CPU time per call (steadier on a shared machine).
+  const ratios = {
+    "writ-mcp/direct": writ.calls_per_s / direct.calls_per_s,
+    "writ-api/direct": api.calls_per_s / direct.calls_per_s,
+    "writ-mcp/direct (cpu)": direct.cpu_ms_per_call / writ.cpu_ms_per_call,
+    "writ-api/direct (cpu)": direct.cpu_ms_per_call / api.cpu_ms_per_call,
+  };
+  console.log(
+    Object.entries(ratios)
+      .map(([name, ratio]) => `${name}: ${ratio.toFixed(3)}`)
+      .join("  "),
+  );
+  if (cli.values.json !== undefined) {
+    const report = {
+      bench: "mcp",
+      date: new Date().toISOString(),
+      node: process.version,
+      cpu: { model: cpus()[0]?.model ?? "unknown", count: cpus().length },
+      commit: gitCommit(),
+      config: { seconds, clients, store: "sqlite", tool: "echo", arguments: { text: "hello" } },
+      runs: [direct, api, writ],
+      ratios,
+    };
+    await writeFile(cli.values.json, `${JSON.stringify(report, null, 2)}\n`);
+    console.log(`numbers: ${cli.values.json}`);
+  }
 } finally {
   await running.close();
   await new Promise<void>((resolve) => (upstream ? upstream.close(() => resolve()) : resolve()));

@@ -44,6 +44,7 @@ import {
   type ServerRequest,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Context } from "hono";
 import { z } from "zod";
 import { readApproval } from "../approvals/index.ts";
@@ -66,10 +67,17 @@ import { ToolFailedError } from "../results/index.ts";
 import { readMcpBody } from "./body.ts";
 import { CancellableCalls } from "./cancellation.ts";
 import { APPROVAL_META_KEY, ERROR_META_KEY, RESULT_META_KEY } from "./config.ts";
+import { lazyStream } from "./lazy-stream.ts";
 import { promptMessages, resourceContents } from "./output.ts";
 import { bearerChallenge } from "./resource-metadata.ts";
 
 const SERVER_INFO = { name: "writ", version: "0.1.0" };
+/**
+ * The JSON Schema validator every per-POST server shares. The SDK would otherwise build a new Ajv
+ * (its meta-schemas and formats) for each POST, the largest part of a server's construction; the
+ * server uses it for elicitation answers only, which Writ's endpoint never asks for.
+ */
+const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
 const INSTRUCTIONS =
   'Writ authorizes every tool call against policy. A refused call answers with isError and a structured error (category, message, suggested_fix): follow the fix. A call that needs approval answers approval_required with an approval id; once it is approved, call the same tool with the same arguments and _meta {"writ/approval": "<id>"}.';
 
@@ -482,9 +490,10 @@ async function logRefusedCalls(
 }
 
 /**
- * Whether this POST's answer is a stream: a `tools/call` from a caller that accepts
- * `text/event-stream` is answered as Server-Sent Events, so that progress and log messages reach
- * it while the call runs; everything else (and a caller accepting JSON only) gets JSON.
+ * Whether this POST's answer may be a stream: a `tools/call` from a caller that accepts
+ * `text/event-stream` is answered as Server-Sent Events once the call sends progress or log
+ * messages, or runs long (lazy-stream.ts); everything else (and a caller accepting JSON only)
+ * gets JSON.
  */
 function answersAsStream(body: unknown, accept: string | undefined): boolean {
   // A batch (which MCP no longer defines) is answered as JSON, whatever it holds.
@@ -590,14 +599,31 @@ const errorMessageSchema = z
   .object({ error: z.object({ code: z.number(), message: z.string() }).passthrough() })
   .passthrough();
 
+/** A JSON-RPC error the SDK answered by itself (it has no data) with Writ's error as its data. */
+function errorWithData(message: JSONRPCMessage): JSONRPCMessage {
+  if (!("error" in message) || message.error.data !== undefined) return message;
+  const { code, message: said } = message.error;
+  return { ...message, error: { ...message.error, data: sdkErrorData(code, said) } };
+}
+
 /**
- * The transport's JSON answer with Writ's error as `data` of every JSON-RPC error the SDK
- * answered by itself (an unknown method, an unsupported protocol version or media type), so that
- * every error a caller sees on `/mcp` is structured. Streams and answers without errors pass as
- * they are.
+ * Every message the server sends on `transport` with Writ's error as `data` of each JSON-RPC
+ * error the SDK answered by itself (an unknown method, a handler's protocol error), so that every
+ * error a caller sees on `/mcp` is structured, without reading the answers back.
+ */
+function sendingErrorData(transport: WebStandardStreamableHTTPServerTransport): void {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => send(errorWithData(message), options);
+}
+
+/**
+ * The transport's own refusals (an unsupported protocol version or media type: statuses of 400
+ * and up, written without `send`) with Writ's error as `data`. Streams and successful answers,
+ * whose messages went through `sendingErrorData`, pass as they are.
  */
 async function withErrorData(response: Response): Promise<Response> {
-  if (!response.headers.get("content-type")?.includes("application/json")) return response;
+  if (response.status < 300 || !response.headers.get("content-type")?.includes("application/json"))
+    return response;
   const text = await response.text();
   let changed = false;
   const enrich = (message: unknown): unknown => {
@@ -655,11 +681,16 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: false }, resources: {}, prompts: {}, logging: {} },
       instructions: INSTRUCTIONS,
+      jsonSchemaValidator: SCHEMA_VALIDATOR,
     });
+    // A stream is opened only when the call needs one (see lazy-stream.ts): JSON mode either way.
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
-      enableJsonResponse: !stream,
+      enableJsonResponse: true,
     });
+    const lazy = stream ? lazyStream(transport) : undefined;
+    // After lazyStream: a stream gets the messages with their error data too.
+    sendingErrorData(transport);
     // The server closes once no call runs any more (closing earlier would abort them).
     let running = 0;
     let idle: () => void = () => undefined;
@@ -746,8 +777,17 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     await server.connect(transport);
     let response: Response;
     try {
-      response = await transport.handleRequest(acceptingBoth(c.req.raw), { parsedBody: body.messages });
+      const answered = transport.handleRequest(acceptingBoth(c.req.raw), { parsedBody: body.messages });
+      if (lazy === undefined) {
+        response = await answered;
+      } else {
+        // Once the answer is a stream, the transport's JSON answer is not used.
+        answered.catch(() => undefined);
+        response = await Promise.race([answered, lazy.opened]);
+        lazy.settle();
+      }
     } catch (error) {
+      lazy?.settle();
       await server.close();
       throw error;
     }

@@ -42,6 +42,7 @@ import { scrubString } from "../decisionlog/detectors.ts";
 import type { CredentialResolver } from "../dispatch/index.ts";
 import { maskSecrets } from "../results/index.ts";
 import { GRANT_META_KEY, type McpServerConfig } from "./config.ts";
+import { upstreamFetch } from "./upstream-fetch.ts";
 
 /** MCP's "resource not found" (2025-06-18 and 2025-11-25, server/resources, error handling). */
 const RESOURCE_NOT_FOUND = -32002;
@@ -181,8 +182,8 @@ export class McpUpstreams {
         CallToolResultSchema,
         options,
       );
-      const parsed = CallToolResultSchema.safeParse(result);
-      if (parsed.success) return parsed.data;
+      // The SDK parsed the answer with CallToolResultSchema already; this only narrows its type.
+      if (isCallToolResult(result)) return result;
       throw new WritError(
         "backend_error",
         `${contract.name}: the MCP server ${server} answered with a malformed result`,
@@ -431,14 +432,19 @@ export class McpUpstreams {
     const credentials = this.options.credentials;
     // Credentials are resolved per request (a rotated secret file is picked up) and only here.
     const withCredentials: typeof fetch = async (input, init) => {
-      if (ref === undefined) return fetch(input, init);
+      if (ref === undefined) return upstreamFetch(input, init);
       const headers = new Headers(init?.headers);
       for (const [header, value] of Object.entries(await credentials.resolve(ref)))
         headers.set(header, value);
-      return fetch(input, { ...init, headers });
+      return upstreamFetch(input, { ...init, headers });
     };
     return new StreamableHTTPClientTransport(new URL(config.url), { fetch: withCredentials });
   }
+}
+
+/** A `tools/call` answer of the current protocol (`content`), not the 2024-10-07 `toolResult`. */
+function isCallToolResult(result: CallToolResult | { toolResult: unknown }): result is CallToolResult {
+  return "content" in result && Array.isArray(result.content);
 }
 
 /** Sends one request on a connected client, with Writ's `_meta` and the request options. */

@@ -30,14 +30,33 @@ function kidOf(token: string): string | undefined {
   }
 }
 
+const conditionsSchema = z.array(conditionSchema);
+
 /** The conditions a grant carries, read before verification (verification then proves them). */
 function unverifiedConditions(token: string): Condition[] {
   try {
-    const parsed = z.array(conditionSchema).safeParse(decodeJwt(token).cnd);
+    const parsed = conditionsSchema.safeParse(decodeJwt(token).cnd);
     return parsed.success ? parsed.data : [];
   } catch {
     return [];
   }
+}
+
+/** The last key set each gateway's grants were verified with, and its JSON. */
+const keySets = new WeakMap<Gateway["grants"], { json: string; keys: { keys: unknown[] } }>();
+
+/**
+ * The public keys this gateway's grants verify with: the same object for as long as the keys are
+ * the same, so that the verifier keeps the keys it imported (a new object per call would have it
+ * check and import the key set again for every call).
+ */
+function grantKeys(gw: Gateway): { keys: unknown[] } {
+  const keys = gw.grants.jwks();
+  const json = JSON.stringify(keys);
+  const known = keySets.get(gw.grants);
+  if (known?.json === json) return known.keys;
+  keySets.set(gw.grants, { json, keys });
+  return keys;
 }
 
 export interface DispatchRequest {
@@ -198,7 +217,7 @@ export async function dispatch(gw: Gateway, req: DispatchRequest): Promise<Dispa
     verifyGrant(req.token, {
       issuer: gw.grants.issuer,
       audience: executorOf(n.contract, gw),
-      keys: gw.grants.jwks(),
+      keys: grantKeys(gw),
       action: { name: n.action.name, version: n.action.version },
       args,
       ...(n.resource ? { resource: n.resource } : {}),

@@ -91,7 +91,11 @@ const CONTRACTS = [
       data_classification: "secret",
     },
   ),
-  contract("media.wait", "media", "wait", { steps: { type: "integer" }, ms: { type: "integer" } }),
+  contract("media.wait", "media", "wait", {
+    steps: { type: "integer" },
+    ms: { type: "integer" },
+    quiet: { type: "boolean" },
+  }),
 ];
 
 let gw: TestGateway;
@@ -277,6 +281,67 @@ describe("an MCP server's results arrive through Writ as the server sent them", 
       .object({ results: z.array(z.object({ result: z.object({ content: z.array(z.unknown()) }) })) })
       .parse(answer.json, { reportInput: true });
     expect(body.results[0]?.result.content).toEqual(straight.content);
+  });
+});
+
+describe("how a call from a caller accepting streams is answered", () => {
+  const streaming = { headers: { accept: "application/json, text/event-stream" } };
+  const waitCall = (id: string, args: Record<string, unknown>) => ({
+    jsonrpc: "2.0",
+    id,
+    method: "tools/call",
+    params: { name: "wait", arguments: args },
+  });
+
+  it("answers a call that sends nothing before its answer as JSON", async () => {
+    const token = await gw.token("val", { roles: ["viewer"] });
+    const answer = await postMcp(
+      gw.url,
+      token,
+      { jsonrpc: "2.0", id: "plain-1", method: "tools/call", params: { name: "sound", arguments: {} } },
+      streaming,
+    );
+    expect(answer.headers.get("content-type")).toContain("application/json");
+    const message = z
+      .object({ id: z.string(), result: z.object({ content: z.array(z.object({ type: z.string() })) }) })
+      .parse(await answer.json());
+    expect(message.id).toBe("plain-1");
+    expect(message.result.content.map((item) => item.type)).toContain("audio");
+  });
+
+  it("streams a call's log messages, then its answer", async () => {
+    const token = await gw.token("val", { roles: ["viewer"] });
+    const answer = await postMcp(gw.url, token, waitCall("logs-1", { steps: 2, ms: 5 }), streaming);
+    expect(answer.headers.get("content-type")).toContain("text/event-stream");
+    const events = (await answer.text())
+      .split("\n\n")
+      .filter((event) => event !== "")
+      .map((event) =>
+        z
+          .object({ method: z.string().optional(), id: z.string().optional() })
+          .parse(JSON.parse(event.replace(/^event: message\ndata: /, ""))),
+      );
+    expect(events.map((event) => event.method ?? event.id)).toEqual([
+      "notifications/message",
+      "notifications/message",
+      "logs-1",
+    ]);
+  });
+
+  it("opens the stream of a long call before it answers, though it has sent nothing yet", async () => {
+    const token = await gw.token("val", { roles: ["viewer"] });
+    const finished = (await events()).filter((e) => e === "finished").length;
+    // Two quiet steps of a second: no notification at all, the answer after 2 s.
+    const answer = await postMcp(
+      gw.url,
+      token,
+      waitCall("long-1", { steps: 2, ms: 1000, quiet: true }),
+      streaming,
+    );
+    expect(answer.headers.get("content-type")).toContain("text/event-stream");
+    expect((await events()).filter((e) => e === "finished").length).toBe(finished);
+    expect(await answer.text()).toContain('"id":"long-1"');
+    expect((await events()).filter((e) => e === "finished").length).toBe(finished + 1);
   });
 });
 

@@ -169,6 +169,8 @@ describe("protocol versions", () => {
     const unsupported = await postJson(listTools, { "mcp-protocol-version": "1999-01-01" });
     expect(unsupported.status).toBe(400);
     expect(JSON.stringify(unsupported.json)).toContain("Unsupported protocol version");
+    const refused = z.object({ error: z.object({ data: writErrorSchema }) }).parse(unsupported.json);
+    expect(refused.error.data.suggested_fix).toContain("MCP-Protocol-Version");
   });
 });
 

@@ -14,7 +14,8 @@ export async function connectMcp(gatewayUrl: string, token: string, name = "writ
 
 /**
  * A raw JSON-RPC POST to a gateway's /mcp with a bearer token. It accepts JSON only unless
- * `headers` says otherwise (a tools/call from a caller that accepts SSE is answered as a stream).
+ * `headers` says otherwise (a tools/call from a caller that accepts SSE may be answered as a stream:
+ * src/mcp/lazy-stream.ts).
  */
 export function postMcp(
   gatewayUrl: string,

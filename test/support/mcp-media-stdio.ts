@@ -5,7 +5,8 @@
  * event (`{"event": "started" | "cancelled" | "finished", "tool": …}`).
  *
  *   sound {}             -> one audio item (a 4-byte WAV-like payload) and a text item
- *   wait {steps, ms}     -> progress after each step; on cancellation it stops and says so in the log
+ *   wait {steps, ms, quiet?} -> a log message (unless quiet) and progress after each step; on
+ *                           cancellation it stops and says so in the log
  */
 import { appendFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -32,9 +33,13 @@ server.registerTool(
   "wait",
   {
     description: "Waits, reporting progress after each step",
-    inputSchema: { steps: z.number().int().min(1).max(100), ms: z.number().int().min(1).max(1000) },
+    inputSchema: {
+      steps: z.number().int().min(1).max(100),
+      ms: z.number().int().min(1).max(1000),
+      quiet: z.boolean().optional(),
+    },
   },
-  async ({ steps, ms }, extra) => {
+  async ({ steps, ms, quiet }, extra) => {
     record("started", "wait");
     const token = extra._meta?.progressToken;
     for (let step = 1; step <= steps; step++) {
@@ -43,7 +48,8 @@ server.registerTool(
         record("cancelled", "wait");
         return { content: [{ type: "text", text: "cancelled" }], isError: true };
       }
-      await server.server.sendLoggingMessage({ level: "info", data: `step ${step} of ${steps}` });
+      if (quiet !== true)
+        await server.server.sendLoggingMessage({ level: "info", data: `step ${step} of ${steps}` });
       if (token !== undefined) {
         await extra.sendNotification({
           method: "notifications/progress",
