@@ -45,6 +45,7 @@ export {
   DecisionLog,
   type DecisionLogOptions,
   type DecisionParts,
+  type LoggedDecision,
   type VerifyResult,
 } from "./log.ts";
 export {

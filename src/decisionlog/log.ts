@@ -12,6 +12,7 @@ import {
   UnreadableEntryError,
 } from "../store/index.ts";
 import type {
+  ChainLink,
   DecisionFilter,
   DecisionLogEntry,
   DecisionPage,
@@ -82,6 +83,17 @@ export type VerifyResult =
       };
     };
 
+/** An appended decision: its id and where it went in the chain. */
+export interface LoggedDecision extends ChainLink {
+  decision_id: string;
+}
+
+function logged(entry: NewDecisionEntry, link: ChainLink | undefined): LoggedDecision {
+  if (link === undefined)
+    throw new Error("the store answered an append without the entry's place in the chain");
+  return { decision_id: entry.decision_id, ...link };
+}
+
 const DEFAULT_VERIFY_BATCH = 1000;
 const EXPORT_BATCH = 1000;
 
@@ -95,7 +107,7 @@ export class DecisionLog {
   #flushing = false;
   readonly #queue: Array<{
     entry: NewDecisionEntry;
-    resolve: (entry: DecisionLogEntry) => void;
+    resolve: (logged: LoggedDecision) => void;
     reject: (error: unknown) => void;
   }> = [];
 
@@ -119,10 +131,10 @@ export class DecisionLog {
   }
 
   /**
-   * Redacts and appends one decision; resolves once the entry is durable. Appends are written in
-   * the order they were called, one at a time.
+   * Redacts and appends one decision; resolves once the entry is durable, with its id and place
+   * in the chain (`get` reads the whole entry). Appends are written in the order they were called.
    */
-  append(parts: DecisionParts): Promise<DecisionLogEntry> {
+  append(parts: DecisionParts): Promise<LoggedDecision> {
     noteAppend(parts);
     let entry: NewDecisionEntry;
     try {
@@ -131,7 +143,7 @@ export class DecisionLog {
       return Promise.reject(error);
     }
     this.#pending++;
-    const write = new Promise<DecisionLogEntry>((resolve, reject) => {
+    const write = new Promise<LoggedDecision>((resolve, reject) => {
       this.#queue.push({ entry, resolve, reject });
     });
     if (!this.#flushing) {
@@ -157,12 +169,13 @@ export class DecisionLog {
       while (this.#queue.length > 0) {
         const batch = this.#queue.splice(0, MAX_BATCH);
         try {
-          const stored = await this.#store.appendDecisions(batch.map((b) => b.entry));
-          for (const [i, b] of batch.entries()) b.resolve(stored[i]!);
+          const links = await this.#store.appendDecisionLinks(batch.map((b) => b.entry));
+          for (const [i, b] of batch.entries()) b.resolve(logged(b.entry, links[i]));
         } catch {
           for (const b of batch) {
             try {
-              b.resolve(await this.#store.appendDecision(b.entry));
+              const [link] = await this.#store.appendDecisionLinks([b.entry]);
+              b.resolve(logged(b.entry, link));
             } catch (error) {
               b.reject(error);
             }

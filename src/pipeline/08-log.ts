@@ -3,8 +3,7 @@
  * grant) leaves Writ. It runs before dispatch so that no grant exists without its entry.
  */
 import type { Gateway } from "../core/gateway.ts";
-import type { DecisionParts } from "../decisionlog/index.ts";
-import type { DecisionLogEntry } from "../store/types.ts";
+import type { DecisionParts, LoggedDecision } from "../decisionlog/index.ts";
 
 /** The log path of refusals decided before any policy ran (payload, token, call). */
 export const INTAKE_PATH = "writ/intake";
@@ -15,7 +14,7 @@ export function currentRevision(gw: Pick<Gateway, "policy">): string {
 }
 
 /** Appends one decision. */
-export function logDecision(gw: Pick<Gateway, "log">, parts: DecisionParts): Promise<DecisionLogEntry> {
+export function logDecision(gw: Pick<Gateway, "log">, parts: DecisionParts): Promise<LoggedDecision> {
   return gw.log.append(parts);
 }
 

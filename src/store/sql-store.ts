@@ -62,6 +62,7 @@ import type {
   ApprovalPage,
   ApprovalRecord,
   ApprovalUpdate,
+  ChainLink,
   ConsoleSession,
   ConsoleSessionUse,
   DecisionFilter,
@@ -273,6 +274,14 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   }
 
   // ------------------------------------------------------------------------------ decision log
+
+  async appendDecisionLinks(entries: readonly NewDecisionEntry[]): Promise<ChainLink[]> {
+    return (await this.appendDecisions(entries)).map(({ seq, prev_hash, hash }) => ({
+      seq,
+      prev_hash,
+      hash,
+    }));
+  }
 
   async appendDecision(entry: NewDecisionEntry): Promise<DecisionLogEntry> {
     const [stored] = await this.appendDecisions([entry]);

@@ -27,7 +27,13 @@ import {
 } from "./rows.ts";
 import { type Sql, sql } from "./sql.ts";
 import { sqliteStoreError } from "./sqlite-errors.ts";
-import type { ApprovalUpdate, DecisionLogEntry, GrantConsumption, IdempotencyClaim } from "./types.ts";
+import type {
+  ApprovalUpdate,
+  ChainLink,
+  DecisionLogEntry,
+  GrantConsumption,
+  IdempotencyClaim,
+} from "./types.ts";
 
 export const MEMORY = ":memory:";
 
@@ -131,22 +137,12 @@ export const sqliteWrites = {
    * reason codes indexed.
    */
   appendDecisions(conn: SqliteConnection, texts: readonly string[]): StoredEntriesText {
-    const prepared = texts.map(prepareEntryText);
-    const stored = chainAfter(conn.statement(HEAD_SQL).get(), prepared);
-    const insert = conn.statement("INSERT INTO decisions (seq, entry, prev_hash, hash) VALUES (?, ?, ?, ?)");
-    const reason = conn.statement("INSERT OR IGNORE INTO decision_reasons (code, seq) VALUES (?, ?)");
-    stored.forEach((entry, i) => {
-      const body = prepared[i];
-      if (body === undefined) return;
-      try {
-        insert.run(entry.seq, body.text, entry.prev_hash, entry.hash);
-      } catch (error) {
-        if (sqliteUnique(error)) throw duplicateDecision(body.body.decision_id, error);
-        throw error;
-      }
-      for (const code of body.codes) reason.run(code, entry.seq);
-    });
-    return { json: JSON.stringify(stored) };
+    return { json: JSON.stringify(appendChained(conn, texts)) };
+  },
+
+  /** `appendDecisions`, answering only where each entry went in the chain. */
+  appendDecisionLinks(conn: SqliteConnection, texts: readonly string[]): ChainLink[] {
+    return appendChained(conn, texts).map(({ seq, prev_hash, hash }) => ({ seq, prev_hash, hash }));
   },
 
   consumeGrant(
@@ -207,6 +203,26 @@ export const sqliteWrites = {
       : { changes: statement.run(...values).changes };
   },
 };
+
+/** Links entries (as `entryText` made them) after the head, hashes and inserts them. */
+function appendChained(conn: SqliteConnection, texts: readonly string[]): DecisionLogEntry[] {
+  const prepared = texts.map(prepareEntryText);
+  const stored = chainAfter(conn.statement(HEAD_SQL).get(), prepared);
+  const insert = conn.statement("INSERT INTO decisions (seq, entry, prev_hash, hash) VALUES (?, ?, ?, ?)");
+  const reason = conn.statement("INSERT OR IGNORE INTO decision_reasons (code, seq) VALUES (?, ?)");
+  stored.forEach((entry, i) => {
+    const body = prepared[i];
+    if (body === undefined) return;
+    try {
+      insert.run(entry.seq, body.text, entry.prev_hash, entry.hash);
+    } catch (error) {
+      if (sqliteUnique(error)) throw duplicateDecision(body.body.decision_id, error);
+      throw error;
+    }
+    for (const code of body.codes) reason.run(code, entry.seq);
+  });
+  return stored;
+}
 
 type Procedures = typeof sqliteWrites;
 export type ProcedureName = keyof Procedures;

@@ -25,6 +25,7 @@ import { InlineWriter, type SqliteWriter, ThreadWriter } from "./sqlite-writer.t
 import type {
   ApprovalRecord,
   ApprovalUpdate,
+  ChainLink,
   DecisionLogEntry,
   GrantConsumption,
   IdempotencyClaim,
@@ -149,6 +150,11 @@ export class SqliteStore extends SqlStore implements Store {
   async appendDecisions(entries: readonly NewDecisionEntry[]): Promise<DecisionLogEntry[]> {
     const texts = this.#run("append to the decision log", () => entries.map(entryText));
     return storedEntries(await this.#write("append to the decision log", "appendDecisions", [texts]));
+  }
+
+  override async appendDecisionLinks(entries: readonly NewDecisionEntry[]): Promise<ChainLink[]> {
+    const texts = this.#run("append to the decision log", () => entries.map(entryText));
+    return this.#write("append to the decision log", "appendDecisionLinks", [texts]);
   }
 
   /** Reads the record, applies the update and writes it back, under the write lock. */

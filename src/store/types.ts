@@ -52,6 +52,13 @@ export type ScopedResourceWrite =
 
 export type GrantConsumption = { ok: true; uses: number } | { ok: false; reason: "exhausted" | "expired" };
 
+/** Where an appended entry went in the chain. */
+export interface ChainLink {
+  seq: number;
+  prev_hash: string;
+  hash: string;
+}
+
 /** A decision log entry as stored (DESIGN section 8; OPA's field names where they exist). */
 export interface DecisionLogEntry {
   seq: number;
@@ -309,6 +316,11 @@ export interface Store {
   appendDecision(entry: NewDecisionEntry): Promise<DecisionLogEntry>;
   /** Like appendDecision for several entries, in order, in one transaction: all or none. */
   appendDecisions(entries: readonly NewDecisionEntry[]): Promise<DecisionLogEntry[]>;
+  /**
+   * Like appendDecisions, answering only where each entry went in the chain: what the decision
+   * log answers an append with, without carrying the stored entries back.
+   */
+  appendDecisionLinks(entries: readonly NewDecisionEntry[]): Promise<ChainLink[]>;
   /** Any entry, whatever its tenant (the operator's CLI, the pipeline); reviewers use getDecisionIn. */
   getDecision(decisionId: string): Promise<DecisionLogEntry | undefined>;
   /** The entry when its tenant is `scope`'s; undefined (as if absent) otherwise. */

@@ -190,6 +190,24 @@ export function storeContract(h: StoreHarness): void {
       expect(await store.getDecision("nope")).toBeUndefined();
     });
 
+    it("answers appendDecisionLinks with each entry's place in the chain", async () => {
+      const store = await h.open();
+      const first = await store.appendDecision(newEntry());
+      const entries = [
+        newEntry(),
+        newEntry({ reasons: [{ code: "r", message: "m", visible_to_model: true }] }),
+      ];
+      const links = await store.appendDecisionLinks(entries);
+      const stored = await store.readDecisions(2, 10);
+      expect(links).toEqual(stored.map(({ seq, prev_hash, hash }) => ({ seq, prev_hash, hash })));
+      expect(links[0]).toMatchObject({ seq: 2, prev_hash: first.hash });
+      expect(stored.map((e) => e.decision_id)).toEqual(entries.map((e) => e.decision_id));
+      await expectWritError(
+        store.appendDecisionLinks([newEntry({ decision_id: first.decision_id })]),
+        "conflict",
+      );
+    });
+
     it("stores the JSON form it hashes (normalized timestamp, defaults filled, undefined dropped)", async () => {
       const store = await h.open();
       const entry = await store.appendDecision(
