@@ -88,11 +88,14 @@ export interface LoggedDecision extends ChainLink {
   decision_id: string;
 }
 
-function logged(entry: NewDecisionEntry, link: ChainLink | undefined): LoggedDecision {
-  if (link === undefined)
-    throw new Error("the store answered an append without the entry's place in the chain");
-  return { decision_id: entry.decision_id, ...link };
-}
+/** Batches in flight at once when the store applies appends in call order (else one). */
+const ORDERED_DEPTH = 2;
+
+type Waiting = {
+  entry: NewDecisionEntry;
+  resolve: (logged: LoggedDecision) => void;
+  reject: (error: unknown) => void;
+};
 
 const DEFAULT_VERIFY_BATCH = 1000;
 const EXPORT_BATCH = 1000;
@@ -101,15 +104,12 @@ export class DecisionLog {
   readonly #store: Store;
   readonly #rules: ResolvedRedactionRules;
   readonly #now: () => Date;
-  /** The flush in progress (or the last one). */
-  #tail: Promise<unknown> = Promise.resolve();
   #pending = 0;
-  #flushing = false;
-  readonly #queue: Array<{
-    entry: NewDecisionEntry;
-    resolve: (logged: LoggedDecision) => void;
-    reject: (error: unknown) => void;
-  }> = [];
+  /** A send is scheduled for the end of this turn of the event loop. */
+  #scheduled = false;
+  /** The batches written now. */
+  readonly #writing = new Set<Promise<void>>();
+  readonly #queue: Waiting[] = [];
 
   /** Run when the log drains (shutdown): writers that hold entries back append them. */
   readonly #beforeDrain: Array<() => Promise<void>> = [];
@@ -146,9 +146,13 @@ export class DecisionLog {
     const write = new Promise<LoggedDecision>((resolve, reject) => {
       this.#queue.push({ entry, resolve, reject });
     });
-    if (!this.#flushing) {
-      this.#flushing = true;
-      this.#tail = this.#flush();
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      // The appends of the current turn join the first batch.
+      setImmediate(() => {
+        this.#scheduled = false;
+        this.#send();
+      });
     }
     const done = () => {
       this.#pending--;
@@ -159,38 +163,41 @@ export class DecisionLog {
 
   /**
    * Group commit: the appends that queued up while a write was in flight are written together,
-   * in call order, in one transaction (one sync to disk). A batch that fails is retried entry by
-   * entry, so one bad entry fails alone.
+   * in call order, in one transaction (one sync to disk); one that is refused fails alone. When
+   * the store applies appends in call order, the next batch is sent before the last one is
+   * answered, so that the store never waits for this thread to send it.
    */
-  async #flush(): Promise<void> {
-    // Let the appends of the current tick join the first batch.
-    await new Promise<void>((resolve) => setImmediate(resolve));
+  #send(): void {
+    const depth = this.#store.ordersAppends ? ORDERED_DEPTH : 1;
+    while (this.#writing.size < depth && this.#queue.length > 0) {
+      const writing = this.#write(this.#queue.splice(0, MAX_BATCH)).finally(() => {
+        this.#writing.delete(writing);
+        this.#send();
+      });
+      this.#writing.add(writing);
+    }
+  }
+
+  async #write(batch: readonly Waiting[]): Promise<void> {
     try {
-      while (this.#queue.length > 0) {
-        const batch = this.#queue.splice(0, MAX_BATCH);
-        try {
-          const links = await this.#store.appendDecisionLinks(batch.map((b) => b.entry));
-          for (const [i, b] of batch.entries()) b.resolve(logged(b.entry, links[i]));
-        } catch {
-          for (const b of batch) {
-            try {
-              const [link] = await this.#store.appendDecisionLinks([b.entry]);
-              b.resolve(logged(b.entry, link));
-            } catch (error) {
-              b.reject(error);
-            }
-          }
-        }
+      const appended = await this.#store.appendEachDecision(batch.map((b) => b.entry));
+      for (const [i, b] of batch.entries()) {
+        const result = appended[i];
+        if (result?.ok) b.resolve({ decision_id: b.entry.decision_id, ...result.link });
+        else b.reject(result?.error ?? new Error("the store did not answer every append of a batch"));
       }
-    } finally {
-      this.#flushing = false;
+    } catch (error) {
+      for (const b of batch) b.reject(error);
     }
   }
 
   /** Resolves when every append called so far has finished (written or failed). */
   async drain(): Promise<void> {
     for (const hook of this.#beforeDrain) await hook();
-    while (this.#flushing || this.#queue.length > 0) await this.#tail;
+    while (this.#scheduled || this.#writing.size > 0 || this.#queue.length > 0) {
+      if (this.#writing.size === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      else await Promise.race(this.#writing);
+    }
   }
 
   get(decisionId: string): Promise<DecisionLogEntry | undefined> {

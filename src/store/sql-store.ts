@@ -68,6 +68,7 @@ import type {
   DecisionFilter,
   DecisionLogEntry,
   DecisionPage,
+  EntryAppend,
   NewApproval,
   NewConsoleSession,
   NewDecisionEntry,
@@ -78,6 +79,10 @@ import type {
   StoredResource,
   TenantScope,
 } from "./types.ts";
+
+function chainLinkOf({ seq, prev_hash, hash }: DecisionLogEntry): ChainLink {
+  return { seq, prev_hash, hash };
+}
 
 /** Whether `tenant` (a stored row's, possibly null) is within `scope`. */
 function inScope(scope: TenantScope, tenant: string | null): boolean {
@@ -275,12 +280,19 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
 
   // ------------------------------------------------------------------------------ decision log
 
-  async appendDecisionLinks(entries: readonly NewDecisionEntry[]): Promise<ChainLink[]> {
-    return (await this.appendDecisions(entries)).map(({ seq, prev_hash, hash }) => ({
-      seq,
-      prev_hash,
-      hash,
-    }));
+  /** Appends may be answered out of call order when several are in flight (a pool of connections). */
+  readonly ordersAppends: boolean = false;
+
+  /** The batch in one transaction; when it fails, each entry again on its own. */
+  async appendEachDecision(entries: readonly NewDecisionEntry[]): Promise<EntryAppend[]> {
+    try {
+      return (await this.appendDecisions(entries)).map((entry) => ({ ok: true, link: chainLinkOf(entry) }));
+    } catch (error) {
+      if (entries.length === 1) return [{ ok: false, error: WritError.from(error) }];
+    }
+    const each: EntryAppend[] = [];
+    for (const entry of entries) each.push(...(await this.appendEachDecision([entry])));
+    return each;
   }
 
   async appendDecision(entry: NewDecisionEntry): Promise<DecisionLogEntry> {

@@ -11,7 +11,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { WritError } from "../core/errors.ts";
-import { chainAfter, HEAD_SQL, prepareEntryText } from "./chain.ts";
+import { chainAfter, chainEntry, HEAD_SQL, type PreparedEntry, prepareEntryText } from "./chain.ts";
 import type { Dialect } from "./dialect.ts";
 import { claimQuery, claimRowQuery, grantRowQuery, grantUseQuery, heldClaim } from "./queries.ts";
 import {
@@ -22,11 +22,14 @@ import {
   duplicateDecision,
   grantRowSchema,
   jsonText,
+  lastRowSchema,
   parseStored,
   usesRowSchema,
 } from "./rows.ts";
+import { GENESIS_HASH } from "./schema.ts";
 import { type Sql, sql } from "./sql.ts";
 import { sqliteStoreError } from "./sqlite-errors.ts";
+import { type PlainError, plainError } from "./sqlite-writer-protocol.ts";
 import type {
   ApprovalUpdate,
   ChainLink,
@@ -127,6 +130,9 @@ export function storedEntries(text: StoredEntriesText): DecisionLogEntry[] {
   return JSON.parse(text.json);
 }
 
+/** `EntryAppend` with its error as plain data, as it crosses from the writer thread. */
+export type PlainEntryAppend = { ok: true; link: ChainLink } | { ok: false; error: PlainError };
+
 /** What a statement run by the writer gives back: its rows when it returns any, else its changes. */
 export type StatementResult = { rows: unknown[] } | { changes: number };
 
@@ -140,9 +146,27 @@ export const sqliteWrites = {
     return { json: JSON.stringify(appendChained(conn, texts)) };
   },
 
-  /** `appendDecisions`, answering only where each entry went in the chain. */
-  appendDecisionLinks(conn: SqliteConnection, texts: readonly string[]): ChainLink[] {
-    return appendChained(conn, texts).map(({ seq, prev_hash, hash }) => ({ seq, prev_hash, hash }));
+  /**
+   * Entries (as `entryText` made them) appended in order, each in a savepoint of its own: one
+   * that is refused fails alone and takes no seq. Where each went, or why it was refused.
+   */
+  appendEachDecision(conn: SqliteConnection, texts: readonly string[]): PlainEntryAppend[] {
+    const head = parseStored(lastRowSchema.optional(), conn.statement(HEAD_SQL).get(), "the last decision");
+    let seq = head?.seq ?? 0;
+    let prevHash = head?.hash ?? GENESIS_HASH;
+    return texts.map((text): PlainEntryAppend => {
+      try {
+        const prepared = prepareEntryText(text);
+        const link = conn.db.transaction(() => insertChained(conn, prepared, seq + 1, prevHash))();
+        seq = link.seq;
+        prevHash = link.hash;
+        return { ok: true, link };
+      } catch (error) {
+        // SQLite ends the whole transaction on some errors (disk full, I/O): then all fail.
+        if (!conn.db.inTransaction) throw error;
+        return { ok: false, error: plainError(error) };
+      }
+    });
   },
 
   consumeGrant(
@@ -208,20 +232,37 @@ export const sqliteWrites = {
 function appendChained(conn: SqliteConnection, texts: readonly string[]): DecisionLogEntry[] {
   const prepared = texts.map(prepareEntryText);
   const stored = chainAfter(conn.statement(HEAD_SQL).get(), prepared);
-  const insert = conn.statement("INSERT INTO decisions (seq, entry, prev_hash, hash) VALUES (?, ?, ?, ?)");
-  const reason = conn.statement("INSERT OR IGNORE INTO decision_reasons (code, seq) VALUES (?, ?)");
   stored.forEach((entry, i) => {
     const body = prepared[i];
-    if (body === undefined) return;
-    try {
-      insert.run(entry.seq, body.text, entry.prev_hash, entry.hash);
-    } catch (error) {
-      if (sqliteUnique(error)) throw duplicateDecision(body.body.decision_id, error);
-      throw error;
-    }
-    for (const code of body.codes) reason.run(code, entry.seq);
+    if (body !== undefined) insertEntry(conn, body, entry);
   });
   return stored;
+}
+
+/** Links one prepared entry at `seq` after `prevHash`, hashes and inserts it. */
+function insertChained(
+  conn: SqliteConnection,
+  prepared: PreparedEntry,
+  seq: number,
+  prevHash: string,
+): ChainLink {
+  const entry = chainEntry(prepared, seq, prevHash);
+  insertEntry(conn, prepared, entry);
+  return { seq: entry.seq, prev_hash: entry.prev_hash, hash: entry.hash };
+}
+
+/** Inserts a chained entry and its reason codes; a decision id already in the log is a conflict. */
+function insertEntry(conn: SqliteConnection, prepared: PreparedEntry, entry: DecisionLogEntry): void {
+  try {
+    conn
+      .statement("INSERT INTO decisions (seq, entry, prev_hash, hash) VALUES (?, ?, ?, ?)")
+      .run(entry.seq, prepared.text, entry.prev_hash, entry.hash);
+  } catch (error) {
+    if (sqliteUnique(error)) throw duplicateDecision(prepared.body.decision_id, error);
+    throw error;
+  }
+  const reason = conn.statement("INSERT OR IGNORE INTO decision_reasons (code, seq) VALUES (?, ?)");
+  for (const code of prepared.codes) reason.run(code, entry.seq);
 }
 
 type Procedures = typeof sqliteWrites;

@@ -22,11 +22,12 @@ import {
 } from "./sqlite-connection.ts";
 import { sqliteStoreError } from "./sqlite-errors.ts";
 import { InlineWriter, type SqliteWriter, ThreadWriter } from "./sqlite-writer.ts";
+import { revivedError } from "./sqlite-writer-protocol.ts";
 import type {
   ApprovalRecord,
   ApprovalUpdate,
-  ChainLink,
   DecisionLogEntry,
+  EntryAppend,
   GrantConsumption,
   IdempotencyClaim,
   NewDecisionEntry,
@@ -152,9 +153,38 @@ export class SqliteStore extends SqlStore implements Store {
     return storedEntries(await this.#write("append to the decision log", "appendDecisions", [texts]));
   }
 
-  override async appendDecisionLinks(entries: readonly NewDecisionEntry[]): Promise<ChainLink[]> {
-    const texts = this.#run("append to the decision log", () => entries.map(entryText));
-    return this.#write("append to the decision log", "appendDecisionLinks", [texts]);
+  /** One writer thread (or this thread) applies appends in the order they were sent. */
+  override readonly ordersAppends = true;
+
+  override async appendEachDecision(entries: readonly NewDecisionEntry[]): Promise<EntryAppend[]> {
+    const what = "append to the decision log";
+    const texts: string[] = [];
+    const refused = new Map<number, WritError>();
+    for (const [i, entry] of entries.entries()) {
+      try {
+        texts.push(entryText(entry));
+      } catch (error) {
+        refused.set(i, WritError.from(error));
+      }
+    }
+    const appended = texts.length === 0 ? [] : await this.#write(what, "appendEachDecision", [texts]);
+    let next = 0;
+    return entries.map((_, i): EntryAppend => {
+      const error = refused.get(i);
+      if (error !== undefined) return { ok: false, error };
+      const result = appended[next++];
+      if (result === undefined) {
+        return {
+          ok: false,
+          error: sqliteStoreError(new Error("the writer answered fewer entries"), what, 0),
+        };
+      }
+      if (result.ok) return result;
+      return {
+        ok: false,
+        error: sqliteStoreError(revivedError(result.error), what, this.#busyTimeoutMs, this.location),
+      };
+    });
   }
 
   /** Reads the record, applies the update and writes it back, under the write lock. */

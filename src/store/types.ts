@@ -5,6 +5,7 @@
  * both fit; every method that changes state is atomic.
  */
 
+import type { WritError } from "../core/errors.ts";
 import type {
   CanonicalAction,
   Condition,
@@ -58,6 +59,9 @@ export interface ChainLink {
   prev_hash: string;
   hash: string;
 }
+
+/** One entry's append: where it went in the chain, or why it was refused. */
+export type EntryAppend = { ok: true; link: ChainLink } | { ok: false; error: WritError };
 
 /** A decision log entry as stored (DESIGN section 8; OPA's field names where they exist). */
 export interface DecisionLogEntry {
@@ -317,10 +321,17 @@ export interface Store {
   /** Like appendDecision for several entries, in order, in one transaction: all or none. */
   appendDecisions(entries: readonly NewDecisionEntry[]): Promise<DecisionLogEntry[]>;
   /**
-   * Like appendDecisions, answering only where each entry went in the chain: what the decision
-   * log answers an append with, without carrying the stored entries back.
+   * Appends entries in order, each on its own: one that is refused (invalid, or a decision id
+   * already in the log) fails alone and takes no seq. Answers where each entry went in the
+   * chain, or why it was refused: what the decision log answers an append with, without carrying
+   * the stored entries back. Durable when it resolves.
    */
-  appendDecisionLinks(entries: readonly NewDecisionEntry[]): Promise<ChainLink[]>;
+  appendEachDecision(entries: readonly NewDecisionEntry[]): Promise<EntryAppend[]>;
+  /**
+   * Whether appends are applied in the order they were called even while several are in flight
+   * (the decision log then sends the next batch before the last one is answered).
+   */
+  readonly ordersAppends: boolean;
   /** Any entry, whatever its tenant (the operator's CLI, the pipeline); reviewers use getDecisionIn. */
   getDecision(decisionId: string): Promise<DecisionLogEntry | undefined>;
   /** The entry when its tenant is `scope`'s; undefined (as if absent) otherwise. */

@@ -190,22 +190,27 @@ export function storeContract(h: StoreHarness): void {
       expect(await store.getDecision("nope")).toBeUndefined();
     });
 
-    it("answers appendDecisionLinks with each entry's place in the chain", async () => {
+    it("appends each entry on its own with appendEachDecision: a refused one fails alone", async () => {
       const store = await h.open();
       const first = await store.appendDecision(newEntry());
       const entries = [
         newEntry(),
+        newEntry({ decision_id: first.decision_id }),
+        newEntry({ timestamp: "yesterday" }),
         newEntry({ reasons: [{ code: "r", message: "m", visible_to_model: true }] }),
       ];
-      const links = await store.appendDecisionLinks(entries);
+      const appended = await store.appendEachDecision(entries);
       const stored = await store.readDecisions(2, 10);
-      expect(links).toEqual(stored.map(({ seq, prev_hash, hash }) => ({ seq, prev_hash, hash })));
-      expect(links[0]).toMatchObject({ seq: 2, prev_hash: first.hash });
-      expect(stored.map((e) => e.decision_id)).toEqual(entries.map((e) => e.decision_id));
-      await expectWritError(
-        store.appendDecisionLinks([newEntry({ decision_id: first.decision_id })]),
+      expect(stored.map((e) => e.decision_id)).toEqual([entries[0]?.decision_id, entries[3]?.decision_id]);
+      expect(appended.map((a) => (a.ok ? a.link : a.error.category))).toEqual([
+        { seq: 2, prev_hash: first.hash, hash: stored[0]?.hash },
         "conflict",
-      );
+        "invalid_argument",
+        { seq: 3, prev_hash: stored[0]?.hash, hash: stored[1]?.hash },
+      ]);
+      expect(await store.getDecision(entries[3]?.decision_id ?? "")).toMatchObject({
+        reasons: [{ code: "r" }],
+      });
     });
 
     it("stores the JSON form it hashes (normalized timestamp, defaults filled, undefined dropped)", async () => {
