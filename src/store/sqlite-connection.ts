@@ -130,6 +130,9 @@ export function storedEntries(text: StoredEntriesText): DecisionLogEntry[] {
   return JSON.parse(text.json);
 }
 
+/** The head row of the log, or none for an empty log. */
+const headRowSchema = lastRowSchema.optional();
+
 /** `EntryAppend` with its error as plain data, as it crosses from the writer thread. */
 export type PlainEntryAppend = { ok: true; link: ChainLink } | { ok: false; error: PlainError };
 
@@ -151,7 +154,7 @@ export const sqliteWrites = {
    * that is refused fails alone and takes no seq. Where each went, or why it was refused.
    */
   appendEachDecision(conn: SqliteConnection, texts: readonly string[]): PlainEntryAppend[] {
-    const head = parseStored(lastRowSchema.optional(), conn.statement(HEAD_SQL).get(), "the last decision");
+    const head = parseStored(headRowSchema, conn.statement(HEAD_SQL).get(), "the last decision");
     let seq = head?.seq ?? 0;
     let prevHash = head?.hash ?? GENESIS_HASH;
     return texts.map((text): PlainEntryAppend => {
