@@ -10,9 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { DecisionLog } from "../../src/decisionlog/index.ts";
 import { SqliteStore } from "../../src/store/index.ts";
-import { canonicalCall, onlyOutcome, README_ARGS } from "../e2e/api.ts";
-import { answerOf } from "../support/gateway.ts";
-import { type Deployment, startDeployment } from "../support/instances.ts";
+import { type Deployment, killMidLoad, startDeployment } from "../support/instances.ts";
 
 const decisionIdRowSchema = z.object({ id: z.string() });
 
@@ -33,31 +31,8 @@ describe("Writ on SQLite killed with SIGKILL mid-load", () => {
   it("loses no decision it answered with", async () => {
     const victim = await deployment.start();
     const token = await deployment.token("alice");
-    const answered: string[] = [];
-    let failures = 0;
-    let killed = false;
-    const worker = async () => {
-      while (!killed) {
-        try {
-          const response = await fetch(`${victim.url}/v1/proposals`, {
-            method: "POST",
-            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-            body: JSON.stringify({ format: "canonical", payload: canonicalCall("repo_read", README_ARGS) }),
-          });
-          const outcome = onlyOutcome(await answerOf(response));
-          if (outcome.grant !== undefined) answered.push(outcome.decision_id);
-        } catch {
-          failures += 1;
-          return;
-        }
-      }
-    };
-    const workers = Array.from({ length: 16 }, worker);
-    while (answered.length < 300) await new Promise((resolve) => setTimeout(resolve, 5));
-    victim.child.kill("SIGKILL");
-    await new Promise<void>((resolve) => victim.child.once("exit", () => resolve()));
-    killed = true;
-    await Promise.all(workers);
+    const { granted, failures } = await killMidLoad(victim, token, 300);
+    const answered = granted.map((outcome) => outcome.decision_id);
     expect(failures).toBeGreaterThan(0);
 
     const db = new Database(file, { readonly: true });

@@ -12,9 +12,9 @@ import path from "node:path";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { canonicalCall, layeredResultSchema, onlyOutcome, README_ARGS, WS } from "../e2e/api.ts";
+import { canonicalCall, layeredResultSchema, onlyOutcome, WS } from "../e2e/api.ts";
 import { answerOf, type HttpAnswer, healthSchema, waitFor } from "../support/gateway.ts";
-import { type Deployment, startDeployment, type WritProcess } from "../support/instances.ts";
+import { type Deployment, killMidLoad, startDeployment, type WritProcess } from "../support/instances.ts";
 import { repoRoot } from "../support/paths.ts";
 import { postgresUnavailable, sql, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
 
@@ -182,28 +182,8 @@ describe.skipIf(postgresUnavailable !== undefined)("two Writ instances on one Po
 
   it("logs every grant an instance handed out before it was killed with SIGKILL mid-load", async () => {
     const victim = await deployment.start();
-    const received: string[] = [];
-    let failures = 0;
-    let killed = false;
-    const worker = async () => {
-      while (!killed) {
-        try {
-          const answer = await propose(victim, alice, "repo_read", README_ARGS);
-          const jti = onlyOutcome(answer).grant?.jti;
-          if (jti !== undefined) received.push(jti);
-        } catch {
-          failures += 1;
-          return;
-        }
-      }
-    };
-    const workers = Array.from({ length: 16 }, worker);
-    // Kill it while requests are in flight, once it has answered a good number.
-    while (received.length < 150) await new Promise((resolve) => setTimeout(resolve, 5));
-    victim.child.kill("SIGKILL");
-    await new Promise<void>((resolve) => victim.child.once("exit", () => resolve()));
-    killed = true;
-    await Promise.all(workers);
+    const { granted, failures } = await killMidLoad(victim, alice, 150);
+    const received = granted.flatMap((outcome) => (outcome.grant ? [outcome.grant.jti] : []));
     expect(failures).toBeGreaterThan(0);
 
     const rows = await sql(

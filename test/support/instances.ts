@@ -14,8 +14,9 @@ import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { defaultConfigFile } from "../../src/config/index.ts";
+import { canonicalCall, type Outcome, onlyOutcome, README_ARGS } from "../e2e/api.ts";
 import { type JwksServer, jwksOf, makeKey, startJwksServer, type TestKey } from "../identity/helpers.ts";
-import { TEST_AUDIENCE, TEST_ISSUER, testToken } from "./gateway.ts";
+import { answerOf, TEST_AUDIENCE, TEST_ISSUER, testToken } from "./gateway.ts";
 import { repoRoot } from "./paths.ts";
 
 export interface WritProcess {
@@ -150,4 +151,43 @@ export async function startWrit(configFile: string): Promise<WritProcess> {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     },
   };
+}
+
+/**
+ * Sixteen callers propose a README read to `victim` in a loop; once it has answered `answered`
+ * proposals with a grant, it is killed with SIGKILL. The granted outcomes it answered, and how
+ * many callers then failed (the requests in flight when it died).
+ */
+export async function killMidLoad(
+  victim: WritProcess,
+  token: string,
+  answered: number,
+): Promise<{ granted: Outcome[]; failures: number }> {
+  const granted: Outcome[] = [];
+  let failures = 0;
+  let killed = false;
+  const caller = async () => {
+    while (!killed) {
+      try {
+        const response = await fetch(`${victim.url}/v1/proposals`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({ format: "canonical", payload: canonicalCall("repo_read", README_ARGS) }),
+        });
+        const outcome = onlyOutcome(await answerOf(response));
+        if (outcome.grant !== undefined) granted.push(outcome);
+      } catch {
+        failures += 1;
+        return;
+      }
+    }
+  };
+  const callers = Array.from({ length: 16 }, caller);
+  // Killed while requests are in flight, once it has answered a good number.
+  while (granted.length < answered) await new Promise((resolve) => setTimeout(resolve, 5));
+  victim.child.kill("SIGKILL");
+  await new Promise<void>((resolve) => victim.child.once("exit", () => resolve()));
+  killed = true;
+  await Promise.all(callers);
+  return { granted, failures };
 }
