@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config/index.ts";
 import { WritError } from "../core/errors.ts";
 import { PolicyLoadError } from "../policy/index.ts";
-import { startGateway } from "../server.ts";
+import { ListenError, startGateway } from "../server.ts";
 
 const usage = `usage: writ serve [--config <file>] [--port <n>]
 
@@ -44,7 +44,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       port === undefined ? config : { ...config, server: { ...config.server, port } },
     );
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof PolicyLoadError) {
+    if (error instanceof ConfigError || error instanceof PolicyLoadError || error instanceof ListenError) {
       console.error(`writ serve: ${error.message}`);
       return 1;
     }
