@@ -6,7 +6,8 @@
  * In order: control characters and backslashes are refused; percent-encodings are decoded once
  * (an encoded `/`, an invalid encoding, or a `%` left after decoding — `%252e` — is refused);
  * Unicode NFC; a relative path is resolved against the root; `.` and `..` segments, repeated and
- * trailing slashes are resolved away; a result outside the root is refused. The normal form is a
+ * trailing slashes are resolved away (a `..` above `/` is refused, not dropped); a result outside
+ * the root is refused. The normal form is a
  * fixed point: normalizing it again gives it back.
  */
 import path from "node:path/posix";
@@ -69,6 +70,21 @@ function isWithin(candidate: string, root: string): boolean {
   return candidate === root || candidate.startsWith(root === "/" ? "/" : `${root}/`);
 }
 
+/**
+ * `value` joined onto `root` (when relative) with `.`, `..` and empty segments resolved; undefined
+ * when a `..` climbs above `/`, which node:path would silently swallow (`/../x` is `/x` there):
+ * under the root `/`, `../x` is an escape attempt, not `x`.
+ */
+function resolveUnder(root: string, value: string): string | undefined {
+  const parts: string[] = [];
+  for (const part of (value.startsWith("/") ? value : `${root}/${value}`).split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part !== "..") parts.push(part);
+    else if (parts.pop() === undefined) return undefined;
+  }
+  return `/${parts.join("/")}`;
+}
+
 /** `raw` in normal form under `declaration`, or why it is refused. */
 export function normalizePath(raw: string, declaration: PathDeclaration): PathResult {
   if (raw === "") return refuse("empty", "is empty: name a file or folder (. is the root)");
@@ -79,8 +95,8 @@ export function normalizePath(raw: string, declaration: PathDeclaration): PathRe
   const hidden = forbidden(decoded.path, " once percent-decoded");
   if (hidden !== undefined) return hidden;
   const { root, relative } = declaration;
-  // resolve() joins onto the (absolute) root, resolves . and .., and drops repeated and trailing slashes.
-  const resolved = path.resolve(root, decoded.path.normalize("NFC"));
+  const resolved = resolveUnder(root, decoded.path.normalize("NFC"));
+  if (resolved === undefined) return refuse("outside_root", `climbs out of ${root} with ..`);
   if (!isWithin(resolved, root)) {
     return refuse("outside_root", `resolves to ${resolved}, outside ${root}`);
   }

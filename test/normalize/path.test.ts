@@ -41,6 +41,17 @@ describe("normalizePath", () => {
     expect(normalizePath(raw, workspace)).toEqual({ ok: true, path: expected });
   });
 
+  it.each(["../.env", "/../.env", "src/../../.env", "%2e%2e/.env"])(
+    "refuses %j, which climbs out of the root /",
+    (raw) => {
+      expect(normalizePath(raw, workspace)).toEqual({
+        ok: false,
+        code: "outside_root",
+        message: "climbs out of / with ..",
+      });
+    },
+  );
+
   it("writes NFC and NFD alike", () => {
     const nfc = normalizePath("r\u00e9sum\u00e9.txt", docs);
     const nfd = normalizePath("re\u0301sume\u0301.txt", docs);
@@ -51,6 +62,7 @@ describe("normalizePath", () => {
   it.each([
     ["", "empty"],
     ["a/../../x", "outside_root"],
+    ["../../../../../x", "outside_root"],
     ["/srv/docs/../secret", "outside_root"],
     ["/srv/docsecret", "outside_root"],
     ["/etc/passwd", "outside_root"],
