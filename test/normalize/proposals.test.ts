@@ -68,27 +68,44 @@ afterAll(async () => {
   await Promise.all([demo?.close(), docs?.close()]);
 });
 
-async function propose(gw: TestGateway, tool: string, args: Record<string, unknown>): Promise<Outcome> {
+async function propose(
+  gw: TestGateway,
+  tool: string,
+  args: Record<string, unknown>,
+  execute = false,
+): Promise<Outcome> {
   const alice = await gw.token("alice");
-  return onlyOutcome(await gw.propose(alice, { format: "canonical", payload: canonicalCall(tool, args) }));
+  return onlyOutcome(
+    await gw.propose(alice, { format: "canonical", payload: canonicalCall(tool, args), execute }),
+  );
+}
+
+/** The call was granted, its grant digesting and its log entry showing `normalized` arguments. */
+async function expectGranted(gw: TestGateway, outcome: Outcome, normalized: Record<string, unknown>) {
+  expect(outcome.decision, JSON.stringify(outcome)).toBe("allow");
+  expect(decodeJwt(outcome.grant?.token ?? "").args).toBe(digestOf(normalized));
+  const entry = await logEntry(gw, outcome.decision_id);
+  expect(loggedArgs.parse(entry.input).action.args).toEqual(normalized);
+}
+
+/** The call's `raw` path was refused as `message`, before the policy, and logged as sent. */
+async function expectRefused(gw: TestGateway, outcome: Outcome, raw: string, message: string, root: string) {
+  expect(outcome.decision).toBe("error");
+  expect(outcome.error).toMatchObject({
+    category: "invalid_argument",
+    field_errors: [{ path: "/arguments/path", message }],
+  });
+  expect(outcome.error?.suggested_fix).toContain(`send a path inside ${root} `);
+  const entry = await logEntry(gw, outcome.decision_id);
+  expect(entry).toMatchObject({ decision: "error", subject: "alice", grant_jti: null });
+  expect(loggedRefusal.parse(entry.input).arguments.path).toBe(raw);
 }
 
 describe("the demo's repo.read path, relative to the workspace", () => {
   it("is normalized for the grant, the log and the handler", async () => {
-    const alice = await demo.token("alice");
-    const outcome = onlyOutcome(
-      await demo.propose(alice, {
-        format: "canonical",
-        payload: canonicalCall("repo.read", { workspace: WS, path: "./src//sum.ts/" }),
-        execute: true,
-      }),
-    );
-    expect(outcome.decision, JSON.stringify(outcome)).toBe("allow");
-    const normalized = { workspace: WS, path: "src/sum.ts" };
-    expect(decodeJwt(outcome.grant?.token ?? "").args).toBe(digestOf(normalized));
+    const outcome = await propose(demo, "repo.read", { workspace: WS, path: "./src//sum.ts/" }, true);
+    await expectGranted(demo, outcome, { workspace: WS, path: "src/sum.ts" });
     expect(outcome.result?.structured_content.content).toBe(DEMO_FILES["src/sum.ts"]);
-    const entry = await logEntry(demo, outcome.decision_id);
-    expect(loggedArgs.parse(entry.input).action.args).toEqual(normalized);
   });
 
   it("is what the policy checks: src/../.env arrives as .env and is denied", async () => {
@@ -101,38 +118,19 @@ describe("the demo's repo.read path, relative to the workspace", () => {
 
   it("is refused, before the policy and logged, when it climbs out of the workspace", async () => {
     const outcome = await propose(demo, "repo.read", { workspace: WS, path: "../.env" });
-    expect(outcome.decision).toBe("error");
-    expect(outcome.error).toMatchObject({
-      category: "invalid_argument",
-      field_errors: [{ path: "/arguments/path", message: "climbs out of / with .." }],
-    });
-    expect(outcome.error?.suggested_fix).toContain("send a path inside /");
-    const entry = await logEntry(demo, outcome.decision_id);
-    expect(entry).toMatchObject({ decision: "error", subject: "alice", grant_jti: null });
-    expect(loggedRefusal.parse(entry.input).arguments.path).toBe("../.env");
+    await expectRefused(demo, outcome, "../.env", "climbs out of / with ..", "/");
   });
 });
 
 describe('the issue\'s case: startswith(args.path, "/srv/docs/")', () => {
   it("refuses /srv/docs/../secret as outside the root, before the policy", async () => {
-    const outcome = await propose(docs, "docs.read", { path: "/srv/docs/../secret" });
-    expect(outcome.decision).toBe("error");
-    expect(outcome.error).toMatchObject({
-      category: "invalid_argument",
-      field_errors: [{ path: "/arguments/path", message: "resolves to /srv/secret, outside /srv/docs" }],
-    });
-    expect(outcome.error?.suggested_fix).toContain("send a path inside /srv/docs");
-    const entry = await logEntry(docs, outcome.decision_id);
-    expect(entry.decision).toBe("error");
-    expect(loggedRefusal.parse(entry.input).arguments.path).toBe("/srv/docs/../secret");
+    const raw = "/srv/docs/../secret";
+    const outcome = await propose(docs, "docs.read", { path: raw });
+    await expectRefused(docs, outcome, raw, "resolves to /srv/secret, outside /srv/docs", "/srv/docs");
   });
 
   it("grants a path inside the root in normal form", async () => {
     const outcome = await propose(docs, "docs.read", { path: "guides/./%C3%A9t%C3%A9//intro.md" });
-    expect(outcome.decision, JSON.stringify(outcome)).toBe("allow");
-    const normalized = { path: "/srv/docs/guides/\u00e9t\u00e9/intro.md" };
-    expect(decodeJwt(outcome.grant?.token ?? "").args).toBe(digestOf(normalized));
-    const entry = await logEntry(docs, outcome.decision_id);
-    expect(loggedArgs.parse(entry.input).action.args).toEqual(normalized);
+    await expectGranted(docs, outcome, { path: "/srv/docs/guides/\u00e9t\u00e9/intro.md" });
   });
 });
