@@ -115,14 +115,14 @@ function declarationOf(
     });
   }
   const root = schema[ROOT_KEYWORD];
-  const wrongRoot = Object.hasOwn(schema, ROOT_KEYWORD) ? rootProblem(root) : undefined;
   if (!Object.hasOwn(schema, ROOT_KEYWORD)) {
     found.push({
       pointer,
       message: `format: ${PATH_FORMAT} needs ${ROOT_KEYWORD}, the absolute path its values are confined to (e.g. ${ROOT_KEYWORD}: /srv/docs)`,
     });
-  } else if (wrongRoot !== undefined) {
-    found.push({ pointer: `${pointer}/${ROOT_KEYWORD}`, message: wrongRoot });
+  } else {
+    const wrong = rootProblem(root);
+    if (wrong !== undefined) found.push({ pointer: `${pointer}/${ROOT_KEYWORD}`, message: wrong });
   }
   const relative = schema[RELATIVE_KEYWORD] ?? false;
   if (typeof relative !== "boolean") {

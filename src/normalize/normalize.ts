@@ -1,7 +1,8 @@
 /**
  * Stage 2 of the pipeline: a proposed call becomes a canonical action through its tool contract:
- * the contract it names, arguments checked against the contract's JSON Schema, the resource it
- * touches, and the digest of the exact arguments.
+ * the contract it names, its declared paths in normal form (src/normalize/paths.ts), arguments
+ * checked against the contract's JSON Schema, the resource it touches, and the digest of the
+ * exact arguments.
  */
 import {
   type ContractRegistry,
