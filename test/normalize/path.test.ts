@@ -62,6 +62,7 @@ describe("normalizePath", () => {
   it.each([
     ["", "empty"],
     ["a/../../x", "outside_root"],
+    ["%2e%2e/x", "outside_root"],
     ["../../../../../x", "outside_root"],
     ["/srv/docs/../secret", "outside_root"],
     ["/srv/docsecret", "outside_root"],
