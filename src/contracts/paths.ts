@@ -36,8 +36,8 @@ export interface PathShape {
   additionalProperties?: PathShape;
   /** Every name of the schema's `properties` (set with `additionalProperties`). */
   named?: string[];
-  /** The schema's `patternProperties` (set with `additionalProperties`). */
-  patterns?: string[];
+  /** The schema's `patternProperties`, compiled as Ajv does (set with `additionalProperties`). */
+  patterns?: RegExp[];
   /** Array elements by position (the whole `prefixItems`); an undefined entry holds no path. */
   prefixItems?: Array<PathShape | undefined>;
   /** Array elements after the `prefixItems`. */
@@ -160,7 +160,15 @@ function shapeOf(
   if (other !== undefined) {
     shape.additionalProperties = other;
     shape.named = isSchema(properties) ? Object.keys(properties) : [];
-    shape.patterns = isSchema(patternProperties) ? Object.keys(patternProperties) : [];
+    shape.patterns = isSchema(patternProperties)
+      ? Object.keys(patternProperties).flatMap((pattern) => {
+          try {
+            return [new RegExp(pattern, "u")];
+          } catch {
+            return []; // Ajv refuses the schema and says why.
+          }
+        })
+      : [];
   }
   const positional = Array.isArray(prefixItems)
     ? prefixItems.map((sub, index) => shapeOf(sub, `${pointer}/prefixItems/${index}`, reached, problems))

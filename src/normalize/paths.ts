@@ -26,7 +26,7 @@ function propertyShape(shape: PathShape, key: string): PathShape | undefined {
   if (named !== undefined) return named;
   if (shape.additionalProperties === undefined) return undefined;
   if (shape.named?.includes(key)) return undefined;
-  if (shape.patterns?.some((pattern) => new RegExp(pattern, "u").test(key))) return undefined;
+  if (shape.patterns?.some((pattern) => pattern.test(key))) return undefined;
   return shape.additionalProperties;
 }
 
