@@ -108,6 +108,19 @@ describe("the demo's repo.read path, relative to the workspace", () => {
     expect(outcome.result?.structured_content.content).toBe(DEMO_FILES["src/sum.ts"]);
   });
 
+  it("runs through POST /v1/execute sent as the caller wrote it: Writ normalizes it again", async () => {
+    const raw = { workspace: WS, path: "/./README.md" };
+    const outcome = await propose(demo, "repo.read", raw);
+    await expectGranted(demo, outcome, { workspace: WS, path: "README.md" });
+    const alice = await demo.token("alice");
+    const answer = await demo.request("POST", "/v1/execute", {
+      token: alice,
+      body: { grant: outcome.grant?.token, tool: "repo.read", arguments: raw },
+    });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.text).toContain(JSON.stringify(DEMO_FILES["README.md"]));
+  });
+
   it("is what the policy checks: src/../.env arrives as .env and is denied", async () => {
     const outcome = await propose(demo, "repo.read", { workspace: WS, path: "src/%2e%2e/.env" });
     expect(outcome.decision).toBe("deny");
