@@ -42,9 +42,10 @@ export async function modulesLoadedBy(
   const packages = new Set<string>();
   for (const url of loaded) {
     if (before.has(url) || url.startsWith("node:")) continue;
+    // The root first: an installed package's dist/ is itself under node_modules.
     const pkg = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1];
-    if (pkg !== undefined) packages.add(pkg);
-    else if (url.startsWith(rootUrl)) own.add(url.slice(rootUrl.length).replace(/\.(ts|js)$/, ""));
+    if (url.startsWith(rootUrl)) own.add(url.slice(rootUrl.length).replace(/\.(ts|js)$/, ""));
+    else if (pkg !== undefined) packages.add(pkg);
     else throw new Error(`${specifier} loaded ${url}, outside ${rootUrl} and node_modules`);
   }
   return { own: [...own].sort(), packages: [...packages].sort() };
