@@ -4,14 +4,7 @@
  * `createGateway` to assemble its parts without a server. Tool backends import `writ/executor`
  * instead; the Rego toolchain is `writ/rego`.
  */
-export {
-  ConfigError,
-  defaultConfigFile,
-  type GatewayConfig,
-  gatewayConfigSchema,
-  loadConfig,
-  parseConfig,
-} from "./config/index.ts";
+export * from "./config/index.ts";
 export { type ErrorCategory, WritError, type WritErrorBody } from "./core/errors.ts";
 export {
   createGateway,

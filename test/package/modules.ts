@@ -52,7 +52,15 @@ export async function modulesLoadedBy(
 }
 
 /** What `writ/executor` may load: its own folder, the small core modules, and three packages. */
-export const executorAllowance = {
+const executorAllowance = {
   own: /^(executor\/[a-z-]+|core\/(errors|digest|json-pointer|types|bounded))$/,
   packages: ["canonicalize", "jose", "zod"],
 };
+
+/** The modules and packages of `loaded` that `writ/executor` may not load (none, if it stands alone). */
+export function beyondExecutor(loaded: LoadedModules): string[] {
+  return [
+    ...loaded.own.filter((m) => !executorAllowance.own.test(m)),
+    ...loaded.packages.filter((p) => !executorAllowance.packages.includes(p)),
+  ];
+}
