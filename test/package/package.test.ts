@@ -166,6 +166,48 @@ Promise.all([import("writ"), import("writ/rego")]).then(([writ, regoModule]) =>
     });
   });
 
+  it("types the entry points for TypeScript projects, ESM and CommonJS", async () => {
+    await writeFile(
+      path.join(app, "typed.mts"),
+      `import { type GrantClaims, verifyGrant } from "writ/executor";
+import { startGateway } from "writ";
+import { buildPolicy } from "writ/rego";
+export const subject = (claims: GrantClaims): string => claims.sub;
+export const used = [verifyGrant, startGateway, buildPolicy];
+export const wrong: number = subject(await verifyGrant("grant", { issuer: "writ", audience: "a", keys: { keys: [] }, args: {} }));`,
+    );
+    await writeFile(
+      path.join(app, "typed.cts"),
+      `import { verifyGrant } from "writ/executor";
+export const verify: typeof verifyGrant = verifyGrant;`,
+    );
+    const types = path.join(repoRoot, "node_modules/@types");
+    const compilerOptions = {
+      module: "nodenext",
+      strict: true,
+      noEmit: true,
+      // As most projects set it: checking every declaration file of the dependencies takes 30 s+.
+      skipLibCheck: true,
+      types: ["node"],
+      typeRoots: [types],
+    };
+    await writeFile(
+      path.join(app, "tsconfig.json"),
+      JSON.stringify({ compilerOptions, files: ["typed.mts", "typed.cts"] }),
+    );
+    const tsc = path.join(repoRoot, "node_modules/typescript/bin/tsc");
+    const failed = await run(process.execPath, [tsc, "-p", app], { cwd: app }).then(
+      () => "",
+      (error: unknown) => z.object({ stdout: z.string() }).parse(error).stdout,
+    );
+    // Exactly the one deliberate mistake: the claims' subject is a string.
+    expect(failed.trim().split("\n")).toEqual([
+      expect.stringMatching(
+        /^typed\.mts\(6,\d+\): error TS2322: Type 'string' is not assignable to type 'number'/,
+      ),
+    ]);
+  }, 60_000);
+
   it("loads no gateway code with writ/executor", async () => {
     const dist = path.join(installed, "dist");
     const loaded = await modulesLoadedBy(path.join(dist, "executor/index.js"), {
