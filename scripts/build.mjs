@@ -29,7 +29,9 @@ function run(command, args) {
 
 rmSync(dist, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
-run(process.execPath, [tsc, "-p", path.join(root, "tsconfig.build.json")]);
+// --noCheck: emit only (15 s here instead of 35 s). The type check, declaration errors included
+// (tsconfig.json sets `declaration`), is `tsc --noEmit`'s job, run before every commit.
+run(process.execPath, [tsc, "-p", path.join(root, "tsconfig.build.json"), "--noCheck"]);
 
 let assets = 0;
 for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {
