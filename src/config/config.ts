@@ -3,6 +3,7 @@
  * `writ serve` uses when no `--config` is given). Relative paths are resolved against the
  * folder of the configuration file.
  */
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -173,6 +174,12 @@ export class ConfigError extends Error {
 /** The configuration `writ serve` uses without `--config`. */
 export const defaultConfigFile = path.join(path.dirname(fileURLToPath(import.meta.url)), "writ.default.yaml");
 
+/**
+ * The sample policies that ship with Writ (the package's `policies/`, two levels above this
+ * module both in src/config/ and in the compiled dist/config/).
+ */
+export const samplePoliciesDir = fileURLToPath(new URL("../../policies", import.meta.url));
+
 function resolveDecisionLogPaths(
   log: GatewayConfig["decision_log"],
   at: (p: string) => string,
@@ -268,7 +275,8 @@ export function parseConfig(document: unknown, base: string, source = "configura
 
 /**
  * Reads a configuration file. Paths in the default configuration are relative to the current
- * folder (where `npm start` runs); paths in any other file are relative to that file.
+ * folder (where `npm start` runs), except that a folder without its own `policies/` gets the
+ * sample policies shipped with Writ; paths in any other file are relative to that file.
  */
 export async function loadConfig(file: string = defaultConfigFile): Promise<GatewayConfig> {
   let text: string;
@@ -285,6 +293,9 @@ export async function loadConfig(file: string = defaultConfigFile): Promise<Gate
       `${file} is not valid YAML: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
-  const base = file === defaultConfigFile ? process.cwd() : path.dirname(path.resolve(file));
-  return parseConfig(document, base, file);
+  if (file !== defaultConfigFile) return parseConfig(document, path.dirname(path.resolve(file)), file);
+  const config = parseConfig(document, process.cwd(), file);
+  return existsSync(config.policy.dir)
+    ? config
+    : { ...config, policy: { ...config.policy, dir: samplePoliciesDir } };
 }
