@@ -1,0 +1,213 @@
+/**
+ * Ships the decision log to an OPA-compatible decision-log service (issue 17). The log in the
+ * store stays the source of truth: the shipper reads entries from the store in seq order from the
+ * destination's cursor (the last seq it acknowledged, kept in the store), uploads them, and moves
+ * the cursor only when the service answered 2xx. A failed upload (non-2xx, network error,
+ * timeout) is retried forever with capped exponential back-off and jitter; nothing is dropped or
+ * skipped, and a restart resumes from the stored cursor.
+ *
+ * Several instances on one store: only the holder of the destination's lease in the store ships
+ * (the others look again each third of a lease, and take over once it lapses or is released).
+ * One shipper keeps the service's events in seq order and needs one cursor; splitting entries
+ * between instances would interleave them and need a cursor per instance and a rule for entries
+ * an instance that left never shipped.
+ */
+
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { errorMessage } from "../../core/errors.ts";
+import type { GatewayMetrics } from "../../observability/metrics.ts";
+import type { Store } from "../../store/types.ts";
+import { firstBatch } from "./batch.ts";
+import { UploadError, type UploadFailureReason, upload } from "./upload.ts";
+
+/** Entries read from the store for one upload (the size limit usually takes fewer). */
+const READ_LIMIT = 1000;
+
+export interface ShipperOptions {
+  store: Store;
+  /** Where entries are POSTed (also the name of the destination's cursor in the store). */
+  url: string;
+  /** The headers of every upload (credentials resolved at each upload, so that rotation applies). */
+  headers: () => Promise<Record<string, string>>;
+  limitBytes: number;
+  minDelayMs: number;
+  maxDelayMs: number;
+  timeoutMs: number;
+  leaseMs: number;
+  /** How long `close()` may keep uploading what is left. */
+  flushMs: number;
+  metrics?: Pick<GatewayMetrics, "logShipped" | "logShipFailures" | "logShipLag">;
+  /** This instance's name in the lease (default: host, pid and a random suffix). */
+  holder?: string;
+  /** One line per failure streak, per recovery and per unfinished shutdown (default console.warn). */
+  warn?: (line: string) => void;
+  /** For back-off jitter (default Math.random). */
+  random?: () => number;
+}
+
+/** What one step did: uploaded a batch, found nothing new, is not the lease holder, or failed. */
+type Step = "shipped" | "idle" | "standby" | "failed";
+
+export class DecisionLogShipper {
+  readonly #o: ShipperOptions;
+  readonly #holder: string;
+  readonly #warn: (line: string) => void;
+  readonly #random: () => number;
+  /** Aborts an upload when shutdown passed its flush bound. */
+  readonly #abort = new AbortController();
+  #running: Promise<void> | undefined;
+  #stopping = false;
+  #wake: () => void = () => {};
+  /** Failed attempts in a row (0: the last one went through). */
+  #streak = 0;
+  #shipped = 0;
+
+  constructor(options: ShipperOptions) {
+    this.#o = options;
+    this.#holder = options.holder ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.#warn = options.warn ?? ((line) => console.warn(line));
+    this.#random = options.random ?? Math.random;
+  }
+
+  /** Entries acknowledged by the service since this shipper started. */
+  get shipped(): number {
+    return this.#shipped;
+  }
+
+  /** Starts shipping in the background (until `close()`). */
+  start(): void {
+    this.#running ??= this.#run().catch((error: unknown) => {
+      this.#warn(`decision log shipping to ${this.#o.url} stopped: ${errorMessage(error)}`);
+    });
+  }
+
+  /**
+   * Stops shipping: uploads what is left for at most `flushMs` (an upload still running then is
+   * aborted), says how many entries are left for the next start, and releases the lease so that
+   * another instance takes over at once. Call after the log drained, before the store closes.
+   */
+  async close(): Promise<void> {
+    this.#stopping = true;
+    this.#wake();
+    this.start();
+    const bound = setTimeout(() => this.#abort.abort(), this.#o.flushMs);
+    try {
+      await this.#running;
+    } finally {
+      clearTimeout(bound);
+    }
+    try {
+      const [state, head] = await Promise.all([
+        this.#o.store.logShipping(this.#o.url),
+        this.#o.store.decisionHead(),
+      ]);
+      const left = (head?.seq ?? 0) - (state?.shipped_seq ?? 0);
+      if (left > 0 && state?.holder === this.#holder) {
+        this.#warn(
+          `decision log shipping to ${this.#o.url}: stopped with ${left} entries not shipped yet (from seq ${(state?.shipped_seq ?? 0) + 1}); they are shipped after the next start`,
+        );
+      }
+      await this.#o.store.releaseLogShipping(this.#o.url, this.#holder);
+    } catch (error) {
+      this.#warn(
+        `decision log shipping to ${this.#o.url}: could not release its lease: ${errorMessage(error)}`,
+      );
+    }
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopping) {
+      const step = await this.#step();
+      if (step !== "shipped") await this.#sleep(this.#delayAfter(step));
+    }
+    // Shutdown: what is left, until caught up, a failure, or the flush bound.
+    let step: Step;
+    do step = await this.#step();
+    while (step === "shipped" && !this.#abort.signal.aborted);
+  }
+
+  /** Takes or renews the lease, and uploads the next batch when there is one. */
+  async #step(): Promise<Step> {
+    const { store, url, leaseMs } = this.#o;
+    let count = 0;
+    try {
+      const now = Date.now();
+      const claim = await store.claimLogShipping(url, this.#holder, new Date(now + leaseMs), new Date(now));
+      const head = await store.decisionHead();
+      this.#o.metrics?.logShipLag.set(Math.max(0, (head?.seq ?? 0) - claim.shipped_seq));
+      if (!claim.held) return "standby";
+      const entries = await store.readDecisions(claim.shipped_seq + 1, READ_LIMIT);
+      if (entries.length === 0) return "idle";
+      const batch = await firstBatch(entries, this.#o.limitBytes);
+      if (batch.oversized) {
+        this.#warn(
+          `decision log shipping to ${url}: entry seq ${batch.lastSeq} is ${batch.body.length} bytes gzipped, above upload_size_limit_bytes (${this.#o.limitBytes}); it is sent alone`,
+        );
+      }
+      await upload({
+        url,
+        body: batch.body,
+        headers: { ...(await this.#o.headers()) },
+        timeoutMs: this.#o.timeoutMs,
+        signal: this.#abort.signal,
+      });
+      count = batch.count;
+      if (
+        !(await store.advanceLogShipping(url, this.#holder, batch.lastSeq, new Date(Date.now() + leaseMs)))
+      ) {
+        // Another instance took the lease over meanwhile: it ships from the stored cursor, so
+        // this batch may reach the service twice (the events carry their decision_id).
+        return "standby";
+      }
+      this.#o.metrics?.logShipped.inc({}, count);
+      this.#o.metrics?.logShipLag.set(Math.max(0, (head?.seq ?? 0) - batch.lastSeq));
+      this.#shipped += count;
+      if (this.#streak > 0) {
+        this.#warn(`decision log shipping to ${url}: recovered after ${this.#streak} failed attempts`);
+        this.#streak = 0;
+      }
+      return "shipped";
+    } catch (error) {
+      if (this.#abort.signal.aborted) return "failed";
+      this.#failed(error, count);
+      return "failed";
+    }
+  }
+
+  #failed(error: unknown, acknowledged: number): void {
+    const reason: UploadFailureReason | "store" = error instanceof UploadError ? error.reason : "store";
+    this.#o.metrics?.logShipFailures.inc({ reason });
+    this.#streak++;
+    if (this.#streak > 1) return;
+    const what =
+      reason === "store"
+        ? `the store failed${acknowledged > 0 ? ` after ${acknowledged} entries were acknowledged (they are sent again)` : ""}`
+        : "an upload failed";
+    this.#warn(
+      `decision log shipping to ${this.#o.url}: ${what} (${errorMessage(error)}); retrying with back-off up to ${this.#o.maxDelayMs} ms, the entries stay in the log`,
+    );
+  }
+
+  #delayAfter(step: Exclude<Step, "shipped">): number {
+    const { minDelayMs, maxDelayMs, leaseMs } = this.#o;
+    if (step === "idle") return minDelayMs;
+    if (step === "standby") return leaseMs / 3;
+    // Exponential from min_delay, capped at max_delay; half of it fixed, half random ("equal jitter").
+    const cap = Math.min(maxDelayMs, minDelayMs * 2 ** Math.min(this.#streak - 1, 30));
+    return cap / 2 + (this.#random() * cap) / 2;
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      // The server keeps the process alive; a forgotten shipper does not.
+      timer.unref();
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = done;
+    });
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * Decision-log shipping against a loopback decision-log service, on real SQLite files: uploads
+ * split by the size limit, the cursor surviving a restart, retries with one warning per failure
+ * streak, the shutdown bound, and one shipper per destination among instances on one file.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { DecisionLogShipper, firstBatch, type ShipperOptions } from "../../src/decisionlog/ship/index.ts";
+import { GatewayMetrics } from "../../src/observability/metrics.ts";
+import { SqliteStore } from "../../src/store/sqlite.ts";
+import { sample } from "../e2e/metrics.ts";
+import { newEntry, tempDir } from "../store/fixtures.ts";
+import { waitFor } from "../support/gateway.ts";
+import { type DecisionLogService, startDecisionLogService } from "./ship-service.ts";
+
+let tmp: ReturnType<typeof tempDir>;
+let service: DecisionLogService;
+
+beforeEach(async () => {
+  tmp = tempDir();
+  service = await startDecisionLogService();
+});
+
+afterEach(async () => {
+  await tmp.cleanup();
+  await service.close();
+});
+
+async function openStore(file = tmp.file()): Promise<SqliteStore> {
+  return tmp.track(await SqliteStore.open(file));
+}
+
+function shipper(store: SqliteStore, options: Partial<ShipperOptions> = {}): DecisionLogShipper {
+  const s = new DecisionLogShipper({
+    store,
+    url: `${service.url}/logs`,
+    headers: async () => ({ authorization: "Bearer test-token" }),
+    limitBytes: 32_768,
+    minDelayMs: 10,
+    maxDelayMs: 40,
+    timeoutMs: 1000,
+    leaseMs: 2000,
+    flushMs: 500,
+    warn: () => {},
+    ...options,
+  });
+  return tmp.track(s);
+}
+
+/** `n` entries with distinct, partly incompressible inputs (so that sizes grow with n). */
+async function append(store: SqliteStore, n: number): Promise<void> {
+  await store.appendDecisions(
+    Array.from({ length: n }, (_, i) =>
+      newEntry({ input: { note: `${i}-${crypto.randomUUID()}-${crypto.randomUUID()}` } }),
+    ),
+  );
+}
+
+/** Waits until the service acknowledged entries up to `seq`. */
+function shippedUpTo(seq: number): Promise<true> {
+  return waitFor(`the service to acknowledge seq ${seq}`, async () =>
+    service.events().at(-1)?.req_id === seq ? true : undefined,
+  );
+}
+
+/** Every entry of the store reached the service exactly once, in seq order, as its OPA event. */
+async function expectExactlyOnce(store: SqliteStore): Promise<void> {
+  const entries = await store.readDecisions(1, 10_000);
+  const events = service.events();
+  expect(events.map((e) => e.req_id)).toEqual(entries.map((e) => e.seq));
+  expect(events.map((e) => e.decision_id)).toEqual(entries.map((e) => e.decision_id));
+  expect(service.invalid).toEqual([]);
+}
+
+describe("decision-log shipping", () => {
+  it("splits a backlog by the gzipped size limit, each upload as large as fits", async () => {
+    const store = await openStore();
+    await append(store, 40);
+    const entries = await store.readDecisions(1, 100);
+    const limit = 1024;
+    let rest = entries;
+    const counts: number[] = [];
+    while (rest.length > 0) {
+      const batch = await firstBatch(rest, limit);
+      expect(batch.body.length).toBeLessThanOrEqual(limit);
+      expect(batch.lastSeq).toBe(rest[batch.count - 1]?.seq);
+      // One more entry would not have fit.
+      if (batch.count < rest.length) {
+        const { body: larger } = await firstBatch(rest.slice(0, batch.count + 1), 1 << 20);
+        expect(larger.length).toBeGreaterThan(limit);
+      }
+      counts.push(batch.count);
+      rest = rest.slice(batch.count);
+    }
+    expect(counts.length).toBeGreaterThan(3);
+
+    // Through the service: several uploads, each within the limit, every entry once in order.
+    const s = shipper(store, { limitBytes: limit });
+    s.start();
+    await shippedUpTo(40);
+    expect(service.uploads.map((u) => u.events.length)).toEqual(counts);
+    expect(Math.max(...service.uploads.map((u) => u.bytes))).toBeLessThanOrEqual(limit);
+    expect(service.uploads[0]?.headers.authorization).toBe("Bearer test-token");
+    await expectExactlyOnce(store);
+  });
+
+  it("sends an entry larger than the limit alone, and says so (nothing is dropped)", async () => {
+    const store = await openStore();
+    await store.appendDecisions([
+      newEntry(),
+      newEntry({ input: { blob: Array.from({ length: 200 }, () => crypto.randomUUID()).join("") } }),
+      newEntry(),
+    ]);
+    const warnings: string[] = [];
+    const s = shipper(store, { limitBytes: 2048, warn: (line) => warnings.push(line) });
+    s.start();
+    await shippedUpTo(3);
+    expect(service.uploads.map((u) => u.events.map((e) => e.req_id))).toEqual([[1], [2], [3]]);
+    expect(warnings.join("\n")).toMatch(/entry seq 2 is \d+ bytes gzipped, above upload_size_limit_bytes/);
+  });
+
+  it("keeps the cursor in the store: a restart ships only what was not acknowledged", async () => {
+    const file = tmp.file("restart.db");
+    const first = await openStore(file);
+    await append(first, 5);
+    const before = shipper(first);
+    before.start();
+    await shippedUpTo(5);
+    await before.close();
+    await first.close();
+
+    const second = await openStore(file);
+    expect((await second.logShipping(`${service.url}/logs`))?.shipped_seq).toBe(5);
+    await append(second, 3);
+    const after = shipper(second);
+    after.start();
+    await shippedUpTo(8);
+    expect(after.shipped).toBe(3);
+    expect(service.uploads.at(-1)?.events.map((e) => e.req_id)).toEqual([6, 7, 8]);
+    await expectExactlyOnce(second);
+  });
+
+  it("retries failed uploads with back-off: one warning per failure streak, failures counted by reason", async () => {
+    const store = await openStore();
+    await append(store, 4);
+    service.plan = ["500", "drop", "500"];
+    const warnings: string[] = [];
+    const metrics = new GatewayMetrics();
+    const s = shipper(store, { metrics, warn: (line) => warnings.push(line) });
+    s.start();
+    await shippedUpTo(4);
+    expect(service.failed).toBe(3);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(/an upload failed \(it answered HTTP 500\); retrying with back-off/);
+    expect(warnings[1]).toMatch(/recovered after 3 failed attempts/);
+    const text = metrics.render();
+    expect(sample(text, 'writ_decision_log_ship_failures_total{reason="status"}')).toBe(2);
+    expect(sample(text, 'writ_decision_log_ship_failures_total{reason="network"}')).toBe(1);
+    expect(sample(text, "writ_decision_log_shipped_total")).toBe(4);
+    expect(sample(text, "writ_decision_log_ship_lag_entries")).toBe(0);
+    await expectExactlyOnce(store);
+  });
+
+  it("stops within its flush bound while the service is down, and keeps the entries for the next start", async () => {
+    const store = await openStore();
+    await append(store, 3);
+    service.otherwise = "500";
+    const warnings: string[] = [];
+    const metrics = new GatewayMetrics();
+    const s = shipper(store, { metrics, flushMs: 300, warn: (line) => warnings.push(line) });
+    s.start();
+    await waitFor("a failed upload", async () => (service.failed > 0 ? true : undefined));
+    expect(sample(metrics.render(), "writ_decision_log_ship_lag_entries")).toBe(3);
+    const started = Date.now();
+    await s.close();
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(warnings.at(-1)).toMatch(/stopped with 3 entries not shipped yet \(from seq 1\)/);
+    expect(service.uploads).toEqual([]);
+    expect((await store.logShipping(`${service.url}/logs`))?.shipped_seq).toBe(0);
+  });
+
+  it("two instances on one SQLite file: one ships, the other takes over when it stops", async () => {
+    const file = tmp.file("shared.db");
+    const a = await openStore(file);
+    const b = await openStore(file);
+    const first = shipper(a, { holder: "instance-a" });
+    const second = shipper(b, { holder: "instance-b", leaseMs: 600 });
+    first.start();
+    second.start();
+    await append(a, 6);
+    await shippedUpTo(6);
+    await append(b, 4);
+    await shippedUpTo(10);
+    // One of them shipped everything.
+    expect([first.shipped, second.shipped].sort()).toEqual([0, 10]);
+    const [holder, standby] = first.shipped > 0 ? [first, second] : [second, first];
+    await holder.close();
+    await append(a, 2);
+    await shippedUpTo(12);
+    expect(standby.shipped).toBe(2);
+    await expectExactlyOnce(a);
+  });
+});
