@@ -3,6 +3,7 @@
  * split by the size limit, the cursor surviving a restart, retries with one warning per failure
  * streak, the shutdown bound, and one shipper per destination among instances on one file.
  */
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DecisionLogShipper, firstBatch, type ShipperOptions } from "../../src/decisionlog/ship/index.ts";
 import { GatewayMetrics } from "../../src/observability/metrics.ts";
@@ -55,10 +56,13 @@ async function append(store: SqliteStore, n: number): Promise<void> {
   );
 }
 
-/** Waits until the service acknowledged entries up to `seq`. */
-function shippedUpTo(seq: number): Promise<true> {
-  return waitFor(`the service to acknowledge seq ${seq}`, async () =>
-    service.events().at(-1)?.req_id === seq ? true : undefined,
+/**
+ * Waits until the shippers counted `total` entries as acknowledged (the service has them, and the
+ * shipper has moved its cursor past them).
+ */
+function acknowledged(total: number, ...shippers: DecisionLogShipper[]): Promise<true> {
+  return waitFor(`${total} entries acknowledged`, async () =>
+    shippers.reduce((sum, s) => sum + s.shipped, 0) === total ? true : undefined,
   );
 }
 
@@ -96,7 +100,7 @@ describe("decision-log shipping", () => {
     // Through the service: several uploads, each within the limit, every entry once in order.
     const s = shipper(store, { limitBytes: limit });
     s.start();
-    await shippedUpTo(40);
+    await acknowledged(40, s);
     expect(service.uploads.map((u) => u.events.length)).toEqual(counts);
     expect(Math.max(...service.uploads.map((u) => u.bytes))).toBeLessThanOrEqual(limit);
     expect(service.uploads[0]?.headers.authorization).toBe("Bearer test-token");
@@ -113,7 +117,7 @@ describe("decision-log shipping", () => {
     const warnings: string[] = [];
     const s = shipper(store, { limitBytes: 2048, warn: (line) => warnings.push(line) });
     s.start();
-    await shippedUpTo(3);
+    await acknowledged(3, s);
     expect(service.uploads.map((u) => u.events.map((e) => e.req_id))).toEqual([[1], [2], [3]]);
     expect(warnings.join("\n")).toMatch(/entry seq 2 is \d+ bytes gzipped, above upload_size_limit_bytes/);
   });
@@ -124,7 +128,7 @@ describe("decision-log shipping", () => {
     await append(first, 5);
     const before = shipper(first);
     before.start();
-    await shippedUpTo(5);
+    await acknowledged(5, before);
     await before.close();
     await first.close();
 
@@ -133,7 +137,7 @@ describe("decision-log shipping", () => {
     await append(second, 3);
     const after = shipper(second);
     after.start();
-    await shippedUpTo(8);
+    await acknowledged(3, after);
     expect(after.shipped).toBe(3);
     expect(service.uploads.at(-1)?.events.map((e) => e.req_id)).toEqual([6, 7, 8]);
     await expectExactlyOnce(second);
@@ -147,7 +151,7 @@ describe("decision-log shipping", () => {
     const metrics = new GatewayMetrics();
     const s = shipper(store, { metrics, warn: (line) => warnings.push(line) });
     s.start();
-    await shippedUpTo(4);
+    await acknowledged(4, s);
     expect(service.failed).toBe(3);
     expect(warnings).toHaveLength(2);
     expect(warnings[0]).toMatch(/an upload failed \(it answered HTTP 500\); retrying with back-off/);
@@ -178,6 +182,51 @@ describe("decision-log shipping", () => {
     expect((await store.logShipping(`${service.url}/logs`))?.shipped_seq).toBe(0);
   });
 
+  it("never skips an entry: a gap in the log (an entry deleted behind Writ's back) stops shipping there", async () => {
+    const file = tmp.file("gap.db");
+    const store = await openStore(file);
+    await append(store, 3);
+    const db = new Database(file);
+    db.prepare("DELETE FROM decisions WHERE seq = 2").run();
+    db.close();
+    const warnings: string[] = [];
+    const metrics = new GatewayMetrics();
+    const s = shipper(store, { metrics, warn: (line) => warnings.push(line) });
+    s.start();
+    await acknowledged(1, s);
+    await waitFor("two failed attempts", async () =>
+      sample(metrics.render(), 'writ_decision_log_ship_failures_total{reason="store"}') >= 2
+        ? true
+        : undefined,
+    );
+    expect(service.events().map((e) => e.req_id)).toEqual([1]);
+    expect(warnings).toEqual([expect.stringMatching(/no entry at seq 2 \(the next one is seq 3\)/)]);
+  });
+
+  it("counts unreadable credentials as their own failure, and ships once they can be read", async () => {
+    const store = await openStore();
+    await append(store, 2);
+    let token: string | undefined;
+    const metrics = new GatewayMetrics();
+    const s = shipper(store, {
+      metrics,
+      headers: async () => {
+        if (token === undefined) throw new Error("WRIT_TOKEN is not set");
+        return { authorization: `Bearer ${token}` };
+      },
+    });
+    s.start();
+    await waitFor("a credentials failure", async () =>
+      sample(metrics.render(), 'writ_decision_log_ship_failures_total{reason="credentials"}') > 0
+        ? true
+        : undefined,
+    );
+    expect(service.failed + service.uploads.length).toBe(0);
+    token = "late";
+    await acknowledged(2, s);
+    expect(service.uploads[0]?.headers.authorization).toBe("Bearer late");
+  });
+
   it("two instances on one SQLite file: one ships, the other takes over when it stops", async () => {
     const file = tmp.file("shared.db");
     const a = await openStore(file);
@@ -187,15 +236,15 @@ describe("decision-log shipping", () => {
     first.start();
     second.start();
     await append(a, 6);
-    await shippedUpTo(6);
+    await acknowledged(6, first, second);
     await append(b, 4);
-    await shippedUpTo(10);
+    await acknowledged(10, first, second);
     // One of them shipped everything.
     expect([first.shipped, second.shipped].sort()).toEqual([0, 10]);
     const [holder, standby] = first.shipped > 0 ? [first, second] : [second, first];
     await holder.close();
     await append(a, 2);
-    await shippedUpTo(12);
+    await acknowledged(12, first, second);
     expect(standby.shipped).toBe(2);
     await expectExactlyOnce(a);
   });

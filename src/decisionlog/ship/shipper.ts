@@ -15,10 +15,10 @@
 
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { errorMessage } from "../../core/errors.ts";
+import { errorMessage, WritError } from "../../core/errors.ts";
 import type { GatewayMetrics } from "../../observability/metrics.ts";
-import type { Store } from "../../store/types.ts";
-import { firstBatch } from "./batch.ts";
+import type { DecisionLogEntry, LogShippingClaim, Store } from "../../store/types.ts";
+import { type Batch, firstBatch } from "./batch.ts";
 import { UploadError, type UploadFailureReason, upload } from "./upload.ts";
 
 /** Entries read from the store for one upload (the size limit usually takes fewer). */
@@ -49,6 +49,32 @@ export interface ShipperOptions {
 /** What one step did: uploaded a batch, found nothing new, is not the lease holder, or failed. */
 type Step = "shipped" | "idle" | "standby" | "failed";
 
+/** Why a step failed: the failure metric's `reason` label. */
+type FailureReason = UploadFailureReason | "credentials" | "store";
+
+/**
+ * The entries read from `first` on, up to the first gap. The chain has none: an entry missing at
+ * `first` was deleted behind Writ's back, and shipping waits there (failing, so it is seen)
+ * rather than skip it.
+ */
+function contiguousFrom(entries: readonly DecisionLogEntry[], first: number): DecisionLogEntry[] {
+  const next = entries[0];
+  if (next === undefined) return [];
+  if (next.seq !== first) {
+    throw new WritError(
+      "internal",
+      `the decision log has no entry at seq ${first} (the next one is seq ${next.seq}): entries were deleted`,
+      {
+        suggestedFix:
+          "run `writ logs verify`, and restore the store from a backup; shipping waits at that seq",
+      },
+    );
+  }
+  let count = 1;
+  while (entries[count]?.seq === first + count) count++;
+  return entries.slice(0, count);
+}
+
 export class DecisionLogShipper {
   readonly #o: ShipperOptions;
   readonly #holder: string;
@@ -62,6 +88,8 @@ export class DecisionLogShipper {
   /** Failed attempts in a row (0: the last one went through). */
   #streak = 0;
   #shipped = 0;
+  /** The last entry warned about as larger than the size limit. */
+  #oversizedSeq = 0;
 
   constructor(options: ShipperOptions) {
     this.#o = options;
@@ -129,61 +157,84 @@ export class DecisionLogShipper {
 
   /** Takes or renews the lease, and uploads the next batch when there is one. */
   async #step(): Promise<Step> {
-    const { store, url, leaseMs } = this.#o;
-    let count = 0;
+    const { store, url } = this.#o;
+    let phase: FailureReason = "store";
+    let acknowledged = 0;
     try {
-      const now = Date.now();
-      const claim = await store.claimLogShipping(url, this.#holder, new Date(now + leaseMs), new Date(now));
-      const head = await store.decisionHead();
-      this.#o.metrics?.logShipLag.set(Math.max(0, (head?.seq ?? 0) - claim.shipped_seq));
+      const claim = await this.#claim();
       if (!claim.held) return "standby";
-      const entries = await store.readDecisions(claim.shipped_seq + 1, READ_LIMIT);
+      const from = claim.shipped_seq + 1;
+      const entries = contiguousFrom(await store.readDecisions(from, READ_LIMIT), from);
       if (entries.length === 0) return "idle";
       const batch = await firstBatch(entries, this.#o.limitBytes);
-      if (batch.oversized) {
-        this.#warn(
-          `decision log shipping to ${url}: entry seq ${batch.lastSeq} is ${batch.body.length} bytes gzipped, above upload_size_limit_bytes (${this.#o.limitBytes}); it is sent alone`,
-        );
-      }
+      this.#warnOversized(batch);
+      phase = "credentials";
+      const headers = await this.#o.headers();
       await upload({
         url,
         body: batch.body,
-        headers: { ...(await this.#o.headers()) },
+        headers,
         timeoutMs: this.#o.timeoutMs,
         signal: this.#abort.signal,
       });
-      count = batch.count;
-      if (
-        !(await store.advanceLogShipping(url, this.#holder, batch.lastSeq, new Date(Date.now() + leaseMs)))
-      ) {
-        // Another instance took the lease over meanwhile: it ships from the stored cursor, so
-        // this batch may reach the service twice (the events carry their decision_id).
-        return "standby";
-      }
-      this.#o.metrics?.logShipped.inc({}, count);
-      this.#o.metrics?.logShipLag.set(Math.max(0, (head?.seq ?? 0) - batch.lastSeq));
-      this.#shipped += count;
-      if (this.#streak > 0) {
-        this.#warn(`decision log shipping to ${url}: recovered after ${this.#streak} failed attempts`);
-        this.#streak = 0;
-      }
-      return "shipped";
+      acknowledged = batch.count;
+      phase = "store";
+      return (await this.#acknowledge(batch, claim.head)) ? "shipped" : "standby";
     } catch (error) {
       if (this.#abort.signal.aborted) return "failed";
-      this.#failed(error, count);
+      this.#failed(error instanceof UploadError ? error.reason : phase, error, acknowledged);
       return "failed";
     }
   }
 
-  #failed(error: unknown, acknowledged: number): void {
-    const reason: UploadFailureReason | "store" = error instanceof UploadError ? error.reason : "store";
+  /** Takes or renews the lease; the lag (head − cursor) is reported by every instance. */
+  async #claim(): Promise<LogShippingClaim & { head: number }> {
+    const now = Date.now();
+    const { store, url, leaseMs } = this.#o;
+    const claim = await store.claimLogShipping(url, this.#holder, new Date(now + leaseMs), new Date(now));
+    const head = (await store.decisionHead())?.seq ?? 0;
+    this.#o.metrics?.logShipLag.set(Math.max(0, head - claim.shipped_seq));
+    return { ...claim, head };
+  }
+
+  /** Moves the cursor past an acknowledged batch; false when another instance took the lease over. */
+  async #acknowledge(batch: Batch, head: number): Promise<boolean> {
+    const { store, url, leaseMs } = this.#o;
+    const until = new Date(Date.now() + leaseMs);
+    // Lost: the new holder ships from the stored cursor, so this batch may reach the service
+    // twice (its events carry their decision_id).
+    if (!(await store.advanceLogShipping(url, this.#holder, batch.lastSeq, until))) return false;
+    this.#o.metrics?.logShipped.inc({}, batch.count);
+    this.#o.metrics?.logShipLag.set(Math.max(0, head - batch.lastSeq));
+    this.#shipped += batch.count;
+    if (this.#streak > 0) {
+      this.#warn(`decision log shipping to ${url}: recovered after ${this.#streak} failed attempts`);
+      this.#streak = 0;
+    }
+    return true;
+  }
+
+  /** Says once per entry that it is sent alone above the size limit. */
+  #warnOversized(batch: Batch): void {
+    if (!batch.oversized || this.#oversizedSeq === batch.lastSeq) return;
+    this.#oversizedSeq = batch.lastSeq;
+    this.#warn(
+      `decision log shipping to ${this.#o.url}: entry seq ${batch.lastSeq} is ${batch.body.length} bytes gzipped, above upload_size_limit_bytes (${this.#o.limitBytes}); it is sent alone`,
+    );
+  }
+
+  /** Counts a failure; warns on the first of a streak only. */
+  #failed(reason: FailureReason, error: unknown, acknowledged: number): void {
     this.#o.metrics?.logShipFailures.inc({ reason });
     this.#streak++;
     if (this.#streak > 1) return;
-    const what =
-      reason === "store"
-        ? `the store failed${acknowledged > 0 ? ` after ${acknowledged} entries were acknowledged (they are sent again)` : ""}`
-        : "an upload failed";
+    const what = {
+      status: "an upload failed",
+      network: "an upload failed",
+      timeout: "an upload failed",
+      credentials: "its credentials could not be read",
+      store: `the store failed${acknowledged > 0 ? ` after ${acknowledged} entries were acknowledged (they are sent again)` : ""}`,
+    }[reason];
     this.#warn(
       `decision log shipping to ${this.#o.url}: ${what} (${errorMessage(error)}); retrying with back-off up to ${this.#o.maxDelayMs} ms, the entries stay in the log`,
     );
