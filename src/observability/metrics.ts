@@ -130,7 +130,7 @@ export class GatewayMetrics {
   );
   readonly logShipFailures = new Counter(
     "writ_decision_log_ship_failures_total",
-    "Failed decision-log uploads, by reason (status, network, timeout, store); each is retried.",
+    "Failed decision-log shipping attempts, by reason (status, network, timeout, credentials, store); each is retried.",
   );
   readonly logShipLag = new Gauge(
     "writ_decision_log_ship_lag_entries",

@@ -4,13 +4,16 @@
  * streak, the shutdown bound, and one shipper per destination among instances on one file.
  */
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DecisionLogShipper, firstBatch, type ShipperOptions } from "../../src/decisionlog/ship/index.ts";
 import { GatewayMetrics } from "../../src/observability/metrics.ts";
+import { PostgresStore } from "../../src/store/postgres.ts";
 import { SqliteStore } from "../../src/store/sqlite.ts";
+import type { Store } from "../../src/store/types.ts";
 import { sample } from "../e2e/metrics.ts";
 import { newEntry, tempDir } from "../store/fixtures.ts";
 import { waitFor } from "../support/gateway.ts";
+import { postgresUnavailable, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
 import { type DecisionLogService, startDecisionLogService } from "./ship-service.ts";
 
 let tmp: ReturnType<typeof tempDir>;
@@ -30,7 +33,7 @@ async function openStore(file = tmp.file()): Promise<SqliteStore> {
   return tmp.track(await SqliteStore.open(file));
 }
 
-function shipper(store: SqliteStore, options: Partial<ShipperOptions> = {}): DecisionLogShipper {
+function shipper(store: Store, options: Partial<ShipperOptions> = {}): DecisionLogShipper {
   const s = new DecisionLogShipper({
     store,
     url: `${service.url}/logs`,
@@ -48,7 +51,7 @@ function shipper(store: SqliteStore, options: Partial<ShipperOptions> = {}): Dec
 }
 
 /** `n` entries with distinct, partly incompressible inputs (so that sizes grow with n). */
-async function append(store: SqliteStore, n: number): Promise<void> {
+async function append(store: Store, n: number): Promise<void> {
   await store.appendDecisions(
     Array.from({ length: n }, (_, i) =>
       newEntry({ input: { note: `${i}-${crypto.randomUUID()}-${crypto.randomUUID()}` } }),
@@ -67,7 +70,7 @@ function acknowledged(total: number, ...shippers: DecisionLogShipper[]): Promise
 }
 
 /** Every entry of the store reached the service exactly once, in seq order, as its OPA event. */
-async function expectExactlyOnce(store: SqliteStore): Promise<void> {
+async function expectExactlyOnce(store: Store): Promise<void> {
   const entries = await store.readDecisions(1, 10_000);
   const events = service.events();
   expect(events.map((e) => e.req_id)).toEqual(entries.map((e) => e.seq));
@@ -229,23 +232,42 @@ describe("decision-log shipping", () => {
 
   it("two instances on one SQLite file: one ships, the other takes over when it stops", async () => {
     const file = tmp.file("shared.db");
-    const a = await openStore(file);
-    const b = await openStore(file);
-    const first = shipper(a, { holder: "instance-a" });
-    const second = shipper(b, { holder: "instance-b", leaseMs: 600 });
-    first.start();
-    second.start();
-    await append(a, 6);
-    await acknowledged(6, first, second);
-    await append(b, 4);
-    await acknowledged(10, first, second);
-    // One of them shipped everything.
-    expect([first.shipped, second.shipped].sort()).toEqual([0, 10]);
-    const [holder, standby] = first.shipped > 0 ? [first, second] : [second, first];
-    await holder.close();
-    await append(a, 2);
-    await acknowledged(12, first, second);
-    expect(standby.shipped).toBe(2);
-    await expectExactlyOnce(a);
+    await oneShipsAtATime(await openStore(file), await openStore(file));
+  });
+
+  describe.skipIf(postgresUnavailable !== undefined)("on PostgreSQL", () => {
+    let server: TestPostgres;
+    beforeAll(async () => {
+      server = await startTestPostgres();
+    });
+    afterAll(async () => {
+      await server?.stop();
+    });
+
+    it("two instances on one database: one ships, the other takes over when it stops", async () => {
+      const url = await server.createDatabase();
+      const open = async () => tmp.track(await PostgresStore.open(url, { maxConnections: 2 }));
+      await oneShipsAtATime(await open(), await open());
+    });
   });
 });
+
+/** Two instances on one store, both shipping to the service: one at a time, each entry once. */
+async function oneShipsAtATime(a: Store, b: Store): Promise<void> {
+  const first = shipper(a, { holder: "instance-a" });
+  const second = shipper(b, { holder: "instance-b", leaseMs: 600 });
+  first.start();
+  second.start();
+  await append(a, 6);
+  await acknowledged(6, first, second);
+  await append(b, 4);
+  await acknowledged(10, first, second);
+  // One of them shipped everything.
+  expect([first.shipped, second.shipped].sort()).toEqual([0, 10]);
+  const [holder, standby] = first.shipped > 0 ? [first, second] : [second, first];
+  await holder.close();
+  await append(a, 2);
+  await acknowledged(12, first, second);
+  expect(standby.shipped).toBe(2);
+  await expectExactlyOnce(a);
+}
