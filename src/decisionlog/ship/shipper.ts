@@ -88,6 +88,8 @@ export class DecisionLogShipper {
   /** Failed attempts in a row (0: the last one went through). */
   #streak = 0;
   #shipped = 0;
+  /** The lease this instance holds (per its last claim or advance) and the cursor it moved. */
+  #held: { cursor: number; until: number } | undefined;
   /** The last entry warned about as larger than the size limit. */
   #oversizedSeq = 0;
 
@@ -181,6 +183,8 @@ export class DecisionLogShipper {
       phase = "store";
       return (await this.#acknowledge(batch, claim.head)) ? "shipped" : "standby";
     } catch (error) {
+      // Asks the store again at the next attempt.
+      this.#held = undefined;
       if (this.#abort.signal.aborted) return "failed";
       this.#failed(error instanceof UploadError ? error.reason : phase, error, acknowledged);
       return "failed";
@@ -191,7 +195,16 @@ export class DecisionLogShipper {
   async #claim(): Promise<LogShippingClaim & { head: number }> {
     const now = Date.now();
     const { store, url, leaseMs } = this.#o;
-    const claim = await store.claimLogShipping(url, this.#holder, new Date(now + leaseMs), new Date(now));
+    // While more than half of its lease is left, the holder knows the cursor (only it moves it)
+    // and writes nothing to the store just to look for new entries.
+    const held = this.#held;
+    let claim: LogShippingClaim;
+    if (held !== undefined && now < held.until - leaseMs / 2)
+      claim = { held: true, shipped_seq: held.cursor };
+    else {
+      claim = await store.claimLogShipping(url, this.#holder, new Date(now + leaseMs), new Date(now));
+      this.#held = claim.held ? { cursor: claim.shipped_seq, until: now + leaseMs } : undefined;
+    }
     const head = (await store.decisionHead())?.seq ?? 0;
     this.#o.metrics?.logShipLag.set(Math.max(0, head - claim.shipped_seq));
     return { ...claim, head };
@@ -200,10 +213,12 @@ export class DecisionLogShipper {
   /** Moves the cursor past an acknowledged batch; false when another instance took the lease over. */
   async #acknowledge(batch: Batch, head: number): Promise<boolean> {
     const { store, url, leaseMs } = this.#o;
-    const until = new Date(Date.now() + leaseMs);
+    const until = Date.now() + leaseMs;
+    this.#held = undefined;
     // Lost: the new holder ships from the stored cursor, so this batch may reach the service
     // twice (its events carry their decision_id).
-    if (!(await store.advanceLogShipping(url, this.#holder, batch.lastSeq, until))) return false;
+    if (!(await store.advanceLogShipping(url, this.#holder, batch.lastSeq, new Date(until)))) return false;
+    this.#held = { cursor: batch.lastSeq, until };
     this.#o.metrics?.logShipped.inc({}, batch.count);
     this.#o.metrics?.logShipLag.set(Math.max(0, head - batch.lastSeq));
     this.#shipped += batch.count;
