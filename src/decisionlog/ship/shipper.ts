@@ -18,11 +18,15 @@ import { hostname } from "node:os";
 import { errorMessage, WritError } from "../../core/errors.ts";
 import type { GatewayMetrics } from "../../observability/metrics.ts";
 import type { DecisionLogEntry, LogShippingClaim, Store } from "../../store/types.ts";
-import { type Batch, firstBatch } from "./batch.ts";
+import { type Batch, firstBatch, INITIAL_RATIO } from "./batch.ts";
 import { UploadError, type UploadFailureReason, upload } from "./upload.ts";
 
-/** Entries read from the store for one upload (the size limit usually takes fewer). */
-const READ_LIMIT = 1000;
+/**
+ * Entries read from the store for one upload: twice as many as the last upload held (the size
+ * limit takes fewer), within these bounds.
+ */
+const MIN_READ = 64;
+const MAX_READ = 1000;
 
 export interface ShipperOptions {
   store: Store;
@@ -90,6 +94,9 @@ export class DecisionLogShipper {
   #shipped = 0;
   /** The lease this instance holds (per its last claim or advance) and the cursor it moved. */
   #held: { cursor: number; until: number } | undefined;
+  #readLimit = MAX_READ;
+  /** The last batch's compression ratio: the first guess of the next. */
+  #ratio = INITIAL_RATIO;
   /** The last entry warned about as larger than the size limit. */
   #oversizedSeq = 0;
 
@@ -166,9 +173,11 @@ export class DecisionLogShipper {
       const claim = await this.#claim();
       if (!claim.held) return "standby";
       const from = claim.shipped_seq + 1;
-      const entries = contiguousFrom(await store.readDecisions(from, READ_LIMIT), from);
+      const entries = contiguousFrom(await store.readDecisions(from, this.#readLimit), from);
       if (entries.length === 0) return "idle";
-      const batch = await firstBatch(entries, this.#o.limitBytes);
+      const batch = await firstBatch(entries, this.#o.limitBytes, this.#ratio);
+      this.#ratio = batch.ratio;
+      this.#readLimit = Math.min(MAX_READ, Math.max(MIN_READ, 2 * batch.count));
       this.#warnOversized(batch);
       phase = "credentials";
       const headers = await this.#o.headers();
