@@ -48,8 +48,12 @@ it.each([
   ],
   [{ service: "https://l.test", lease_s: 1 }, /lease_s must be at least twice timeout_ms/],
   [
+    { service: "https://l.test", headers: { "Content-Type": "text/plain" } },
+    /\/decision_log\/ship\/headers\/Content-Type: Content-Type, Content-Encoding and Content-Length are set by Writ/,
+  ],
+  [
     { service: "https://l.test", headers: { "bad header": "x" } },
-    /\/decision_log\/ship\/headers\/bad header: Invalid key/,
+    /\/decision_log\/ship\/headers\/bad header: must be an HTTP header name/,
   ],
 ])("refuses %j", (ship, message) => {
   expect(() => parseConfig({ decision_log: { ship } }, repoRoot)).toThrow(ConfigError);

@@ -9,9 +9,14 @@
 import { z } from "zod";
 import { witnessUrlSchema } from "../checkpoint-witness.ts";
 
-const headerNameSchema = z
-  .string()
-  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { error: "must be an HTTP header name" });
+/** What is wrong with a header name an upload would carry, or undefined when it may. */
+function headerNameProblem(name: string): string | undefined {
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) return "must be an HTTP header name";
+  if (/^content-(type|encoding|length)$/i.test(name)) {
+    return "Content-Type, Content-Encoding and Content-Length are set by Writ";
+  }
+  return undefined;
+}
 
 export const shipConfigSchema = z
   .object({
@@ -25,7 +30,15 @@ export const shipConfigSchema = z
     /** Credentials (a name under `credentials:`) sent with every upload, e.g. a bearer token. */
     credentials_ref: z.string().min(1).optional(),
     /** Other headers sent with every upload: not secrets (those belong under `credentials:`). */
-    headers: z.record(headerNameSchema, z.string().regex(/^[^\r\n\0]*$/)).default({}),
+    headers: z
+      .record(z.string(), z.string().regex(/^[^\r\n\0]*$/, { error: "must be one line" }))
+      .superRefine((headers, ctx) => {
+        for (const name of Object.keys(headers)) {
+          const problem = headerNameProblem(name);
+          if (problem !== undefined) ctx.addIssue({ code: "custom", path: [name], message: problem });
+        }
+      })
+      .default({}),
     reporting: z
       .object({
         /** The largest gzipped body of one upload; a larger backlog goes in several uploads. */

@@ -87,6 +87,7 @@ export class DecisionLogShipper {
   /** Aborts an upload when shutdown passed its flush bound. */
   readonly #abort = new AbortController();
   #running: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
   #stopping = false;
   #wake: () => void = () => {};
   /** Failed attempts in a row (0: the last one went through). */
@@ -124,7 +125,12 @@ export class DecisionLogShipper {
    * aborted), says how many entries are left for the next start, and releases the lease so that
    * another instance takes over at once. Call after the log drained, before the store closes.
    */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     this.#stopping = true;
     this.#wake();
     this.start();
