@@ -12,7 +12,10 @@ import { toOpaDecisionEvent } from "../opa.ts";
 
 const gzipAsync = promisify(gzip);
 
-/** No prefix longer than this many times the limit, uncompressed, is tried (JSON compresses ~5–10×). */
+/**
+ * Events are made into JSON only up to twice the limit times the expected ratio (the rest waits
+ * for the next batch), and never beyond this many times the limit (JSON compresses ~5–10×).
+ */
 const MAX_RATIO = 25;
 /** The gzipped size aimed at, as a share of the limit; a body from `GOOD_ENOUGH` of it up is kept. */
 const TARGET = 0.95;
@@ -49,9 +52,10 @@ export async function firstBatch(
   const texts: string[] = [];
   const ends: number[] = [];
   let raw = 1;
+  const rawLimit = limitBytes * Math.min(MAX_RATIO, 2 * ratio);
   for (const entry of entries) {
     const text = JSON.stringify(toOpaDecisionEvent(entry));
-    if (texts.length > 0 && raw + text.length + 1 > limitBytes * MAX_RATIO) break;
+    if (texts.length > 0 && raw + text.length + 1 > rawLimit) break;
     texts.push(text);
     raw += text.length + 1;
     ends.push(raw);
