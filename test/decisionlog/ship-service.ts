@@ -1,7 +1,7 @@
 /**
  * A loopback OPA-compatible decision-log service for the shipping tests (node:http on
  * 127.0.0.1:0): it checks each upload's headers, gunzips and parses its body as an array of OPA
- * decision-log events, and answers as told: 204, 500, or a dropped connection. Only acknowledged
+ * decision-log events, and answers as told: 204, 500, a dropped connection, or not at all. Only acknowledged
  * (2xx) uploads count as received.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -27,7 +27,8 @@ export const opaEventSchema = z
   .strict();
 export type OpaEvent = z.infer<typeof opaEventSchema>;
 
-export type Answer = "ok" | "500" | "drop";
+/** 204; HTTP 500; the connection dropped; or no answer at all (the client's timeout ends it). */
+export type Answer = "ok" | "500" | "drop" | "hang";
 
 export interface Upload {
   /** The gzipped body's size. */
@@ -43,7 +44,7 @@ export interface DecisionLogService {
   uploads: Upload[];
   /** Every acknowledged event, in arrival order. */
   events(): OpaEvent[];
-  /** Attempts that were answered with a failure (500 or a dropped connection). */
+  /** Attempts that were answered with a failure (500, a dropped connection, no answer). */
   failed: number;
   /** Uploads that were not valid (wrong path, headers or body): the test fails on any. */
   invalid: string[];
@@ -89,6 +90,10 @@ export async function startDecisionLogService(resource = "/logs"): Promise<Decis
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const body = await readBody(request);
     const answer = service.plan.shift() ?? service.otherwise;
+    if (answer === "hang") {
+      service.failed++;
+      return;
+    }
     if (answer === "drop") {
       service.failed++;
       request.socket.destroy();

@@ -174,6 +174,18 @@ describe("decision-log shipping", () => {
     await expectExactlyOnce(store);
   });
 
+  it("counts an upload that gets no answer within timeout_ms as a timeout, and retries it", async () => {
+    const store = await openStore();
+    await append(store, 2);
+    service.plan = ["hang"];
+    const metrics = new GatewayMetrics();
+    const s = shipper(store, { metrics, timeoutMs: 200 });
+    s.start();
+    await acknowledged(2, s);
+    expect(sample(metrics.render(), 'writ_decision_log_ship_failures_total{reason="timeout"}')).toBe(1);
+    await expectExactlyOnce(store);
+  });
+
   it("stops within its flush bound while the service is down, and keeps the entries for the next start", async () => {
     const store = await openStore();
     await append(store, 3);
