@@ -6,6 +6,7 @@
 import { gunzipSync, gzipSync } from "node:zlib";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { DecisionLogShipper, firstBatch, type ShipperOptions } from "../../src/decisionlog/ship/index.ts";
 import { GatewayMetrics } from "../../src/observability/metrics.ts";
 import { PostgresStore } from "../../src/store/postgres.ts";
@@ -15,7 +16,9 @@ import { sample } from "../e2e/metrics.ts";
 import { newEntry, tempDir } from "../store/fixtures.ts";
 import { waitFor } from "../support/gateway.ts";
 import { postgresUnavailable, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
-import { type DecisionLogService, startDecisionLogService } from "./ship-service.ts";
+import { type DecisionLogService, opaEventSchema, startDecisionLogService } from "./ship-service.ts";
+
+const opaEvents = z.array(opaEventSchema);
 
 let tmp: ReturnType<typeof tempDir>;
 let service: DecisionLogService;
@@ -92,7 +95,7 @@ describe("decision-log shipping", () => {
       const batch = await firstBatch(rest, limit, ratio);
       expect(batch.body.length).toBeLessThanOrEqual(limit);
       expect(batch.lastSeq).toBe(rest[batch.count - 1]?.seq);
-      expect(JSON.parse(gunzipSync(batch.body).toString()).map((e: { req_id: number }) => e.req_id)).toEqual(
+      expect(opaEvents.parse(JSON.parse(gunzipSync(batch.body).toString())).map((e) => e.req_id)).toEqual(
         rest.slice(0, batch.count).map((e) => e.seq),
       );
       batches.push({ count: batch.count, bytes: batch.body.length });
