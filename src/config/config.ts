@@ -11,6 +11,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { toolContractsSchema } from "../contracts/index.ts";
 import { checkpointsConfigSchema, redactionRulesSchema, witnessConfigSchema } from "../decisionlog/index.ts";
+import { shipConfigSchema } from "../decisionlog/ship/index.ts";
 import { credentialsConfigSchema } from "../dispatch/index.ts";
 import { grantsConfigSchema } from "../grants/index.ts";
 import { issuerConfigSchema } from "../identity/index.ts";
@@ -142,6 +143,8 @@ export const gatewayConfigSchema = z
          * this window are one entry with a count after the first (logged at once).
          */
         refusal_window_ms: z.number().int().positive().default(10_000),
+        /** Ships the log to an OPA-compatible decision-log service (off unless configured). */
+        ship: shipConfigSchema.optional(),
       })
       .strict()
       .prefault({}),
@@ -259,6 +262,11 @@ export function parseConfig(document: unknown, base: string, source = "configura
       ? []
       : [
           `  /policy/bundle_credentials_ref: no credentials named ${JSON.stringify(parsed.data.policy.bundle_credentials_ref)} under credentials:`,
+        ]),
+    ...(credentials(parsed.data.decision_log.ship?.credentials_ref)
+      ? []
+      : [
+          `  /decision_log/ship/credentials_ref: no credentials named ${JSON.stringify(parsed.data.decision_log.ship?.credentials_ref)} under credentials:`,
         ]),
     ...parsed.data.mcp.servers.flatMap((s, i) =>
       s.transport === "http" && !credentials(s.credentials_ref)

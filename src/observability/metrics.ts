@@ -15,7 +15,8 @@ function labelKey(labels: Labels): string {
 }
 
 class Counter {
-  private readonly values = new Map<string, number>();
+  protected readonly values = new Map<string, number>();
+  protected readonly type: "counter" | "gauge" = "counter";
   constructor(
     readonly name: string,
     readonly help: string,
@@ -27,11 +28,20 @@ class Counter {
   }
 
   render(): string[] {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`];
     for (const [key, value] of [...this.values].sort(([a], [b]) => a.localeCompare(b))) {
       lines.push(`${this.name}${key ? `{${key}}` : ""} ${value}`);
     }
     return lines;
+  }
+}
+
+/** A value that goes up and down, set by its owner. */
+class Gauge extends Counter {
+  protected override readonly type = "gauge";
+
+  set(value: number, labels: Labels = {}): void {
+    this.values.set(labelKey(labels), value);
   }
 }
 
@@ -114,8 +124,30 @@ export class GatewayMetrics {
     "Calls Writ ran on a backend, by backend kind (inprocess, http, mcp) and result (ok, or the error category).",
   );
 
+  readonly logShipped = new Counter(
+    "writ_decision_log_shipped_total",
+    "Decision-log entries a decision-log service acknowledged (decision_log.ship).",
+  );
+  readonly logShipFailures = new Counter(
+    "writ_decision_log_ship_failures_total",
+    "Failed decision-log shipping attempts, by reason (status, network, timeout, credentials, store); each is retried.",
+  );
+  readonly logShipLag = new Gauge(
+    "writ_decision_log_ship_lag_entries",
+    "Decision-log entries not yet acknowledged by the decision-log service.",
+  );
+
   render(): string {
-    return `${[this.decisions, this.decisionSeconds, this.policyFailures, this.policyReloads, this.dispatches]
+    return `${[
+      this.decisions,
+      this.decisionSeconds,
+      this.policyFailures,
+      this.policyReloads,
+      this.dispatches,
+      this.logShipped,
+      this.logShipFailures,
+      this.logShipLag,
+    ]
       .flatMap((m) => m.render())
       .join("\n")}\n`;
   }
