@@ -54,6 +54,12 @@ export interface IssuedGrantView {
   audience: string;
   expires_at: string;
   max_uses: number;
+  /**
+   * The arguments the grant is bound to (its `args` digest): the call's, with declared paths
+   * normalized and the conditions' overrides applied. A caller that sends the call to the
+   * executor itself sends exactly these.
+   */
+  arguments: Record<string, unknown>;
 }
 
 export interface ProposalRequest {

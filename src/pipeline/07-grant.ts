@@ -49,6 +49,7 @@ export async function issueGrant(gw: Gateway, g: GrantIssue): Promise<IssuedGran
     // An idempotent HTTP call may be retried with the same grant; the backend counts each try.
     retried,
   );
+  const args = finalArguments(g.action.args, g.decision.conditions);
   const issued = await gw.grants.issue({
     aud: audience,
     sub: g.subject.id,
@@ -62,7 +63,7 @@ export async function issueGrant(gw: Gateway, g: GrantIssue): Promise<IssuedGran
         }
       : { type: "none", id: "" },
     // The digest of the FINAL arguments: what the dispatch sends after `args_override`.
-    args: argumentsDigest(finalArguments(g.action.args, g.decision.conditions)),
+    args: argumentsDigest(args),
     cnd: g.decision.conditions,
     dec: g.decisionId,
     pol: g.policyRevision,
@@ -75,6 +76,7 @@ export async function issueGrant(gw: Gateway, g: GrantIssue): Promise<IssuedGran
     audience,
     expires_at: new Date(issued.claims.exp * 1000).toISOString(),
     max_uses: maxUses,
+    arguments: args,
   };
 }
 

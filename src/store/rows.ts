@@ -98,6 +98,8 @@ const approvalRecordSchema = z.object({
       audience: z.string(),
       expires_at: z.string(),
       max_uses: z.number(),
+      // Absent in grants collected before answers named their arguments.
+      arguments: z.record(z.string(), z.unknown()).optional(),
     })
     .nullable(),
   // Absent in records approved before grants were minted on collection (they hold their grant).

@@ -133,6 +133,8 @@ export interface ApprovalGrant {
   audience: string;
   expires_at: string;
   max_uses: number;
+  /** The arguments the grant is bound to (absent in grants collected by earlier releases). */
+  arguments?: Record<string, unknown>;
 }
 
 /**

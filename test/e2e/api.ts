@@ -38,6 +38,7 @@ export const grantViewSchema = z.strictObject({
   audience: z.string(),
   expires_at: z.iso.datetime(),
   max_uses: z.number().int().positive(),
+  arguments: z.record(z.string(), z.unknown()),
 });
 
 export const layeredResultSchema = z.strictObject({

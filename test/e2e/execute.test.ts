@@ -226,6 +226,9 @@ describe("conditions (a policy answering allow_with_conditions)", () => {
     expect(outcome.decision).toBe("allow_with_conditions");
     expect(outcome.result?.structured_content.query).toBe("sum");
     expect(decodeJwt(outcome.grant?.token ?? "").args).toBe(digestOf({ ...args, query: "sum" }));
+    // The answer names the arguments the grant is bound to, for a caller that dispatches itself.
+    expect(outcome.grant?.arguments).toEqual({ ...args, query: "sum" });
+    expect(digestOf(outcome.grant?.arguments)).toBe(decodeJwt(outcome.grant?.token ?? "").args);
   });
 
   it("max_value: a value that is not within the maximum is refused", async () => {

@@ -84,6 +84,7 @@ async function propose(
 async function expectGranted(gw: TestGateway, outcome: Outcome, normalized: Record<string, unknown>) {
   expect(outcome.decision, JSON.stringify(outcome)).toBe("allow");
   expect(decodeJwt(outcome.grant?.token ?? "").args).toBe(digestOf(normalized));
+  expect(outcome.grant?.arguments).toEqual(normalized);
   const entry = await logEntry(gw, outcome.decision_id);
   expect(loggedArgs.parse(entry.input).action.args).toEqual(normalized);
 }
