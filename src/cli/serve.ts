@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config/index.ts";
 import { WritError } from "../core/errors.ts";
+import { TelemetryConfigError } from "../observability/otel.ts";
 import { PolicyLoadError } from "../policy/index.ts";
 import { startGateway } from "../server.ts";
 
@@ -44,7 +45,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
       port === undefined ? config : { ...config, server: { ...config.server, port } },
     );
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof PolicyLoadError) {
+    if (
+      error instanceof ConfigError ||
+      error instanceof PolicyLoadError ||
+      error instanceof TelemetryConfigError
+    ) {
       console.error(`writ serve: ${error.message}`);
       return 1;
     }

@@ -1,7 +1,12 @@
 /**
  * Prometheus metrics in the text exposition format (version 0.0.4): counters and histograms with
  * labels, enough for `/metrics` without a client library.
+ *
+ * With OpenTelemetry metrics on (src/observability/otel.ts), `mirror(meter)` exports the same
+ * series under the same names and labels: counters as observable counters read at each export
+ * (nothing added to `inc`), histograms recorded as they are observed, with the same buckets.
  */
+import type { Meter, Histogram as OtelHistogram } from "@opentelemetry/api";
 
 type Labels = Record<string, string>;
 
@@ -15,7 +20,7 @@ function labelKey(labels: Labels): string {
 }
 
 class Counter {
-  private readonly values = new Map<string, number>();
+  private readonly values = new Map<string, { labels: Labels; value: number }>();
   constructor(
     readonly name: string,
     readonly help: string,
@@ -23,20 +28,29 @@ class Counter {
 
   inc(labels: Labels = {}, by = 1): void {
     const key = labelKey(labels);
-    this.values.set(key, (this.values.get(key) ?? 0) + by);
+    const series = this.values.get(key);
+    if (series) series.value += by;
+    else this.values.set(key, { labels: { ...labels }, value: by });
   }
 
   render(): string[] {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
-    for (const [key, value] of [...this.values].sort(([a], [b]) => a.localeCompare(b))) {
+    for (const [key, { value }] of [...this.values].sort(([a], [b]) => a.localeCompare(b))) {
       lines.push(`${this.name}${key ? `{${key}}` : ""} ${value}`);
     }
     return lines;
+  }
+
+  mirror(meter: Meter): void {
+    meter.createObservableCounter(this.name, { description: this.help }).addCallback((result) => {
+      for (const { labels, value } of this.values.values()) result.observe(value, labels);
+    });
   }
 }
 
 class Histogram {
   private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  private otel: OtelHistogram | undefined;
   constructor(
     readonly name: string,
     readonly help: string,
@@ -55,6 +69,15 @@ class Histogram {
     });
     s.sum += value;
     s.count++;
+    this.otel?.record(value, labels);
+  }
+
+  mirror(meter: Meter, unit: string): void {
+    this.otel = meter.createHistogram(this.name, {
+      description: this.help,
+      unit,
+      advice: { explicitBucketBoundaries: [...this.buckets] },
+    });
   }
 
   render(): string[] {
@@ -68,6 +91,28 @@ class Histogram {
       lines.push(`${this.name}_count${key ? `{${key}}` : ""} ${s.count}`);
     }
     return lines;
+  }
+}
+
+/** A metric whose values are read from its owner when scraped or exported (`rows`). */
+export interface SampledMetric {
+  name: string;
+  help: string;
+  type: "counter" | "gauge";
+  rows(): ReadonlyArray<readonly [Labels, number]>;
+}
+
+/** The same sampled metrics through OpenTelemetry: observable instruments read at each export. */
+export function mirrorSamples(meter: Meter, metrics: readonly SampledMetric[]): void {
+  for (const m of metrics) {
+    const options = { description: m.help };
+    const instrument =
+      m.type === "counter"
+        ? meter.createObservableCounter(m.name, options)
+        : meter.createObservableGauge(m.name, options);
+    instrument.addCallback((result) => {
+      for (const [labels, value] of m.rows()) result.observe(value, labels);
+    });
   }
 }
 
@@ -118,5 +163,13 @@ export class GatewayMetrics {
     return `${[this.decisions, this.decisionSeconds, this.policyFailures, this.policyReloads, this.dispatches]
       .flatMap((m) => m.render())
       .join("\n")}\n`;
+  }
+
+  /** Exports these metrics through OpenTelemetry too, from now on (counters with their totals). */
+  mirror(meter: Meter): void {
+    for (const counter of [this.decisions, this.policyFailures, this.policyReloads, this.dispatches]) {
+      counter.mirror(meter);
+    }
+    this.decisionSeconds.mirror(meter, "s");
   }
 }

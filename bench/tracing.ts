@@ -1,0 +1,117 @@
+/**
+ * What the pipeline's tracing hooks cost with OpenTelemetry off (issue 17): proposals decided
+ * in process through `handleProposal` (stages 1–8, no HTTP, no JWT: the caller's subject is
+ * given), 32 in flight, SQLite with `synchronous=normal` so that the disk does not hide the CPU.
+ *
+ * It loads the gateway from `--src <checkout>` (default: this one), so the same run compares two
+ * trees, e.g. main exported with `git archive main | tar -x -C /tmp/writ-main` (and
+ * node_modules linked there):
+ *
+ *   npx tsx bench/tracing.ts --src /tmp/writ-main   # before
+ *   npx tsx bench/tracing.ts                        # after
+ *
+ * Prints proposals per second for each of `--rounds` rounds of `--proposals` proposals, then the
+ * median. Alternate the two trees' runs a few times: the machine is shared.
+ */
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { parse as parseYaml } from "yaml";
+import type { GatewayConfig } from "../src/config/index.ts";
+import type { Gateway, ProposalRequest } from "../src/core/gateway.ts";
+import type { Subject } from "../src/core/types.ts";
+
+const { values } = parseArgs({
+  options: {
+    src: { type: "string" },
+    proposals: { type: "string", default: "3000" },
+    rounds: { type: "string", default: "5" },
+    inflight: { type: "string", default: "32" },
+  },
+});
+const root = path.resolve(values.src ?? path.join(path.dirname(fileURLToPath(import.meta.url)), ".."));
+const load = (file: string) => import(pathToFileURL(path.join(root, file)).href);
+
+const configModule: {
+  defaultConfigFile: string;
+  parseConfig: (doc: unknown, base: string) => GatewayConfig;
+} = await load("src/config/index.ts");
+const { startGateway } = await load("src/server.ts");
+const { handleProposal } = await load("src/pipeline/index.ts");
+const { SqliteStore } = await load("src/store/index.ts");
+
+const dir = await mkdtemp(path.join(tmpdir(), "writ-bench-tracing-"));
+const config = configModule.parseConfig(
+  parseYaml(await readFile(configModule.defaultConfigFile, "utf8")),
+  root,
+);
+const store = await SqliteStore.open(path.join(dir, "writ.db"), { synchronous: "normal" });
+const running = await startGateway(
+  {
+    ...config,
+    server: { ...config.server, host: "127.0.0.1", port: 0 },
+    policy: { ...config.policy, watch: false },
+    identity: {
+      ...config.identity,
+      dev_issuer: { ...config.identity.dev_issuer, key_file: path.join(dir, "dev.json") },
+    },
+    grants: { ...config.grants, key_file: path.join(dir, "grants.json") },
+  },
+  { store },
+);
+const gw: Gateway = running.gateway;
+const subject: Subject = {
+  id: "alice",
+  tenant: "demo",
+  roles: ["developer"],
+  scopes: [],
+  issuer: "bench",
+  claims: {},
+};
+let n = 0;
+const propose = (): Promise<Array<{ decision: string }>> => {
+  const req: ProposalRequest = {
+    authorization: undefined,
+    subject,
+    format: "openai-chat",
+    payload: {
+      id: `call_${n}`,
+      type: "function",
+      function: { name: "repo_read", arguments: JSON.stringify({ workspace: "ws-demo", path: "README.md" }) },
+    },
+    execute: false,
+    requestId: `bench-${n++}`,
+  };
+  return handleProposal(gw, req);
+};
+
+const [first] = await propose();
+if (first?.decision !== "allow") throw new Error(`the sample policy did not allow: ${JSON.stringify(first)}`);
+
+async function round(count: number, inflight: number): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: inflight }, async () => {
+      while (next < count) {
+        next++;
+        await propose();
+      }
+    }),
+  );
+  return count / ((performance.now() - started) / 1000);
+}
+
+const proposals = Number(values.proposals);
+const inflight = Number(values.inflight);
+await round(Math.min(1000, proposals), inflight); // warm-up
+const rates: number[] = [];
+for (let i = 0; i < Number(values.rounds); i++) rates.push(await round(proposals, inflight));
+const sorted = [...rates].sort((a, b) => a - b);
+console.log(
+  `${root}: ${rates.map((r) => r.toFixed(0)).join(" ")} proposals/s; median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(0)}`,
+);
+await running.close();
+await rm(dir, { recursive: true, force: true });

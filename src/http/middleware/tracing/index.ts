@@ -1,0 +1,61 @@
+/**
+ * The request's span (issue 17): a server span per `/v1/*` and `/mcp` request, a child of the
+ * caller's W3C `traceparent` when it sends one, that the pipeline's stage spans hang under
+ * (src/observability/tracing.ts). Installed only when telemetry is on.
+ *
+ * Attributes follow OpenTelemetry's HTTP server conventions (method, route, path, status) plus
+ * the request id; never the query string, headers or body. A 5xx answer sets the span's status
+ * to ERROR, a 4xx does not (the server did its job).
+ */
+import {
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+  ATTR_URL_PATH,
+  ATTR_URL_SCHEME,
+} from "@opentelemetry/semantic-conventions";
+import { createMiddleware } from "hono/factory";
+import { routePath } from "hono/route";
+import {
+  extractTraceContext,
+  failSpan,
+  type RequestTracing,
+  requestSpan,
+} from "../../../observability/tracing.ts";
+import type { RequestIdVariables } from "../../env.ts";
+
+export function traceRequests(tracing: RequestTracing) {
+  return createMiddleware<{ Variables: RequestIdVariables }>(async (c, next) => {
+    const url = new URL(c.req.url);
+    const method = c.req.method;
+    const { span } = await requestSpan(
+      tracing,
+      method,
+      extractTraceContext(tracing, c.req.raw.headers),
+      {
+        [ATTR_HTTP_REQUEST_METHOD]: method,
+        [ATTR_URL_PATH]: url.pathname,
+        [ATTR_URL_SCHEME]: url.protocol.replace(/:$/, ""),
+      },
+      () => next(),
+    );
+    // The route the request matched (`/v1/approvals/:id`), not its path: low cardinality names.
+    const route = routePath(c, -1);
+    span.updateName(`${method} ${route}`);
+    span.setAttribute(ATTR_HTTP_ROUTE, route);
+    span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, c.res.status);
+    // Set by requestId() unless an earlier middleware answered first.
+    const id: unknown = c.get("requestId");
+    if (typeof id === "string") span.setAttribute("writ.request_id", id);
+    if (c.res.status >= 500) failSpan(span, new HttpStatusError(c.res.status));
+    span.end();
+  });
+}
+
+class HttpStatusError extends Error {
+  readonly code: string;
+  constructor(status: number) {
+    super(`HTTP ${status}`);
+    this.code = String(status);
+  }
+}
