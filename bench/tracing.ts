@@ -10,8 +10,9 @@
  *   npx tsx bench/tracing.ts --src /tmp/writ-main   # before
  *   npx tsx bench/tracing.ts                        # after
  *
- * Prints proposals per second for each of `--rounds` rounds of `--proposals` proposals, then the
- * median. Alternate the two trees' runs a few times: the machine is shared.
+ * Prints proposals per second and the process's CPU time per proposal for each of `--rounds`
+ * rounds of `--proposals` proposals, then their medians. CPU time is the steadier number on a
+ * shared machine; alternate the two trees' runs a few times all the same.
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -90,8 +91,10 @@ const propose = (): Promise<Array<{ decision: string }>> => {
 const [first] = await propose();
 if (first?.decision !== "allow") throw new Error(`the sample policy did not allow: ${JSON.stringify(first)}`);
 
-async function round(count: number, inflight: number): Promise<number> {
+/** Proposals per second of wall time, and CPU µs per proposal (every thread of the process). */
+async function round(count: number, inflight: number): Promise<{ rate: number; cpuUs: number }> {
   const started = performance.now();
+  const cpu = process.cpuUsage();
   let next = 0;
   await Promise.all(
     Array.from({ length: inflight }, async () => {
@@ -101,17 +104,21 @@ async function round(count: number, inflight: number): Promise<number> {
       }
     }),
   );
-  return count / ((performance.now() - started) / 1000);
+  const used = process.cpuUsage(cpu);
+  return { rate: count / ((performance.now() - started) / 1000), cpuUs: (used.user + used.system) / count };
 }
 
 const proposals = Number(values.proposals);
 const inflight = Number(values.inflight);
 await round(Math.min(1000, proposals), inflight); // warm-up
-const rates: number[] = [];
-for (let i = 0; i < Number(values.rounds); i++) rates.push(await round(proposals, inflight));
-const sorted = [...rates].sort((a, b) => a - b);
+const rounds: Array<{ rate: number; cpuUs: number }> = [];
+for (let i = 0; i < Number(values.rounds); i++) rounds.push(await round(proposals, inflight));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+const rates = rounds.map((r) => r.rate);
+const cpus = rounds.map((r) => r.cpuUs);
 console.log(
-  `${root}: ${rates.map((r) => r.toFixed(0)).join(" ")} proposals/s; median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(0)}`,
+  `${root}: ${rates.map((r) => r.toFixed(0)).join(" ")} proposals/s (median ${median(rates).toFixed(0)}); ` +
+    `CPU ${cpus.map((c) => c.toFixed(0)).join(" ")} µs/proposal (median ${median(cpus).toFixed(0)})`,
 );
 await running.close();
 await rm(dir, { recursive: true, force: true });

@@ -277,6 +277,10 @@ export async function executeWithGrant(
   };
   let claims: GrantClaims | undefined;
   let traced: CallAttributes | undefined;
+  const logExecution = (outcome: ExecutionFacts["outcome"]) =>
+    stage("log", traced, () =>
+      logDecision(gw, executionEntry({ ...facts, grant: presentedGrant(req.grant, claims), outcome })),
+    );
   try {
     const subject =
       req.subject ?? (await stage("identity", undefined, () => gw.identity.verify(req.authorization))); // 3
@@ -300,32 +304,15 @@ export async function executeWithGrant(
     claims = d.claims;
     if (traced) traced["writ.decision_id"] = claims.dec;
     const layered = await stage("result", traced, () => result(gw, n, d, req.requestId)); // 10
-    await stage("log", traced, () =>
-      logDecision(
-        gw,
-        executionEntry({
-          ...facts,
-          grant: presentedGrant(req.grant, claims),
-          outcome: { kind: "ran", summary: resultSummary(layered) },
-        }),
-      ),
-    );
+    await logExecution({ kind: "ran", summary: resultSummary(layered) });
     return { tool: call.tool, result: layered };
   } catch (error) {
     const e = WritError.from(error);
     if (error instanceof GrantRefusedError) claims = error.claims;
-    await stage("log", traced, () =>
-      logDecision(
-        gw,
-        executionEntry({
-          ...facts,
-          grant: presentedGrant(req.grant, claims),
-          outcome:
-            error instanceof GrantRefusedError
-              ? { kind: "grant_refused", code: error.code, error: e }
-              : { kind: "failed", error: e },
-        }),
-      ),
+    await logExecution(
+      error instanceof GrantRefusedError
+        ? { kind: "grant_refused", code: error.code, error: e }
+        : { kind: "failed", error: e },
     );
     throw error;
   }

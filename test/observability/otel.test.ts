@@ -7,11 +7,13 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
 import { answerOf, canonicalCall, pendingApproval, WS } from "../e2e/api.ts";
-import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
+import { type StartOptions, startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
 import { repoRoot } from "../support/paths.ts";
 import {
   jsonMetricPoints,
@@ -30,11 +32,11 @@ const REQUEST_STAGES = ["intake", "normalize", "identity"];
 const CALL_STAGES = ["resource", "decide", "grant", "log", "dispatch", "result"];
 
 /** Starts a test gateway with these OTEL_* variables set while it starts (the SDK reads them then). */
-async function gatewayWith(env: Record<string, string>): Promise<TestGateway> {
+async function gatewayWith(env: Record<string, string>, options: StartOptions = {}): Promise<TestGateway> {
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
   Object.assign(process.env, env);
   try {
-    return await startTestGateway();
+    return await startTestGateway(options);
   } finally {
     for (const [k, v] of Object.entries(saved)) {
       if (v === undefined) delete process.env[k];
@@ -249,6 +251,85 @@ describe("OTLP over http/protobuf (the default protocol)", () => {
     } finally {
       await gw.close();
       await receiver.close();
+    }
+  });
+});
+
+describe("HTTP backends", () => {
+  it("receive the dispatch span's traceparent", async () => {
+    const seen: Array<string | undefined> = [];
+    const backend = createServer((req, res) => {
+      const header = req.headers.traceparent;
+      seen.push(typeof header === "string" ? header : undefined);
+      req.resume();
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ content: "hello" }));
+    });
+    await new Promise<void>((resolve) => backend.listen(0, "127.0.0.1", resolve));
+    const { port } = z.object({ port: z.number() }).parse(backend.address());
+    const receiver = await startOtlpReceiver();
+    const gw = await gatewayWith(otlpEnv(receiver, "http/json"), {
+      configure: (document) => ({
+        ...document,
+        tools: z
+          .array(z.record(z.string(), z.unknown()))
+          .parse(document.tools)
+          .map((t) =>
+            t.name === "repo.read"
+              ? { ...t, backend: { kind: "http", method: "POST", url: `http://127.0.0.1:${port}/read` } }
+              : t,
+          ),
+      }),
+    });
+    try {
+      await gw.request("POST", "/v1/proposals", {
+        token: await gw.token("alice"),
+        headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
+        body: {
+          format: "canonical",
+          execute: true,
+          payload: canonicalCall("repo_read", { workspace: WS, path: "README.md" }),
+        },
+      });
+      const dispatch = await waitFor("the dispatch span", async () =>
+        jsonSpans(receiver.exports).spans.find((s) => s.name === "dispatch"),
+      );
+      expect(seen).toEqual([`00-${CALLER_TRACE}-${dispatch.spanId}-01`]);
+    } finally {
+      await gw.close();
+      await receiver.close();
+      await new Promise((resolve) => backend.close(resolve));
+    }
+  });
+});
+
+describe("an unreachable collector", () => {
+  it("changes no answer and is reported once", async () => {
+    const closed = await startOtlpReceiver();
+    const url = closed.url;
+    await closed.close();
+    const printed = vi.spyOn(console, "error").mockImplementation(() => {});
+    const gw = await gatewayWith({
+      OTEL_EXPORTER_OTLP_ENDPOINT: url,
+      OTEL_EXPORTER_OTLP_TIMEOUT: "300",
+      OTEL_BSP_SCHEDULE_DELAY: "20",
+      OTEL_METRIC_EXPORT_INTERVAL: "100",
+    });
+    try {
+      const token = await gw.token("alice");
+      for (let i = 0; i < 5; i++) {
+        expect((await tracedProposal(gw, token)).every((o) => o.grant !== undefined)).toBe(true);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const reports = () => printed.mock.calls.filter(([m]) => String(m).includes("telemetry"));
+      await waitFor("the report", async () => (reports().length > 0 ? true : undefined));
+      expect(reports()).toHaveLength(1);
+      expect(String(reports()[0]?.[0])).toMatch(
+        /^writ: telemetry export failed: .*; answers are not affected$/,
+      );
+    } finally {
+      await gw.close();
+      printed.mockRestore();
     }
   });
 });
