@@ -10,15 +10,21 @@
  *   npx tsx bench/tracing.ts --src /tmp/writ-main   # before
  *   npx tsx bench/tracing.ts                        # after
  *
+ * With `--otel` (this tree only) it measures tracing on instead: traces and metrics exported
+ * as OTLP/protobuf to a loopback sink that answers 200, each proposal in a request span as the
+ * HTTP entrance makes it.
+ *
  * Prints proposals per second and the process's CPU time per proposal for each of `--rounds`
  * rounds of `--proposals` proposals, then their medians. CPU time is the steadier number on a
  * shared machine; alternate the two trees' runs a few times all the same.
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { ROOT_CONTEXT } from "@opentelemetry/api";
 import { parse as parseYaml } from "yaml";
 import type { GatewayConfig } from "../src/config/index.ts";
 import type { Gateway, ProposalRequest } from "../src/core/gateway.ts";
@@ -30,6 +36,7 @@ const { values } = parseArgs({
     proposals: { type: "string", default: "3000" },
     rounds: { type: "string", default: "5" },
     inflight: { type: "string", default: "32" },
+    otel: { type: "boolean", default: false },
   },
 });
 const root = path.resolve(values.src ?? path.join(path.dirname(fileURLToPath(import.meta.url)), ".."));
@@ -42,6 +49,21 @@ const configModule: {
 const { startGateway } = await load("src/server.ts");
 const { handleProposal } = await load("src/pipeline/index.ts");
 const { SqliteStore } = await load("src/store/index.ts");
+
+let sink: ReturnType<typeof createServer> | undefined;
+if (values.otel) {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => res.writeHead(200, { "content-type": "application/x-protobuf" }).end());
+  });
+  sink = server;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : 0;
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${port}`;
+  process.env.OTEL_METRIC_EXPORT_INTERVAL = "1000";
+}
+const tracing = values.otel ? await load("src/observability/tracing.ts") : undefined;
 
 const dir = await mkdtemp(path.join(tmpdir(), "writ-bench-tracing-"));
 const config = configModule.parseConfig(
@@ -85,7 +107,14 @@ const propose = (): Promise<Array<{ decision: string }>> => {
     execute: false,
     requestId: `bench-${n++}`,
   };
-  return handleProposal(gw, req);
+  const tracer = running.parts.telemetry?.tracing;
+  if (tracing === undefined || tracer === undefined) return handleProposal(gw, req);
+  return tracing
+    .requestSpan(tracer, "POST /v1/proposals", ROOT_CONTEXT, {}, () => handleProposal(gw, req))
+    .then(({ value, span }: { value: Array<{ decision: string }>; span: { end(): void } }) => {
+      span.end();
+      return value;
+    });
 };
 
 const [first] = await propose();
@@ -121,4 +150,5 @@ console.log(
     `CPU ${cpus.map((c) => c.toFixed(0)).join(" ")} µs/proposal (median ${median(cpus).toFixed(0)})`,
 );
 await running.close();
+sink?.close();
 await rm(dir, { recursive: true, force: true });

@@ -191,6 +191,32 @@ describe("OTLP over http/json", () => {
     });
   });
 
+  it("traces an MCP tools/call like a proposal: one span for POST /mcp, the stages under it", async () => {
+    const answer = await gw.request("POST", "/mcp", {
+      token: alice,
+      requestId: "otel-mcp",
+      headers: { accept: "application/json, text/event-stream" },
+      body: {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "repo_read", arguments: { workspace: WS, path: "README.md" } },
+      },
+    });
+    expect(answer.status, answer.text).toBe(200);
+    const request = await waitFor("the /mcp span", async () =>
+      spans().find((s) => s.attributes["writ.request_id"] === "otel-mcp"),
+    );
+    expect(request.name).toBe("POST /mcp");
+    expect(request.kind).toBe(2);
+    const stages = await waitFor("its stages", async () => {
+      const c = spans().filter((s) => s.parentSpanId === request.spanId);
+      return c.some((s) => s.name === "result") ? c : undefined;
+    });
+    expect(stages.filter((s) => s.name === "decide")).toHaveLength(1);
+    expect(stages.find((s) => s.name === "dispatch")?.attributes["writ.action"]).toBe("repo.read");
+  });
+
   it("exports /metrics' counters and histograms with the same names and labels", async () => {
     const points = await waitFor("the decision counter", async () => {
       const p = jsonMetricPoints(receiver.exports);

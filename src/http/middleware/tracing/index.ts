@@ -7,13 +7,6 @@
  * the request id; never the query string, headers or body. A 5xx answer sets the span's status
  * to ERROR, a 4xx does not (the server did its job).
  */
-import {
-  ATTR_HTTP_REQUEST_METHOD,
-  ATTR_HTTP_RESPONSE_STATUS_CODE,
-  ATTR_HTTP_ROUTE,
-  ATTR_URL_PATH,
-  ATTR_URL_SCHEME,
-} from "@opentelemetry/semantic-conventions";
 import { createMiddleware } from "hono/factory";
 import { routePath } from "hono/route";
 import {
@@ -23,6 +16,14 @@ import {
   requestSpan,
 } from "../../../observability/tracing.ts";
 import type { RequestIdVariables } from "../../env.ts";
+
+// OpenTelemetry's stable HTTP server attributes, spelled out rather than importing
+// @opentelemetry/semantic-conventions on every start for five strings.
+const ATTR_HTTP_REQUEST_METHOD = "http.request.method";
+const ATTR_HTTP_RESPONSE_STATUS_CODE = "http.response.status_code";
+const ATTR_HTTP_ROUTE = "http.route";
+const ATTR_URL_PATH = "url.path";
+const ATTR_URL_SCHEME = "url.scheme";
 
 export function traceRequests(tracing: RequestTracing) {
   return createMiddleware<{ Variables: RequestIdVariables }>(async (c, next) => {
