@@ -61,6 +61,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     throw error;
   }
   console.log(`writ listening on ${running.url} (policy revision ${running.gateway.policy.revision})`);
+  const telemetry = running.parts.telemetry;
+  if (telemetry) console.log(`OpenTelemetry: ${telemetry.description}`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once("SIGINT", stop);

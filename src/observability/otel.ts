@@ -37,6 +37,8 @@ export interface Telemetry {
   tracing?: RequestTracing;
   /** Set when metrics are exported. */
   meter?: Meter;
+  /** What is exported where, for the start-up line, e.g. `traces (http/json) to http://…/v1/traces`. */
+  description: string;
   /** Exports what is pending and stops; bounded so a dead collector cannot hold a shutdown. */
   shutdown(): Promise<void>;
 }
@@ -108,7 +110,13 @@ export async function startTelemetry(env: Env = process.env): Promise<Telemetry 
   await reportExportFailures();
   const resource = await writResource();
   const stops: Array<() => Promise<void>> = [];
+  const described = (signal: Signal, protocol: Protocol) =>
+    `${signal.toLowerCase()} (${protocol}) to ${exportUrl(signal, env)}`;
   const telemetry: Telemetry = {
+    description: [
+      ...(traces === undefined ? [] : [described("TRACES", traces)]),
+      ...(metrics === undefined ? [] : [`${described("METRICS", metrics)} every ${interval / 1000} s`]),
+    ].join(", "),
     shutdown: () => bounded(Promise.all(stops.map((stop) => stop())).then(() => undefined)),
   };
   if (traces !== undefined) {
@@ -148,6 +156,22 @@ export async function startTelemetry(env: Env = process.env): Promise<Telemetry 
     stops.push(() => provider.shutdown());
   }
   return telemetry;
+}
+
+/** Where the exporter sends a signal, as otlp-exporter-base works it out (without credentials). */
+function exportUrl(signal: Signal, env: Env): string {
+  const generic = value(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
+  const text =
+    value(env, `OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`) ??
+    `${(generic ?? "http://localhost:4318").replace(/\/$/, "")}/v1/${signal.toLowerCase()}`;
+  try {
+    const url = new URL(text);
+    url.username = "";
+    url.password = "";
+    return url.href;
+  } catch {
+    return "an invalid URL (nothing will arrive)";
+  }
 }
 
 /** `service.name` writ, overridden by OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES. */

@@ -5,8 +5,9 @@
  * and labels, both OTLP encodings, the last spans flushed at shutdown, and nothing at all when
  * the OTEL_* environment does not ask for it.
  */
-import { spawnSync } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { cp, mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -427,6 +428,49 @@ describe("off unless the environment asks", () => {
 });
 
 describe("writ serve", () => {
+  it("says where it exports, and flushes the last spans when it stops (SIGTERM)", async () => {
+    const cwd = await mkdtemp(path.join(os.tmpdir(), "writ-otel-"));
+    // The embedded default configuration reads ./policies and keeps its state in ./.writ.
+    await cp(path.join(repoRoot, "policies"), path.join(cwd, "policies"), { recursive: true });
+    const receiver = await startOtlpReceiver();
+    const child = spawn(process.execPath, [path.join(repoRoot, "bin", "writ.mjs"), "serve", "--port", "0"], {
+      cwd,
+      env: {
+        ...process.env,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_BSP_SCHEDULE_DELAY: "600000",
+        OTEL_METRIC_EXPORT_INTERVAL: "600000",
+      },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      let out = "";
+      child.stdout.setEncoding("utf8");
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on("data", (chunk: string) => {
+          out += chunk;
+          const m = /writ listening on (\S+)/.exec(out);
+          if (m?.[1] && out.includes("OpenTelemetry:")) resolve(m[1]);
+        });
+        child.once("exit", (code) => reject(new Error(`writ serve exited (${code}): ${out}`)));
+      });
+      expect(out).toContain(
+        `OpenTelemetry: traces (http/protobuf) to ${receiver.url}/v1/traces, metrics (http/protobuf) to ${receiver.url}/v1/metrics every 600 s`,
+      );
+      expect((await fetch(`${url}/v1/tools`)).status).toBe(401);
+      expect(receiver.exports).toHaveLength(0);
+      child.kill("SIGTERM");
+      await once(child, "exit");
+      const spans = protobufSpans(receiver.exports);
+      expect(spans.map((s) => s.name)).toContain("GET /v1/tools");
+      expect(receiver.exports.some((e) => e.path === "/v1/metrics")).toBe(true);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      await receiver.close();
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
+
   it("refuses grpc at start with one line", async () => {
     const cwd = await mkdtemp(path.join(os.tmpdir(), "writ-otel-"));
     try {
