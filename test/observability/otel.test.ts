@@ -87,7 +87,11 @@ describe("OTLP over http/json", () => {
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
-    gw = await gatewayWith({ ...otlpEnv(receiver, "http/json"), OTEL_SERVICE_NAME: "writ-under-test" });
+    gw = await gatewayWith({
+      ...otlpEnv(receiver, "http/json"),
+      OTEL_SERVICE_NAME: "writ-under-test",
+      OTEL_EXPORTER_OTLP_HEADERS: "x-collector-key=k-123",
+    });
     alice = await gw.token("alice");
   });
   afterAll(async () => {
@@ -139,8 +143,12 @@ describe("OTLP over http/json", () => {
     expect(children).toHaveLength(REQUEST_STAGES.length + 2 * CALL_STAGES.length);
   });
 
-  it("names the service from OTEL_SERVICE_NAME and adds OTEL_RESOURCE_ATTRIBUTES", async () => {
+  it("names the service from OTEL_SERVICE_NAME, adds OTEL_RESOURCE_ATTRIBUTES, sends OTEL_EXPORTER_OTLP_HEADERS", async () => {
     await waitFor("a trace export", async () => (spans().length > 0 ? true : undefined));
+    for (const e of receiver.exports) {
+      expect(e.headers["x-collector-key"]).toBe("k-123");
+      expect(e.contentType).toBe("application/json");
+    }
     expect(jsonSpans(receiver.exports).resources[0]).toMatchObject({
       "service.name": "writ-under-test",
       "deployment.environment.name": "test",

@@ -12,6 +12,8 @@ export interface OtlpExport {
   /** `/v1/traces` or `/v1/metrics`. */
   path: string;
   contentType: string;
+  /** The request's headers (names in lower case). */
+  headers: Record<string, string | string[] | undefined>;
   body: Buffer;
 }
 
@@ -29,7 +31,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
       const contentType = req.headers["content-type"] ?? "";
-      exports.push({ path: req.url ?? "", contentType, body: Buffer.concat(chunks) });
+      exports.push({ path: req.url ?? "", contentType, headers: req.headers, body: Buffer.concat(chunks) });
       // An empty Export…ServiceResponse: `{}` in JSON, zero bytes in protobuf.
       const json = contentType.startsWith("application/json");
       res.writeHead(200, { "content-type": json ? "application/json" : "application/x-protobuf" });
