@@ -20,10 +20,12 @@
  * 3. the ratios and a PASS/FAIL line per "Done when" criterion of issue 16 for the gateway.
  * Then it checks that the decision log verifies and prints the token cache's hits.
  *
- * autocannon runs in the same process as the server, as when issue 16's baseline was measured:
- * the load generator's own CPU time counts against the server's on the same event loop, so the
- * absolute numbers are lower than a separate client would see; the ratios within a run are what
- * to compare.
+ * The load generator (autocannon, and node:http for the evenly paced run) runs in the same
+ * process as the server: by default in a worker thread, with an event loop of its own, as a
+ * separate client would (it still shares the machine's cores with the server and its SQLite
+ * writer thread); with `--client inline` on the server's own event loop, as when issue 16's
+ * baseline was measured, where the client's CPU time counts against the server's. Compare runs
+ * made with the same placement; the ratios within a run are what to compare.
  *
  * Run: npx tsx bench/gateway.ts [seconds] [connections] [options]
  *   --seconds <n>            seconds per measured run (default 8; also the first positional)
@@ -35,6 +37,7 @@
  *                            average: other processes' share of the CPUs) and the config
  *   --compare <old.json>     prints the old summary against this run's, with new/old ratios;
  *                            with --against <new.json>, compares two summaries without a run
+ *   --client thread|inline   where the load generator runs (default thread, see above)
  *   --profile <file>         one more proposals run at --at connections under the CPU profiler
  *                            (not counted), saved as a .cpuprofile, and a summary of it printed
  *
@@ -53,7 +56,7 @@ import { jsonDigest } from "../src/core/digest.ts";
 import { DevIssuer } from "../src/identity/index.ts";
 import { startGateway } from "../src/server.ts";
 import { SqliteStore } from "../src/store/index.ts";
-import { type LoadResult, runLoad, runPaced, waitUntilIdle } from "./lib/load.ts";
+import { type ClientPlacement, type LoadResult, loadClient, waitUntilIdle } from "./lib/load.ts";
 import { busyMachineWarning, describeMachine, loadAverage, machineInfo } from "./lib/machine.ts";
 import {
   type ProfileSummary,
@@ -88,6 +91,7 @@ const { values: flags, positionals } = parseArgs({
     compare: { type: "string" },
     against: { type: "string" },
     profile: { type: "string" },
+    client: { type: "string" },
   },
 });
 
@@ -110,6 +114,12 @@ const warmupSeconds = positiveInteger(
   flags.warmup ?? String(Math.max(1, Math.round(seconds / 4))),
 );
 const wantedAt = positiveInteger("--at", flags.at ?? "32");
+const placementText = flags.client ?? "thread";
+if (placementText !== "thread" && placementText !== "inline") {
+  console.error(`--client must be thread or inline, not ${JSON.stringify(placementText)}`);
+  process.exit(2);
+}
+const placement: ClientPlacement = placementText;
 const at = connectionCounts.reduce((best, n) =>
   Math.abs(n - wantedAt) < Math.abs(best - wantedAt) ? n : best,
 );
@@ -195,8 +205,9 @@ const routes = [
 ] as const;
 type RouteKey = (typeof routes)[number]["key"];
 
+const client = loadClient(placement);
 const load = (route: string, connections: number, runSeconds: number, rate?: number) =>
-  runLoad({
+  client.load({
     url: `${running.url}${route}`,
     headers,
     body,
@@ -239,7 +250,7 @@ const resultOf = (key: RouteKey, connections: number): LoadResult => {
 const maxRate = resultOf("proposals", at).rps;
 const offered = Math.max(1, Math.round(maxRate / 2));
 const paced = await measure("/v1/proposals", at, seconds, offered);
-const evenlyPaced = await runPaced({
+const evenlyPaced = await client.paced({
   url: `${running.url}/v1/proposals`,
   headers,
   body,
@@ -261,6 +272,7 @@ if (flags.profile !== undefined) {
   };
 }
 
+await client.close();
 const loadAverageAtEnd = loadAverage();
 const verified = await running.gateway.log.verify();
 const stats = running.gateway.identity.cacheStats();
@@ -334,7 +346,7 @@ if (fewest === most) criteria.splice(1, 1);
 
 console.log(`Writ gateway benchmark: ${describeMachine(machine)}`);
 console.log(
-  `autocannon in this process, ${seconds} s per run after a ${warmupSeconds} s warm-up per route (not counted); SQLite synchronous=${durability}`,
+  `load generator in this process, ${placement === "thread" ? "in worker threads (its own event loops)" : "on the server's event loop (--client inline)"}, ${seconds} s per run after a ${warmupSeconds} s warm-up per route (not counted); SQLite synchronous=${durability}`,
 );
 const busy = busyMachineWarning(machine);
 if (busy !== undefined) console.log(busy);
@@ -389,6 +401,7 @@ const summary: Summary = {
     connections: connectionCounts,
     at,
     durability,
+    client: placement,
     store: "sqlite",
     loadGenerator: "autocannon, in process",
   },

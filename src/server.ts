@@ -1,10 +1,16 @@
 /**
  * Assembles a gateway from its configuration and serves it over HTTP.
  */
-import { type ServerType, serve } from "@hono/node-server";
+import {
+  createAdaptorServer,
+  type Http2Bindings,
+  type HttpBindings,
+  type ServerType,
+} from "@hono/node-server";
 import type { Hono } from "hono";
 import type { GatewayConfig } from "./config/index.ts";
 import { ContractRegistry } from "./contracts/index.ts";
+import { WritError } from "./core/errors.ts";
 import type { Gateway } from "./core/gateway.ts";
 import type { InProcessHandler } from "./core/handlers.ts";
 import { DecisionLog, RefusalAggregator, startCheckpointer } from "./decisionlog/index.ts";
@@ -197,9 +203,22 @@ export async function startGateway(
   config: GatewayConfig,
   options: StartOptions = {},
 ): Promise<RunningGateway & { parts: GatewayParts }> {
-  const parts = await createGateway(config, options.store ? { store: options.store } : {});
+  // The port is taken before anything else starts (upstream MCP servers are child processes):
+  // a busy port fails at once with one line, and nothing is left running. Until the gateway is
+  // built, requests get a retryable 503.
+  let app: Hono<HttpEnv> | undefined;
+  const { server, port } = await listen(config.server, (request, env) =>
+    app ? app.fetch(request, env) : starting(),
+  );
+  let parts: GatewayParts;
+  try {
+    parts = await createGateway(config, options.store ? { store: options.store } : {});
+  } catch (error) {
+    await closeServer(server);
+    throw error;
+  }
   const tracing = parts.telemetry?.tracing;
-  const app = createApp(parts.gateway, {
+  const built = createApp(parts.gateway, {
     ...(tracing ? { tracing } : {}),
     bodyLimitBytes: config.server.body_limit_bytes,
     refusalWindowMs: config.decision_log.refusal_window_ms,
@@ -208,36 +227,80 @@ export async function startGateway(
     mcpEndpoint: config.mcp.endpoint,
     mcpSecurity: { allowedHosts: config.mcp.allowed_hosts, allowedOrigins: config.mcp.allowed_origins },
   });
-  options.configureApp?.(app, parts.gateway);
+  options.configureApp?.(built, parts.gateway);
   const stopTracing = tracing ? enableTracing() : () => {};
-  let server: ServerType | undefined;
-  const port = await new Promise<number>((resolve, reject) => {
-    server = serve(
-      {
-        fetch: app.fetch,
-        hostname: config.server.host,
-        port: config.server.port,
-        serverOptions: {
-          requestTimeout: config.server.request_timeout_ms,
-          headersTimeout: Math.min(config.server.headers_timeout_ms, config.server.request_timeout_ms),
-          keepAliveTimeout: config.server.keep_alive_timeout_ms,
-          // How often Node looks for requests past their timeouts (its default is 30 s).
-          connectionsCheckingInterval: Math.max(50, Math.min(1_000, config.server.request_timeout_ms / 4)),
-        },
-      },
-      (info) => resolve(info.port),
-    );
-    server.on("error", reject);
-  });
+  app = built;
   const host = config.server.host.includes(":") ? `[${config.server.host}]` : config.server.host;
   return {
     gateway: parts.gateway,
     parts,
     url: `http://${host}:${port}`,
     async close() {
-      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+      await closeServer(server);
       stopTracing();
       await parts.close();
     },
   };
+}
+
+/** The listening address is taken: another process (or another Writ) holds the port. */
+export class ListenError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = "ListenError";
+  }
+}
+
+/** Listens on the configured host and port (0: a free one) with `fetch` answering requests. */
+async function listen(
+  options: GatewayConfig["server"],
+  fetch: (request: Request, env: HttpBindings | Http2Bindings) => Response | Promise<Response>,
+): Promise<{ server: ServerType; port: number }> {
+  const server = createAdaptorServer({
+    fetch,
+    hostname: options.host,
+    serverOptions: {
+      requestTimeout: options.request_timeout_ms,
+      headersTimeout: Math.min(options.headers_timeout_ms, options.request_timeout_ms),
+      keepAliveTimeout: options.keep_alive_timeout_ms,
+      // How often Node looks for requests past their timeouts (its default is 30 s).
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, options.request_timeout_ms / 4)),
+    },
+  });
+  const where = `${options.host}:${options.port}`;
+  const port = await new Promise<number>((resolve, reject) => {
+    server.once("error", (error: NodeJS.ErrnoException) => {
+      const reason =
+        error.code === "EADDRINUSE"
+          ? `port ${options.port} on ${options.host} is already in use; stop the process that holds it, or choose another port with --port <n> or PORT=<n> (0 picks a free one)`
+          : error.code === "EACCES"
+            ? `not allowed to listen on ${where}; choose a port above 1023 with --port <n> or PORT=<n>`
+            : error.code === "EADDRNOTAVAIL"
+              ? `cannot listen on ${where}: ${options.host} is not an address of this machine; fix server.host in the configuration`
+              : `cannot listen on ${where}: ${error.message}`;
+      reject(new ListenError(reason, error.code));
+    });
+    server.listen(options.port, options.host, () => {
+      const address = server.address();
+      resolve(typeof address === "object" && address !== null ? address.port : options.port);
+    });
+  });
+  return { server, port };
+}
+
+function closeServer(server: ServerType): Promise<void> {
+  return new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+/** The answer while the gateway is still being built (policy compiling, upstreams connecting). */
+function starting(): Response {
+  const error = new WritError("backend_unavailable", "Writ is starting", {
+    suggestedFix: "retry in a second",
+    retryable: true,
+    effectCommitted: false,
+  });
+  return Response.json(error.toJSON(), { status: error.httpStatus, headers: { "retry-after": "1" } });
 }

@@ -5,6 +5,7 @@
 import { Agent, request } from "node:http";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
+import { Worker } from "node:worker_threads";
 import autocannon from "autocannon";
 
 /** What one load run measured. Latencies in milliseconds. */
@@ -37,6 +38,8 @@ export interface LoadOptions {
    * waits for the next second; the load is bursty within a second, not evenly spread.
    */
   rate?: number;
+  /** autocannon's own worker threads (it aggregates their results in this thread); none by default. */
+  workers?: number;
 }
 
 /** One autocannon run in this process. */
@@ -48,6 +51,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     ...(options.body === undefined ? {} : { body: options.body }),
     connections: options.connections,
     duration: options.seconds,
+    ...(options.workers === undefined ? {} : { workers: options.workers }),
     ...(options.rate === undefined
       ? {}
       : {
@@ -185,4 +189,55 @@ export async function waitUntilIdle({
     if (performance.eventLoopUtilization(start).utilization < threshold) return true;
   }
   return false;
+}
+
+/** Where the load generator runs: on the server's own event loop, or in a worker thread. */
+export type ClientPlacement = "inline" | "thread";
+
+/** What the parent asks of bench/lib/load-worker.ts. */
+export interface PacedRequest {
+  options: LoadOptions & { rate: number };
+}
+
+export interface LoadClient {
+  readonly placement: ClientPlacement;
+  load(options: LoadOptions): Promise<LoadResult>;
+  paced(options: LoadOptions & { rate: number }): Promise<LoadResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * The load generator, `inline` (this thread: its CPU time counts against the server's event
+ * loop, as when issue 16's baseline was measured) or in a worker `thread` (its own event loop;
+ * the server's loop serves requests only, as with a separate client, but on the same cores).
+ */
+export function loadClient(placement: ClientPlacement): LoadClient {
+  if (placement === "inline") {
+    return { placement, load: runLoad, paced: runPaced, close: async () => undefined };
+  }
+  // A worker does not inherit tsx's loader: it registers it, then loads the TypeScript module.
+  const bootstrap = `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))})
+    .then((tsx) => tsx.register())
+    .then(() => import(${JSON.stringify(new URL("./load-worker.ts", import.meta.url).href)}));`;
+  const worker = new Worker(bootstrap, { eval: true, execArgv: [] });
+  worker.unref();
+  const ask = (message: PacedRequest) =>
+    new Promise<LoadResult>((resolve, reject) => {
+      worker.ref();
+      worker.once("message", (answer: { result?: LoadResult; error?: string }) => {
+        worker.unref();
+        if (answer.result) resolve(answer.result);
+        else reject(new Error(`the load worker failed: ${answer.error ?? "no answer"}`));
+      });
+      worker.postMessage(message);
+    });
+  return {
+    placement,
+    // autocannon runs its connections in a worker of its own and aggregates here.
+    load: (options) => runLoad({ ...options, workers: 1 }),
+    paced: (options) => ask({ options }),
+    close: async () => {
+      await worker.terminate();
+    },
+  };
 }

@@ -118,6 +118,12 @@ denials contains hidden_reason("wrong_tenant", sprintf("the %s belongs to anothe
 	input.resource.tenant != input.subject.tenant
 }
 
+# Paths are compared as strings, exactly (and could be by prefix) because the contracts declare
+# them `format: path` (src/config/writ.default.yaml): Writ hands the policy a path in normal form,
+# relative to the workspace's top folder — no ".", "..", "//", trailing "/" or percent-encoding,
+# Unicode NFC — and refuses one that climbs out of it before the policy runs. So "./src//sum.ts"
+# arrives as "src/sum.ts", and "src/../.env" as ".env", which the lists below do not hold.
+# Without that declaration, a rule such as startswith(args.path, "src/") would allow "src/../.env".
 denials contains reason("path_not_readable", sprintf("%s is outside the workspace's readable paths", [args.path])) if {
 	kind == "read"
 	not discovering

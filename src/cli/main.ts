@@ -1,6 +1,7 @@
 /**
  * The `writ` command line. Each command returns its exit code; nothing here calls process.exit,
- * so the same functions run in tests.
+ * so the same functions run in tests. `writ help` lists every command with every option (a test
+ * holds it to each command's own --help); it loads no command module, so it answers at once.
  */
 import { policyCommand } from "./policy.ts";
 
@@ -12,22 +13,44 @@ const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>
   logs: async () => (await import("./logs.ts")).logsCommand,
 };
 
-const usage = `usage: writ <command> [options]
+const usage = `usage: writ <command> [options]      (writ <command> --help: one command in full)
 
-commands:
-  serve [--config f] [--port n]  run the gateway (default config: SQLite, policies/, the demo tools)
-  token --sub <id> [--roles a,b] print a subject JWT from the development issuer
-  demo                     replay the demo repair and its refusals against a running gateway
-  config schema|check      the configuration's JSON Schema (editor completion), or validate a file
-  logs tail|query|show|verify|export   read, follow, verify and export the decision log
-  policy check <path>...   parse Rego files (or every .rego file under a folder) and report errors
-  policy build <path>...   compile a policy to an OPA bundle for the Wasm target
-  policy eval <query>      evaluate a query against policy sources or a bundle
-  policy test <path>...    run a policy's test_… rules
-  policy capabilities      list the builtins policies can call
-  help                     show this text
+run Writ
+  serve [--config <file>] [--port <n>]
+      run the gateway; without --config the embedded default (SQLite under .writ/, the sample
+      policies, the demo tools). PORT in the environment also sets the port.
+  token --sub <id> [--tenant <t>] [--roles a,b] [--scopes x,y] [--ttl <seconds>] [--config <file>]
+      print a subject JWT from the development issuer (tenant "demo", one hour by default)
+  demo [--url <gateway url>] [--config <file>]
+      replay the demo repair and its refusals against a running gateway (--url, else PORT,
+      else the configured port on 127.0.0.1)
+  config schema
+      print the configuration's JSON Schema (editor completion)
+  config check [--config <file>]
+      validate a configuration file (default: the embedded one)
 
-Run \`writ policy <command> --help\` or \`writ logs <command> --help\` for a command's options.`;
+read the decision log (every logs command takes --config <file>, as serve)
+  logs tail [filters] [-n, --lines <count> | --from <seq>] [--interval <ms>] [--format table|ndjson]
+  logs query [filters] [--limit <n>] [--cursor <c>] [--format table|ndjson]
+  logs show [--format text|json] <decision-id>
+  logs verify [--format text|json] [--witness <file|url>]... [--keys <file|url>]
+  logs export [--since <t>] [--until <t>] [filters] [--format ndjson|opa]
+      filters: --subject <id> --tenant <t> --action <name> --reason <code>
+               --decision allow|deny|require_approval|allow_with_conditions|error
+               --resource <type>/<id> (or --resource-type <type> --resource-id <id>)
+               --since <time> --until <time>
+
+write policies
+  policy check <path>...
+  policy build <path>... -e, --entrypoint <rule>... [-o, --output <bundle.tar.gz>] [--data <file>]...
+               [-r, --revision <text>]
+  policy eval -d, --data <path>... [-i, --input <input.json>] [--strict-builtin-errors] '<query>'
+  policy test <path>... [-v, --verbose] [--run <regex>]
+  policy capabilities [--format writ|opa]
+      the builtins policies can call (opa: a file for opa check --capabilities, Regal)
+
+  help [<command>]   this text, or one command's --help
+  --version          Writ's version`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -36,14 +59,36 @@ export async function main(argv: string[]): Promise<number> {
   switch (command) {
     case "policy":
       return policyCommand(rest);
-    case undefined:
     case "help":
+      if (rest.length > 0) return main([...rest, "--help"]);
+      console.log(usage);
+      return 0;
     case "--help":
     case "-h":
       console.log(usage);
-      return command === undefined ? 2 : 0;
+      return 0;
+    case "--version":
+    case "-v":
+      console.log(await version());
+      return 0;
+    case undefined:
+      console.error(usage);
+      return 2;
     default:
       console.error(`writ: unknown command ${JSON.stringify(command)}\n\n${usage}`);
       return 2;
   }
+}
+
+/** The version in the package's package.json (two folders up, from src/cli or dist/cli). */
+async function version(): Promise<string> {
+  const { readFile } = await import("node:fs/promises");
+  const text = await readFile(new URL("../../package.json", import.meta.url), "utf8");
+  const parsed: unknown = JSON.parse(text);
+  return typeof parsed === "object" &&
+    parsed !== null &&
+    "version" in parsed &&
+    typeof parsed.version === "string"
+    ? parsed.version
+    : "unknown";
 }

@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from "../config/index.ts";
 import { WritError } from "../core/errors.ts";
 import { TelemetryConfigError } from "../observability/otel.ts";
 import { PolicyLoadError } from "../policy/index.ts";
-import { startGateway } from "../server.ts";
+import { ListenError, startGateway } from "../server.ts";
 
 const usage = `usage: writ serve [--config <file>] [--port <n>]
 
@@ -48,6 +48,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     if (
       error instanceof ConfigError ||
       error instanceof PolicyLoadError ||
+      error instanceof ListenError ||
       error instanceof TelemetryConfigError
     ) {
       console.error(`writ serve: ${error.message}`);

@@ -4,6 +4,7 @@
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
+import { isNormalPath, PATH_FORMAT, RELATIVE_KEYWORD, ROOT_KEYWORD } from "./paths.ts";
 
 /** One way a value fails a schema. */
 export interface SchemaViolation {
@@ -28,7 +29,9 @@ const draft2020 = "https://json-schema.org/draft/2020-12/schema";
 /**
  * An Ajv instance for one registry: all errors reported, no type coercion, no defaults written into
  * the arguments, unknown keywords and formats refused (a misspelt `requried` would otherwise let
- * everything through).
+ * everything through). Writ's own path declaration is known: `format: path` (a string in the
+ * normal form src/normalize/path.ts gives, since arguments are checked once normalized) and the
+ * annotations `x-writ-root` and `x-writ-relative` (src/contracts/paths.ts checks them).
  */
 export function createSchemaCompiler(): Ajv2020 {
   const ajv = new Ajv2020({
@@ -45,6 +48,8 @@ export function createSchemaCompiler(): Ajv2020 {
     logger: false,
   });
   addFormats.default(ajv);
+  ajv.addFormat(PATH_FORMAT, { type: "string", validate: isNormalPath });
+  ajv.addVocabulary([ROOT_KEYWORD, RELATIVE_KEYWORD]);
   return ajv;
 }
 

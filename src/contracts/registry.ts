@@ -15,6 +15,7 @@ import {
   type ValidateFunction,
   violationsOf,
 } from "./json-schema.ts";
+import { type PathShape, pathShape } from "./paths.ts";
 import {
   type ModelFacingTool,
   type ModelFamily,
@@ -44,6 +45,8 @@ interface CompiledContract {
   index: number;
   input: ValidateFunction;
   output: ValidateFunction | undefined;
+  /** Where the input schema declares paths (src/contracts/paths.ts); undefined when nowhere. */
+  paths: PathShape | undefined;
   views: Record<ModelFamily, ModelFacingTool>;
 }
 
@@ -134,6 +137,10 @@ export class ContractRegistry {
         return undefined;
       }
     };
+    const paths = pathShape(contract.input_schema);
+    for (const problem of paths.problems) {
+      problems.push({ path: `${at}/input_schema${problem.pointer}`, message: problem.message });
+    }
     const input = compile(contract.input_schema, `${at}/input_schema`);
     const output =
       contract.output_schema === undefined
@@ -149,6 +156,7 @@ export class ContractRegistry {
     }
     if (
       input === undefined ||
+      paths.problems.length > 0 ||
       (contract.output_schema !== undefined && output === undefined) ||
       !viewsCompile
     ) {
@@ -169,7 +177,14 @@ export class ContractRegistry {
       anthropic: viewFor("anthropic"),
       mcp: viewFor("mcp"),
     };
-    return { contract: deepFreeze(contract), index, input, output, views: deepFreeze(views) };
+    return {
+      contract: deepFreeze(contract),
+      index,
+      input,
+      output,
+      paths: paths.shape,
+      views: deepFreeze(views),
+    };
   }
 
   /** Where a model-facing name of `contract` for `family` is written in the config. */
@@ -266,6 +281,11 @@ export class ContractRegistry {
   /** What a model of `family` is shown for `contract`: name, description, input schema. */
   modelView(contract: ToolContract, family: ModelFamily): ModelFacingTool {
     return this.#entry(contract).views[family];
+  }
+
+  /** Where the contract's arguments hold paths to normalize; undefined when it declares none. */
+  pathsOf(contract: ToolContract): PathShape | undefined {
+    return this.#entry(contract).paths;
   }
 
   /** How `args` fail the contract's input schema (empty when they match). */

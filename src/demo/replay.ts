@@ -9,7 +9,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { loadConfig } from "../config/index.ts";
+import { ConfigError, loadConfig } from "../config/index.ts";
 import { DevIssuer } from "../identity/index.ts";
 import { startPaymentsService } from "./payments.ts";
 import { contentHash, DEMO_FILES } from "./repository.ts";
@@ -53,13 +53,45 @@ function anthropicCall(id: string, name: string, input: Record<string, unknown>)
   return { role: "assistant", content: [{ type: "tool_use", id, name, input }] };
 }
 
+const usage = `usage: writ demo [--url <gateway url>] [--config <file>]
+
+Replays the seed chapter's repair against a running gateway (start one with \`npm start\`), and
+each refusal the sample policy makes, printing every decision. Tokens come from the development
+issuer of the configuration, as with \`writ token\`.
+
+options:
+  --url <url>       the gateway (default: http://127.0.0.1:$PORT, else the configured port)
+  --config <file>   the gateway's configuration (default: the embedded one)
+  -h, --help        show this text`;
+
 export async function demoCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { url: { type: "string" }, config: { type: "string" } },
-  });
-  const config = await loadConfig(values.config);
-  const url = values.url ?? `http://127.0.0.1:${process.env.PORT ?? config.server.port}`;
+  let values: { url?: string | undefined; config?: string | undefined; help?: boolean | undefined };
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: { url: { type: "string" }, config: { type: "string" }, help: { type: "boolean", short: "h" } },
+    }));
+  } catch (error) {
+    console.error(`writ demo: ${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(usage);
+    return 0;
+  }
+  let config: Awaited<ReturnType<typeof loadConfig>>;
+  try {
+    config = await loadConfig(values.config);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`writ demo: ${error.message}`);
+    return 1;
+  }
+  const url = gatewayUrl(values.url, process.env.PORT, config.server.port);
+  if (url instanceof Error) {
+    console.error(`writ demo: ${url.message}\n\n${usage}`);
+    return 2;
+  }
   const dev = config.identity.dev_issuer;
   if (!dev.enabled) {
     console.error("writ demo: the configuration does not enable the development issuer");
@@ -82,11 +114,14 @@ export async function demoCommand(argv: string[]): Promise<number> {
     if (!health.ok) throw new Error(`healthz answered ${health.status}`);
   } catch (error) {
     console.error(
-      `writ demo: no gateway at ${url} (${error instanceof Error ? error.message : String(error)}); start one with npm start`,
+      `writ demo: no gateway at ${url} (${error instanceof Error ? error.message : String(error)}); start one with \`npm start\`, or point the demo at yours: \`PORT=<port> npm run demo\` or \`npm run demo -- --url <url>\``,
     );
     return 1;
   }
 
+  // Steps of the repair are numbered in the order they run; refusals are not.
+  let stepCount = 0;
+  const numbered = (title: string) => `${++stepCount}. ${title}`;
   const propose = async (step: Step): Promise<Outcome[]> => {
     const response = await fetch(`${url}/v1/proposals`, {
       method: "POST",
@@ -119,19 +154,19 @@ export async function demoCommand(argv: string[]): Promise<number> {
 
   const ws = "ws-demo";
   await propose({
-    title: "1. search for sum",
+    title: numbered("search for sum"),
     as: "alice",
     format: "openai-chat",
     payload: openaiCall("call_1", "repo_search", { workspace: ws, query: "sum" }),
   });
   await propose({
-    title: "2. read the README",
+    title: numbered("read the README"),
     as: "alice",
     format: "anthropic",
     payload: anthropicCall("toolu_2", "repo_read", { workspace: ws, path: "README.md" }),
   });
   const read = await propose({
-    title: "3. read src/sum.ts",
+    title: numbered("read src/sum.ts"),
     as: "alice",
     format: "openai-chat",
     payload: openaiCall("call_3", "repo_read", { workspace: ws, path: "src/sum.ts" }),
@@ -197,7 +232,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
   console.log("\n   (the operator restores the file)");
 
   await propose({
-    title: "4. propose the fix",
+    title: numbered("propose the fix"),
     as: "alice",
     format: "openai-chat",
     payload: openaiCall("call_7", "repo_propose_edit", edit),
@@ -220,10 +255,10 @@ export async function demoCommand(argv: string[]): Promise<number> {
     format: "openai-chat",
     payload: openaiCall("call_10", "shell", { cmd: "cat .env" }),
   });
-  await paymentsRound(url, config, tokens, propose);
+  await paymentsRound(url, config, tokens, propose, numbered);
 
   await propose({
-    title: "10. finish",
+    title: numbered("finish"),
     as: "alice",
     format: "canonical",
     payload: {
@@ -244,6 +279,7 @@ async function paymentsRound(
   config: Awaited<ReturnType<typeof loadConfig>>,
   tokens: Record<string, string>,
   propose: (step: Step) => Promise<Outcome[]>,
+  numbered: (title: string) => string,
 ): Promise<void> {
   const source = config.credentials.payments;
   const tool = config.tools.find((t) => t.name === "create_payment_draft");
@@ -271,12 +307,15 @@ async function paymentsRound(
           arguments: { account: "acct-alice", amount, currency: "EUR" },
         },
       });
-    const [created] = await draft(40, "6. a payment draft of 40 EUR (a conditional grant: at most 100)");
+    const [created] = await draft(
+      40,
+      numbered("a payment draft of 40 EUR (a conditional grant: at most 100)"),
+    );
     await draft(500, "refusal: a draft of 500 EUR, over the grant's max_value (the backend never sees it)");
     const draftId = created?.result?.structured_content.draft_id;
     if (typeof draftId !== "string") return;
     const [asked] = await propose({
-      title: "7. commit the draft (committing: needs a treasurer)",
+      title: numbered("commit the draft (committing: needs a treasurer)"),
       as: "alice",
       format: "canonical",
       payload: { tool: "commit_payment", arguments: { draft: draftId } },
@@ -288,7 +327,7 @@ async function paymentsRound(
       headers: { "content-type": "application/json", authorization: `Bearer ${tokens.tess}` },
       body: JSON.stringify({ reason: "invoice 2026-114 checked" }),
     });
-    console.log(`\n== 8. tess (treasurer) approves ${approvalId}: HTTP ${approved.status}`);
+    console.log(`\n== ${numbered(`tess (treasurer) approves ${approvalId}`)}: HTTP ${approved.status}`);
     // alice collects the grant: it is minted now and lives its TTL from now.
     const collected = await fetch(`${url}/v1/approvals/${approvalId}`, {
       headers: { authorization: `Bearer ${tokens.alice}` },
@@ -306,7 +345,9 @@ async function paymentsRound(
       }),
     });
     const body = executeAnswerSchema.safeParse(await executed.json());
-    console.log(`\n== 9. alice executes the commit with the released grant: HTTP ${executed.status}`);
+    console.log(
+      `\n== ${numbered("alice executes the commit with the released grant")}: HTTP ${executed.status}`,
+    );
     if (body.success)
       console.log(
         `   result: ${body.data.result.summary} ${JSON.stringify(body.data.result.structured_content)}`,
@@ -315,4 +356,30 @@ async function paymentsRound(
   } finally {
     await service.close();
   }
+}
+
+/** The gateway's URL: --url as given (http or https), else 127.0.0.1 on PORT or the configured port. */
+export function gatewayUrl(
+  url: string | undefined,
+  portText: string | undefined,
+  configured: number,
+): string | Error {
+  if (url !== undefined) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return new Error(`--url must be a URL such as http://127.0.0.1:8080, not ${JSON.stringify(url)}`);
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+      return new Error(`--url must be an http or https URL, not ${JSON.stringify(url)}`);
+    }
+    return parsed.origin + parsed.pathname.replace(/\/+$/, "");
+  }
+  if (portText === undefined || portText === "") return `http://127.0.0.1:${configured}`;
+  const port = Number(portText);
+  if (!(Number.isInteger(port) && port > 0 && port <= 65535)) {
+    return new Error(`PORT must be a port number from 1 to 65535, not ${JSON.stringify(portText)}`);
+  }
+  return `http://127.0.0.1:${port}`;
 }

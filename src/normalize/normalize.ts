@@ -1,7 +1,8 @@
 /**
  * Stage 2 of the pipeline: a proposed call becomes a canonical action through its tool contract:
- * the contract it names, arguments checked against the contract's JSON Schema, the resource it
- * touches, and the digest of the exact arguments.
+ * the contract it names, its declared paths in normal form (src/normalize/paths.ts), arguments
+ * checked against the contract's JSON Schema, the resource it touches, and the digest of the
+ * exact arguments.
  */
 import {
   type ContractRegistry,
@@ -15,6 +16,7 @@ import type { CanonicalAction, ProposedCall, ResourceRef } from "../core/types.t
 import { closestNames } from "./closest-names.ts";
 import { resolvePointer } from "./json-pointer.ts";
 import { isTool, promptContract, resourceContract, resourceMatch } from "./mcp.ts";
+import { normalizePaths, type PathRefusal } from "./paths.ts";
 
 export interface NormalizedCall {
   contract: ToolContract;
@@ -102,6 +104,45 @@ function invalidArguments(
   );
 }
 
+/** What to send instead of a refused path. */
+function pathFix(refusal: PathRefusal): string {
+  const { root, relative } = refusal.declaration;
+  const where = `at /arguments${refusal.pointer}`;
+  const inside = relative
+    ? `a path inside ${root} (relative to it, e.g. docs/a.md, or absolute under it)`
+    : `a path inside ${root} (absolute under it, or relative to it)`;
+  switch (refusal.code) {
+    case "outside_root":
+    case "empty":
+      return `send ${inside} ${where}`;
+    case "backslash":
+      return `send ${inside} ${where}, its parts separated by / (a backslash is refused, not read as a separator)`;
+    case "control_character":
+      return `send ${inside} ${where}, without control characters`;
+    default:
+      return `send ${inside} ${where}, percent-encoded at most once and never encoding / (or not encoded at all)`;
+  }
+}
+
+/** The call's declared paths that cannot be normalized: refused before the policy sees them. */
+function pathsRefused(call: ProposedCall, refusals: PathRefusal[]): WritError {
+  const fieldErrors = refusals.map((refusal) => ({
+    path: `/arguments${refusal.pointer}`,
+    message: refusal.message,
+  }));
+  const [first] = fieldErrors;
+  const more = fieldErrors.length > 1 ? ` (and ${fieldErrors.length - 1} more)` : "";
+  const fixes = [...new Set(refusals.map(pathFix))];
+  return new WritError(
+    "invalid_argument",
+    `${call.tool} (call ${call.callId}) names a path Writ refuses: ${first?.path} ${first?.message}${more}`,
+    {
+      fieldErrors,
+      suggestedFix: `Call ${call.tool} again: ${fixes.join("; ")}.`,
+    },
+  );
+}
+
 /**
  * The resource id or revision at `pointer` in the arguments: a non-empty string, or a number as its
  * JSON text; undefined when nothing is there.
@@ -172,15 +213,20 @@ function digestOf(call: ProposedCall, args: Record<string, unknown>): string {
 }
 
 /**
- * The canonical action of `call` under its contract. Throws `WritError`: `unknown_tool` when no
- * contract has the name, `invalid_argument` (pointers under `/arguments`) when the arguments do not
- * match the contract's input schema or do not name the contract's resource.
+ * The canonical action of `call` under its contract, its declared paths in normal form. Throws
+ * `WritError`: `unknown_tool` when no contract has the name, `invalid_argument` (pointers under
+ * `/arguments`) when a declared path is refused (outside its root, badly encoded, …), when the
+ * arguments do not match the contract's input schema or do not name the contract's resource.
  */
 export function normalize(call: ProposedCall, registry: ContractRegistry): NormalizedCall {
   const { contract, args: given } = governing(call, registry);
-  const violations = registry.checkInput(contract, given);
-  if (violations.length > 0) throw invalidArguments(call, contract, violations);
   const args = structuredClone(given);
+  const paths = registry.pathsOf(contract);
+  const refusals = paths === undefined ? [] : normalizePaths(args, paths);
+  if (refusals.length > 0) throw pathsRefused(call, refusals);
+  // Checked once normalized: the schema's pattern, enum, maxLength… apply to the path sent on.
+  const violations = registry.checkInput(contract, args);
+  if (violations.length > 0) throw invalidArguments(call, contract, violations);
   const digest = digestOf(call, args);
   argsDigests.set(args, digest);
   const action = canonicalAction(contract, args, digest);

@@ -1,0 +1,77 @@
+/**
+ * Every `writ` command answers --help with its usage and exit 0, and `writ help` lists every
+ * option that any command's own --help names (so the overview cannot fall behind a command).
+ */
+import { describe, expect, it, vi } from "vitest";
+import { main } from "../../src/cli/main.ts";
+
+async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out = vi.spyOn(console, "log").mockImplementation(() => undefined);
+  const err = vi.spyOn(console, "error").mockImplementation(() => undefined);
+  const stdout = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+  try {
+    const code = await main(argv);
+    const written = stdout.mock.calls.map((c) => String(c[0])).join("");
+    return {
+      code,
+      out: out.mock.calls.map((c) => c.join(" ")).join("\n") + written,
+      err: err.mock.calls.map((c) => c.join(" ")).join("\n"),
+    };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+    stdout.mockRestore();
+  }
+}
+
+const commands = [
+  ["serve"],
+  ["token"],
+  ["demo"],
+  ["config"],
+  ["config", "check"],
+  ["config", "schema"],
+  ["logs"],
+  ...["tail", "query", "show", "verify", "export"].map((c) => ["logs", c]),
+  ["policy"],
+  ...["check", "build", "eval", "test", "capabilities"].map((c) => ["policy", c]),
+];
+
+/** The long options a usage text names (`--config`, `--strict-builtin-errors`…). */
+const optionsIn = (text: string) => new Set(text.match(/--[a-z][a-z-]*/g) ?? []);
+
+describe("writ --help", () => {
+  it.each(commands)("writ %s … --help prints its usage and exits 0", async (...command) => {
+    for (const flag of ["--help", "-h"]) {
+      const answer = await run([...command, flag]);
+      expect(answer.err).toBe("");
+      expect(answer.code).toBe(0);
+      expect(answer.out).toMatch(/^usage: writ /);
+    }
+  });
+
+  it("writ help lists every option of every command, and writ help <command> is its --help", async () => {
+    const overview = await run(["help"]);
+    expect(overview.code).toBe(0);
+    const listed = optionsIn(overview.out);
+    const missing: string[] = [];
+    for (const command of commands) {
+      const help = await run([...command, "--help"]);
+      for (const option of optionsIn(help.out)) {
+        if (!listed.has(option)) missing.push(`${command.join(" ")} ${option}`);
+      }
+    }
+    expect(missing).toEqual([]);
+    expect((await run(["help", "token"])).out).toBe((await run(["token", "--help"])).out);
+    expect(await run(["--help"])).toEqual(overview);
+  });
+
+  it("answers --version with the package's version, and an unknown command with exit 2", async () => {
+    const version = await run(["--version"]);
+    expect(version.code).toBe(0);
+    expect(version.out).toMatch(/^\d+\.\d+\.\d+/);
+    const unknown = await run(["frobnicate"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain('unknown command "frobnicate"');
+  });
+});

@@ -1,0 +1,29 @@
+/** Gateway configuration files for tests that run commands (`writ serve`, `writ demo`) in-process. */
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { defaultConfigFile } from "../../src/config/index.ts";
+import { repoRoot } from "./paths.ts";
+
+export type ConfigDocument = Record<string, unknown>;
+
+/**
+ * Writes `<dir>/writ.json`: the embedded default configuration with `change` applied, its
+ * relative paths (store, key files, tokens) landing in `dir`, and the repository's policies.
+ */
+export async function writeConfigFile(
+  dir: string,
+  change: (defaults: ConfigDocument) => ConfigDocument = (d) => d,
+): Promise<string> {
+  const defaults = z
+    .record(z.string(), z.unknown())
+    .parse(parseYaml(await readFile(defaultConfigFile, "utf8")));
+  const file = path.join(dir, "writ.json");
+  // JSON is YAML; relative paths are resolved against this file's folder.
+  await writeFile(
+    file,
+    JSON.stringify(change({ ...defaults, policy: { dir: path.join(repoRoot, "policies"), watch: false } })),
+  );
+  return file;
+}
