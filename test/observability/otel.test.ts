@@ -291,19 +291,26 @@ describe("OTLP over http/protobuf (the default protocol)", () => {
 });
 
 describe("HTTP backends", () => {
-  it("receive the dispatch span's traceparent", async () => {
-    const seen: Array<string | undefined> = [];
-    const backend = createServer((req, res) => {
-      const header = req.headers.traceparent;
-      seen.push(typeof header === "string" ? header : undefined);
-      req.resume();
+  const seen: Array<string | undefined> = [];
+  let delayMs = 0;
+  const backend = createServer((req, res) => {
+    const header = req.headers.traceparent;
+    seen.push(typeof header === "string" ? header : undefined);
+    req.resume();
+    setTimeout(() => {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ content: "hello" }));
-    });
+    }, delayMs);
+  });
+  let receiver: OtlpReceiver;
+  let gw: TestGateway;
+  const spans = () => jsonSpans(receiver.exports).spans;
+
+  beforeAll(async () => {
     await new Promise<void>((resolve) => backend.listen(0, "127.0.0.1", resolve));
     const { port } = z.object({ port: z.number() }).parse(backend.address());
-    const receiver = await startOtlpReceiver();
-    const gw = await gatewayWith(otlpEnv(receiver, "http/json"), {
+    receiver = await startOtlpReceiver();
+    gw = await gatewayWith(otlpEnv(receiver, "http/json"), {
       configure: (document) => ({
         ...document,
         tools: z
@@ -316,25 +323,50 @@ describe("HTTP backends", () => {
           ),
       }),
     });
-    try {
-      await gw.request("POST", "/v1/proposals", {
-        token: await gw.token("alice"),
-        headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
-        body: {
-          format: "canonical",
-          execute: true,
-          payload: canonicalCall("repo_read", { workspace: WS, path: "README.md" }),
-        },
-      });
-      const dispatch = await waitFor("the dispatch span", async () =>
-        jsonSpans(receiver.exports).spans.find((s) => s.name === "dispatch"),
-      );
-      expect(seen).toEqual([`00-${CALLER_TRACE}-${dispatch.spanId}-01`]);
-    } finally {
-      await gw.close();
-      await receiver.close();
-      await new Promise((resolve) => backend.close(resolve));
-    }
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await receiver?.close();
+    await new Promise((resolve) => backend.close(resolve));
+  });
+
+  it("receive the dispatch span's traceparent", async () => {
+    await gw.request("POST", "/v1/proposals", {
+      token: await gw.token("alice"),
+      headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
+      body: {
+        format: "canonical",
+        execute: true,
+        payload: canonicalCall("repo_read", { workspace: WS, path: "README.md" }),
+      },
+    });
+    const dispatch = await waitFor("the dispatch span", async () =>
+      spans().find((s) => s.name === "dispatch"),
+    );
+    expect(seen).toEqual([`00-${CALLER_TRACE}-${dispatch.spanId}-01`]);
+  });
+
+  it("a slow MCP call answered as a stream: the request's span ends with the stream", async () => {
+    delayMs = 1_300; // past src/mcp/lazy-stream.ts's STREAM_AFTER_MS: the answer becomes SSE
+    const answer = await gw.request("POST", "/mcp", {
+      token: await gw.token("alice"),
+      requestId: "otel-sse",
+      headers: { accept: "application/json, text/event-stream" },
+      body: {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "repo_read", arguments: { workspace: WS, path: "README.md" } },
+      },
+    });
+    expect(answer.headers.get("content-type")).toContain("text/event-stream");
+    const request = await waitFor("the /mcp span", async () =>
+      spans().find((s) => s.attributes["writ.request_id"] === "otel-sse"),
+    );
+    const result = await waitFor("its result stage", async () =>
+      spans().find((s) => s.parentSpanId === request.spanId && s.name === "result"),
+    );
+    expect(request.endNs).toBeGreaterThanOrEqual(result.endNs);
   });
 });
 

@@ -64,6 +64,8 @@ export interface ReceivedSpan {
   attributes: Record<string, AttributeValue>;
   /** OTLP's StatusCode: 0 unset, 1 ok, 2 error. */
   statusCode: number;
+  /** When the span ended, in ns since the epoch (0 when not read). */
+  endNs: bigint;
 }
 
 const anyValueSchema = z.object({
@@ -91,6 +93,7 @@ const jsonSpanSchema = z.object({
   kind: z.number(),
   attributes: z.array(keyValueSchema).default([]),
   status: z.object({ code: z.number().optional() }).optional(),
+  endTimeUnixNano: z.union([z.string(), z.number()]),
 });
 const jsonTracesSchema = z.object({
   resourceSpans: z.array(
@@ -121,6 +124,7 @@ export function jsonSpans(exports: readonly OtlpExport[]): {
             kind: s.kind,
             attributes: attributesOf(s.attributes),
             statusCode: s.status?.code ?? 0,
+            endNs: BigInt(s.endTimeUnixNano),
           });
         }
       }
@@ -221,6 +225,7 @@ export function protobufSpans(exports: readonly OtlpExport[]): ReceivedSpan[] {
             kind: 0,
             attributes: {},
             statusCode: 0,
+            endNs: 0n,
           };
           for (const f of fields(sp.bytes)) {
             if (f.no === 1) span.traceId = hex(f.bytes);

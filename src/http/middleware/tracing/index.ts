@@ -5,7 +5,8 @@
  *
  * Attributes follow OpenTelemetry's HTTP server conventions (method, route, path, status) plus
  * the request id; never the query string, headers or body. A 5xx answer sets the span's status
- * to ERROR, a 4xx does not (the server did its job).
+ * to ERROR, a 4xx does not (the server did its job). A streamed answer (SSE) ends the span when
+ * the stream ends, not when its headers leave.
  */
 import { createMiddleware } from "hono/factory";
 import { routePath } from "hono/route";
@@ -49,7 +50,42 @@ export function traceRequests(tracing: RequestTracing) {
     const id: unknown = c.get("requestId");
     if (typeof id === "string") span.setAttribute("writ.request_id", id);
     if (c.res.status >= 500) failSpan(span, new HttpStatusError(c.res.status));
-    span.end();
+    // A stream (an MCP call answered as SSE) is still being answered: the span ends with it.
+    const body = c.res.body;
+    if (body !== null && c.res.headers.get("content-type")?.startsWith("text/event-stream")) {
+      c.res = new Response(
+        whenConsumed(body, () => span.end()),
+        c.res,
+      );
+    } else span.end();
+  });
+}
+
+/** The same stream, calling `done` once when it ends, fails or its reader cancels it. */
+function whenConsumed(body: ReadableStream<Uint8Array>, done: () => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let finished = false;
+  const finish = () => {
+    if (!finished) done();
+    finished = true;
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const chunk = await reader.read();
+        if (chunk.done) {
+          finish();
+          controller.close();
+        } else controller.enqueue(chunk.value);
+      } catch (error) {
+        finish();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      finish();
+      return reader.cancel(reason);
+    },
   });
 }
 
