@@ -454,6 +454,21 @@ describe("off unless the environment asks", () => {
     });
   }
 
+  it("leaves sampling to OTEL_TRACES_SAMPLER: always_off sends metrics and no span", async () => {
+    const receiver = await startOtlpReceiver();
+    const gw = await gatewayWith({ ...otlpEnv(receiver, "http/json"), OTEL_TRACES_SAMPLER: "always_off" });
+    try {
+      await tracedProposal(gw, await gw.token("alice"));
+      await waitFor("a metrics export", async () =>
+        receiver.exports.some((e) => e.path === "/v1/metrics") ? true : undefined,
+      );
+    } finally {
+      await gw.close();
+    }
+    expect(jsonSpans(receiver.exports).spans).toHaveLength(0);
+    await receiver.close();
+  });
+
   it("exports only the signal whose exporter is not none", async () => {
     const receiver = await startOtlpReceiver();
     const gw = await gatewayWith({ ...otlpEnv(receiver, "http/json"), OTEL_METRICS_EXPORTER: "none" });
