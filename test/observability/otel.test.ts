@@ -19,6 +19,7 @@ import { repoRoot } from "../support/paths.ts";
 import {
   jsonMetricPoints,
   jsonSpans,
+  type OtlpExport,
   type OtlpReceiver,
   protobufSpans,
   type ReceivedSpan,
@@ -72,6 +73,45 @@ async function tracedProposal(gw: TestGateway, token: string) {
   });
   expect(answer.status, answer.text).toBe(200);
   return answerOf(answer);
+}
+
+/**
+ * A receiver and a gateway started with `env(receiver)`; `during` runs against them (by default
+ * one traced proposal), then the gateway closes (flushing what it batched) and the receiver too:
+ * everything the receiver got.
+ */
+async function exportsOf(
+  env: (receiver: OtlpReceiver) => Record<string, string>,
+  during: (gw: TestGateway, receiver: OtlpReceiver) => Promise<unknown> = async (gw) =>
+    tracedProposal(gw, await gw.token("alice")),
+): Promise<OtlpExport[]> {
+  const receiver = await startOtlpReceiver();
+  try {
+    const gw = await gatewayWith(env(receiver));
+    try {
+      await during(gw, receiver);
+    } finally {
+      await gw.close();
+    }
+    return receiver.exports;
+  } finally {
+    await receiver.close();
+  }
+}
+
+/** An MCP `tools/call` of repo_read on POST /mcp, from a caller that accepts streams. */
+function mcpRead(gw: TestGateway, token: string, requestId: string) {
+  return gw.request("POST", "/mcp", {
+    token,
+    requestId,
+    headers: { accept: "application/json, text/event-stream" },
+    body: {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "repo_read", arguments: { workspace: WS, path: "README.md" } },
+    },
+  });
 }
 
 function only(spans: ReceivedSpan[], what: string): ReceivedSpan {
@@ -201,17 +241,7 @@ describe("OTLP over http/json", () => {
   });
 
   it("traces an MCP tools/call like a proposal: one span for POST /mcp, the stages under it", async () => {
-    const answer = await gw.request("POST", "/mcp", {
-      token: alice,
-      requestId: "otel-mcp",
-      headers: { accept: "application/json, text/event-stream" },
-      body: {
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: { name: "repo_read", arguments: { workspace: WS, path: "README.md" } },
-      },
-    });
+    const answer = await mcpRead(gw, alice, "otel-mcp");
     expect(answer.status, answer.text).toBe(200);
     const request = await waitFor("the /mcp span", async () =>
       spans().find((s) => s.attributes["writ.request_id"] === "otel-mcp"),
@@ -253,13 +283,12 @@ describe("OTLP over http/json", () => {
 
 describe("OTLP over http/protobuf (the default protocol)", () => {
   it("sends protobuf whose spans have the request span as parent", async () => {
-    const receiver = await startOtlpReceiver();
-    const gw = await gatewayWith({
+    const env = (receiver: OtlpReceiver) => ({
       ...otlpEnv(receiver, ""),
       OTEL_EXPORTER_OTLP_PROTOCOL: "",
       OTEL_METRIC_EXPORT_INTERVAL: "60000",
     });
-    try {
+    await exportsOf(env, async (gw, receiver) => {
       const outcomes = await tracedProposal(gw, await gw.token("alice"));
       const spans = await waitFor("the stage spans", async () => {
         const s = protobufSpans(receiver.exports);
@@ -283,10 +312,7 @@ describe("OTLP over http/protobuf (the default protocol)", () => {
       expect(spans.find((s) => s.name === "grant")?.attributes["writ.decision_id"]).toBe(
         outcomes[0]?.decision_id,
       );
-    } finally {
-      await gw.close();
-      await receiver.close();
-    }
+    });
   });
 });
 
@@ -348,17 +374,7 @@ describe("HTTP backends", () => {
 
   it("a slow MCP call answered as a stream: the request's span ends with the stream", async () => {
     delayMs = 1_300; // past src/mcp/lazy-stream.ts's STREAM_AFTER_MS: the answer becomes SSE
-    const answer = await gw.request("POST", "/mcp", {
-      token: await gw.token("alice"),
-      requestId: "otel-sse",
-      headers: { accept: "application/json, text/event-stream" },
-      body: {
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: { name: "repo_read", arguments: { workspace: WS, path: "README.md" } },
-      },
-    });
+    const answer = await mcpRead(gw, await gw.token("alice"), "otel-sse");
     expect(answer.headers.get("content-type")).toContain("text/event-stream");
     const request = await waitFor("the /mcp span", async () =>
       spans().find((s) => s.attributes["writ.request_id"] === "otel-sse"),
@@ -403,22 +419,19 @@ describe("an unreachable collector", () => {
 
 describe("shutdown", () => {
   it("exports the spans still batched when the gateway closes", async () => {
-    const receiver = await startOtlpReceiver();
-    const gw = await gatewayWith({
-      ...otlpEnv(receiver, "http/json"),
-      OTEL_BSP_SCHEDULE_DELAY: "600000",
-      OTEL_METRIC_EXPORT_INTERVAL: "600000",
-    });
-    try {
-      await tracedProposal(gw, await gw.token("alice"));
-      expect(jsonSpans(receiver.exports).spans).toHaveLength(0);
-    } finally {
-      await gw.close();
-    }
-    const { spans } = jsonSpans(receiver.exports);
-    expect(spans.filter((s) => s.name === "decide")).toHaveLength(2);
-    expect(jsonMetricPoints(receiver.exports).some((p) => p.metric === "writ_decisions_total")).toBe(true);
-    await receiver.close();
+    const exports = await exportsOf(
+      (receiver) => ({
+        ...otlpEnv(receiver, "http/json"),
+        OTEL_BSP_SCHEDULE_DELAY: "600000",
+        OTEL_METRIC_EXPORT_INTERVAL: "600000",
+      }),
+      async (gw, receiver) => {
+        await tracedProposal(gw, await gw.token("alice"));
+        expect(receiver.exports).toHaveLength(0);
+      },
+    );
+    expect(jsonSpans(exports).spans.filter((s) => s.name === "decide")).toHaveLength(2);
+    expect(jsonMetricPoints(exports).some((p) => p.metric === "writ_decisions_total")).toBe(true);
   });
 });
 
@@ -440,45 +453,39 @@ describe("off unless the environment asks", () => {
   ];
   for (const [name, env] of cases) {
     it(`starts no SDK and sends nothing: ${name}`, async () => {
-      const receiver = await startOtlpReceiver();
-      const gw = await gatewayWith({ ...env(receiver.url), OTEL_BSP_SCHEDULE_DELAY: "10" });
-      try {
-        expect(gw.parts.telemetry).toBeUndefined();
-        await tracedProposal(gw, await gw.token("alice"));
-      } finally {
-        await gw.close();
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(receiver.exports).toHaveLength(0);
-      await receiver.close();
+      const exports = await exportsOf(
+        (receiver) => ({ ...env(receiver.url), OTEL_BSP_SCHEDULE_DELAY: "10" }),
+        async (gw) => {
+          expect(gw.parts.telemetry).toBeUndefined();
+          await tracedProposal(gw, await gw.token("alice"));
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        },
+      );
+      expect(exports).toHaveLength(0);
     });
   }
 
   it("leaves sampling to OTEL_TRACES_SAMPLER: always_off sends metrics and no span", async () => {
-    const receiver = await startOtlpReceiver();
-    const gw = await gatewayWith({ ...otlpEnv(receiver, "http/json"), OTEL_TRACES_SAMPLER: "always_off" });
-    try {
-      await tracedProposal(gw, await gw.token("alice"));
-      await waitFor("a metrics export", async () =>
-        receiver.exports.some((e) => e.path === "/v1/metrics") ? true : undefined,
-      );
-    } finally {
-      await gw.close();
-    }
-    expect(jsonSpans(receiver.exports).spans).toHaveLength(0);
-    await receiver.close();
+    const exports = await exportsOf(
+      (receiver) => ({ ...otlpEnv(receiver, "http/json"), OTEL_TRACES_SAMPLER: "always_off" }),
+      async (gw, receiver) => {
+        await tracedProposal(gw, await gw.token("alice"));
+        await waitFor("a metrics export", async () =>
+          receiver.exports.some((e) => e.path === "/v1/metrics") ? true : undefined,
+        );
+      },
+    );
+    expect(jsonSpans(exports).spans).toHaveLength(0);
   });
 
   it("exports only the signal whose exporter is not none", async () => {
-    const receiver = await startOtlpReceiver();
-    const gw = await gatewayWith({ ...otlpEnv(receiver, "http/json"), OTEL_METRICS_EXPORTER: "none" });
-    try {
-      expect(gw.parts.telemetry?.tracing).toBeDefined();
-      expect(gw.parts.telemetry?.meter).toBeUndefined();
-    } finally {
-      await gw.close();
-      await receiver.close();
-    }
+    await exportsOf(
+      (receiver) => ({ ...otlpEnv(receiver, "http/json"), OTEL_METRICS_EXPORTER: "none" }),
+      async (gw) => {
+        expect(gw.parts.telemetry?.tracing).toBeDefined();
+        expect(gw.parts.telemetry?.meter).toBeUndefined();
+      },
+    );
   });
 });
 
