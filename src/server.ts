@@ -14,6 +14,7 @@ import { WritError } from "./core/errors.ts";
 import type { Gateway } from "./core/gateway.ts";
 import type { InProcessHandler } from "./core/handlers.ts";
 import { DecisionLog, RefusalAggregator, startCheckpointer } from "./decisionlog/index.ts";
+import { startShipper } from "./decisionlog/ship/index.ts";
 import { demoWorkspace, VirtualRepository } from "./demo/repository.ts";
 import { CredentialResolver } from "./dispatch/index.ts";
 import { GrantSigner } from "./grants/index.ts";
@@ -129,6 +130,9 @@ export async function createGateway(
       credentials.resolve(ref),
     );
     if (checkpoints !== undefined) closers.push(() => checkpoints.close());
+    // Shipping to a decision-log service; at close it flushes what it can within its bound.
+    const shipper = startShipper(config.decision_log.ship, store, (ref) => credentials.resolve(ref), metrics);
+    if (shipper !== undefined) closers.push(() => shipper.close());
 
     const handlers = new Map<string, InProcessHandler>();
     let repository: VirtualRepository | undefined;

@@ -3,6 +3,7 @@
  * `writ serve` uses when no `--config` is given). Relative paths are resolved against the
  * folder of the configuration file.
  */
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,6 +11,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { toolContractsSchema } from "../contracts/index.ts";
 import { checkpointsConfigSchema, redactionRulesSchema, witnessConfigSchema } from "../decisionlog/index.ts";
+import { shipConfigSchema } from "../decisionlog/ship/index.ts";
 import { credentialsConfigSchema } from "../dispatch/index.ts";
 import { grantsConfigSchema } from "../grants/index.ts";
 import { issuerConfigSchema } from "../identity/index.ts";
@@ -141,6 +143,8 @@ export const gatewayConfigSchema = z
          * this window are one entry with a count after the first (logged at once).
          */
         refusal_window_ms: z.number().int().positive().default(10_000),
+        /** Ships the log to an OPA-compatible decision-log service (off unless configured). */
+        ship: shipConfigSchema.optional(),
       })
       .strict()
       .prefault({}),
@@ -172,6 +176,12 @@ export class ConfigError extends Error {
 
 /** The configuration `writ serve` uses without `--config`. */
 export const defaultConfigFile = path.join(path.dirname(fileURLToPath(import.meta.url)), "writ.default.yaml");
+
+/**
+ * The sample policies that ship with Writ (the package's `policies/`, two levels above this
+ * module both in src/config/ and in the compiled dist/config/).
+ */
+export const samplePoliciesDir = fileURLToPath(new URL("../../policies", import.meta.url));
 
 function resolveDecisionLogPaths(
   log: GatewayConfig["decision_log"],
@@ -253,6 +263,11 @@ export function parseConfig(document: unknown, base: string, source = "configura
       : [
           `  /policy/bundle_credentials_ref: no credentials named ${JSON.stringify(parsed.data.policy.bundle_credentials_ref)} under credentials:`,
         ]),
+    ...(credentials(parsed.data.decision_log.ship?.credentials_ref)
+      ? []
+      : [
+          `  /decision_log/ship/credentials_ref: no credentials named ${JSON.stringify(parsed.data.decision_log.ship?.credentials_ref)} under credentials:`,
+        ]),
     ...parsed.data.mcp.servers.flatMap((s, i) =>
       s.transport === "http" && !credentials(s.credentials_ref)
         ? [
@@ -268,7 +283,8 @@ export function parseConfig(document: unknown, base: string, source = "configura
 
 /**
  * Reads a configuration file. Paths in the default configuration are relative to the current
- * folder (where `npm start` runs); paths in any other file are relative to that file.
+ * folder (where `npm start` runs), except that a folder without its own `policies/` gets the
+ * sample policies shipped with Writ; paths in any other file are relative to that file.
  */
 export async function loadConfig(file: string = defaultConfigFile): Promise<GatewayConfig> {
   let text: string;
@@ -285,6 +301,9 @@ export async function loadConfig(file: string = defaultConfigFile): Promise<Gate
       `${file} is not valid YAML: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
-  const base = file === defaultConfigFile ? process.cwd() : path.dirname(path.resolve(file));
-  return parseConfig(document, base, file);
+  if (file !== defaultConfigFile) return parseConfig(document, path.dirname(path.resolve(file)), file);
+  const config = parseConfig(document, process.cwd(), file);
+  return existsSync(config.policy.dir)
+    ? config
+    : { ...config, policy: { ...config.policy, dir: samplePoliciesDir } };
 }

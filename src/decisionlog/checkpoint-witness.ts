@@ -16,8 +16,11 @@ import type { StoredCheckpoint } from "../store/types.ts";
 
 const LOOPBACK = new Set(["127.0.0.1", "[::1]", "localhost"]);
 
-/** https, or http to this machine only (a witness across a network must be authenticated by TLS). */
-const witnessUrlSchema = z.url().refine(
+/**
+ * https, or http to this machine only (a witness or a decision-log service across a network must
+ * be authenticated by TLS).
+ */
+export const witnessUrlSchema = z.url().refine(
   (text) => {
     const url = new URL(text);
     return url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK.has(url.hostname));

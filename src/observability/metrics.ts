@@ -20,7 +20,8 @@ function labelKey(labels: Labels): string {
 }
 
 class Counter {
-  private readonly values = new Map<string, { labels: Labels; value: number }>();
+  protected readonly values = new Map<string, { labels: Labels; value: number }>();
+  protected readonly type: "counter" | "gauge" = "counter";
   constructor(
     readonly name: string,
     readonly help: string,
@@ -34,17 +35,32 @@ class Counter {
   }
 
   render(): string[] {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`];
     for (const [key, { value }] of [...this.values].sort(([a], [b]) => a.localeCompare(b))) {
       lines.push(`${this.name}${key ? `{${key}}` : ""} ${value}`);
     }
     return lines;
   }
 
+  /** Read at each export: an observable counter (or gauge) of the same series. */
   mirror(meter: Meter): void {
-    meter.createObservableCounter(this.name, { description: this.help }).addCallback((result) => {
+    const options = { description: this.help };
+    const instrument =
+      this.type === "counter"
+        ? meter.createObservableCounter(this.name, options)
+        : meter.createObservableGauge(this.name, options);
+    instrument.addCallback((result) => {
       for (const { labels, value } of this.values.values()) result.observe(value, labels);
     });
+  }
+}
+
+/** A value that goes up and down, set by its owner. */
+class Gauge extends Counter {
+  protected override readonly type = "gauge";
+
+  set(value: number, labels: Labels = {}): void {
+    this.values.set(labelKey(labels), { labels: { ...labels }, value });
   }
 }
 
@@ -72,10 +88,10 @@ class Histogram {
     this.otel?.record(value, labels);
   }
 
-  mirror(meter: Meter, unit: string): void {
+  mirror(meter: Meter): void {
     this.otel = meter.createHistogram(this.name, {
       description: this.help,
-      unit,
+      ...(this.name.endsWith("_seconds") ? { unit: "s" } : {}),
       advice: { explicitBucketBoundaries: [...this.buckets] },
     });
   }
@@ -159,17 +175,40 @@ export class GatewayMetrics {
     "Calls Writ ran on a backend, by backend kind (inprocess, http, mcp) and result (ok, or the error category).",
   );
 
+  readonly logShipped = new Counter(
+    "writ_decision_log_shipped_total",
+    "Decision-log entries a decision-log service acknowledged (decision_log.ship).",
+  );
+  readonly logShipFailures = new Counter(
+    "writ_decision_log_ship_failures_total",
+    "Failed decision-log shipping attempts, by reason (status, network, timeout, credentials, store); each is retried.",
+  );
+  readonly logShipLag = new Gauge(
+    "writ_decision_log_ship_lag_entries",
+    "Decision-log entries not yet acknowledged by the decision-log service.",
+  );
+
+  private all(): Array<Counter | Histogram> {
+    return [
+      this.decisions,
+      this.decisionSeconds,
+      this.policyFailures,
+      this.policyReloads,
+      this.dispatches,
+      this.logShipped,
+      this.logShipFailures,
+      this.logShipLag,
+    ];
+  }
+
   render(): string {
-    return `${[this.decisions, this.decisionSeconds, this.policyFailures, this.policyReloads, this.dispatches]
+    return `${this.all()
       .flatMap((m) => m.render())
       .join("\n")}\n`;
   }
 
   /** Exports these metrics through OpenTelemetry too, from now on (counters with their totals). */
   mirror(meter: Meter): void {
-    for (const counter of [this.decisions, this.policyFailures, this.policyReloads, this.dispatches]) {
-      counter.mirror(meter);
-    }
-    this.decisionSeconds.mirror(meter, "s");
+    for (const m of this.all()) m.mirror(meter);
   }
 }

@@ -184,4 +184,19 @@ CREATE TABLE console_sessions (
 CREATE INDEX console_sessions_expires_at ON console_sessions (expires_at);
 `,
   },
+  {
+    version: 9,
+    name: "decision log shipping",
+    sql: `
+-- Where shipping the decision log to a destination got to (src/decisionlog/ship/): shipped_seq is
+-- the last seq the destination acknowledged; holder and lease_until (milliseconds since the Unix
+-- epoch) are the lease of the one instance that ships to it. target names the destination.
+CREATE TABLE log_shipping (
+  target TEXT PRIMARY KEY,
+  shipped_seq INTEGER NOT NULL CHECK (shipped_seq >= 0),
+  holder TEXT,
+  lease_until INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+`,
+  },
 ];

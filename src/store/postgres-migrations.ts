@@ -191,4 +191,18 @@ CREATE TABLE console_sessions (
 CREATE INDEX console_sessions_expires_at ON console_sessions (expires_at);
 `,
   },
+  {
+    version: 10,
+    name: "decision log shipping",
+    sql: `
+-- As SQLite's version 9: the last seq a decision-log destination acknowledged, and the lease of
+-- the one instance that ships to it (lease_until in milliseconds since the Unix epoch).
+CREATE TABLE log_shipping (
+  target TEXT PRIMARY KEY,
+  shipped_seq BIGINT NOT NULL CHECK (shipped_seq >= 0),
+  holder TEXT,
+  lease_until BIGINT NOT NULL
+);
+`,
+  },
 ];

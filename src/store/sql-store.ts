@@ -22,6 +22,13 @@ import {
 } from "./console-sessions.ts";
 import type { Dialect } from "./dialect.ts";
 import {
+  advanceShippingQuery,
+  claimShippingQuery,
+  releaseShippingQuery,
+  shippingStateOf,
+  shippingStateQuery,
+} from "./log-shipping.ts";
+import {
   decodeCursor,
   decodeScopedCursor,
   encodeScopedCursor,
@@ -69,6 +76,8 @@ import type {
   DecisionLogEntry,
   DecisionPage,
   EntryAppend,
+  LogShippingClaim,
+  LogShippingState,
   NewApproval,
   NewConsoleSession,
   NewDecisionEntry,
@@ -402,6 +411,35 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
       { rows: (what, query) => this.rows(what, query), execute: (what, query) => this.execute(what, query) },
       this.location,
     );
+  }
+
+  // ------------------------------------------------------------------------------ log shipping
+
+  async claimLogShipping(
+    target: string,
+    holder: string,
+    leaseUntil: Date,
+    now: Date = this.clock(),
+  ): Promise<LogShippingClaim> {
+    const what = "claim decision-log shipping";
+    const [row] = await this.rows(what, claimShippingQuery(target, holder, leaseUntil, now));
+    if (row !== undefined) return { held: true, shipped_seq: shippingStateOf(row).shipped_seq };
+    const state = await this.logShipping(target);
+    return { held: false, shipped_seq: state?.shipped_seq ?? 0 };
+  }
+
+  async advanceLogShipping(target: string, holder: string, seq: number, leaseUntil: Date): Promise<boolean> {
+    const query = advanceShippingQuery(target, holder, seq, leaseUntil);
+    return (await this.execute("record shipped decision-log entries", query)) === 1;
+  }
+
+  async releaseLogShipping(target: string, holder: string): Promise<void> {
+    await this.execute("release decision-log shipping", releaseShippingQuery(target, holder));
+  }
+
+  async logShipping(target: string): Promise<LogShippingState | undefined> {
+    const [row] = await this.rows("read decision-log shipping", shippingStateQuery(target));
+    return row === undefined ? undefined : shippingStateOf(row);
   }
 
   // ------------------------------------------------------------------------------ approvals

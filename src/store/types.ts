@@ -243,6 +243,21 @@ export interface StoredCheckpoint {
   jws: string;
 }
 
+/** Where shipping the decision log to one destination got to (src/decisionlog/ship/). */
+export interface LogShippingState {
+  /** The last seq the destination acknowledged (0: none yet). */
+  shipped_seq: number;
+  /** The instance holding the lease to ship (null: released). */
+  holder: string | null;
+  lease_until: Date;
+}
+
+/** A claim of the shipping lease: held (by the claimer) or not, and the cursor as stored. */
+export interface LogShippingClaim {
+  held: boolean;
+  shipped_seq: number;
+}
+
 /**
  * A console session (src/console/session.ts). The cookie holds an opaque random id; the store
  * keeps only its SHA-256, and who signed in (from the verified token; its claims are not kept).
@@ -368,6 +383,22 @@ export interface Store {
    * used unless `decision_log.checkpoints.key_file` names a file.
    */
   checkpointKeySet(): KeySetStorage;
+
+  /**
+   * Takes or renews the lease to ship the decision log to `target` (until `leaseUntil`) unless
+   * another holder's lease still runs at `now`; answers whether this holder has it, and the
+   * destination's cursor. A target never seen starts at 0.
+   */
+  claimLogShipping(target: string, holder: string, leaseUntil: Date, now?: Date): Promise<LogShippingClaim>;
+  /**
+   * Records that `target` acknowledged every entry up to `seq` (the cursor never moves back) and
+   * renews the lease; false (nothing written) when `holder` no longer has the lease.
+   */
+  advanceLogShipping(target: string, holder: string, seq: number, leaseUntil: Date): Promise<boolean>;
+  /** Gives the lease up, when `holder` has it (shutdown: another instance takes over at once). */
+  releaseLogShipping(target: string, holder: string): Promise<void>;
+  /** The destination's cursor and lease, or undefined when nothing was ever shipped to it. */
+  logShipping(target: string): Promise<LogShippingState | undefined>;
 
   /** Stores a new approval request, status `pending`. */
   createApproval(request: NewApproval): Promise<ApprovalRecord>;

@@ -18,6 +18,7 @@ import { approvalContract, idempotencyContract } from "./contract-approvals.ts";
 import { checkpointContract } from "./contract-checkpoints.ts";
 import { concurrencyContract } from "./contract-concurrency.ts";
 import { consoleSessionContract } from "./contract-console-sessions.ts";
+import { logShippingContract } from "./contract-log-shipping.ts";
 import { tenancyContract } from "./contract-tenancy.ts";
 import { newEntry } from "./fixtures.ts";
 
@@ -436,4 +437,5 @@ export function storeContract(h: StoreHarness): void {
   checkpointContract(h);
   tenancyContract(h);
   consoleSessionContract(h);
+  logShippingContract(h);
 }

@@ -46,15 +46,20 @@ export const filterHelp = `filters (all optional, combined with AND):
 export class UsageError extends Error {}
 
 type FlagOptions = NonNullable<ParseArgsConfig["options"]>;
+type ParsedFlags<O extends FlagOptions> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>
+>;
 
 /**
  * Parses `argv` strictly: unknown flags, missing values and (unless `takesArguments`) positional
  * arguments are usage errors.
  */
-export function parseFlags<O extends FlagOptions>(argv: string[], options: O, takesArguments = false) {
-  let parsed: ReturnType<
-    typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>
-  >;
+export function parseFlags<O extends FlagOptions>(
+  argv: string[],
+  options: O,
+  takesArguments = false,
+): ParsedFlags<O> {
+  let parsed: ParsedFlags<O>;
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (error) {

@@ -1,0 +1,325 @@
+/**
+ * The package as people install it: `npm pack` in the checkout (its `prepare` builds dist/ from
+ * the current sources), `npm install <tarball>` into an empty project in a temp folder, then
+ * plain Node there — no tsx, no sources:
+ *
+ * - `writ/executor` imports from ESM and requires from CommonJS, and loads no gateway code;
+ *   `writ` and `writ/rego` import from both (require() cannot load them: binaryen, the compiler's
+ *   code generator, uses top-level await, and Node says so);
+ * - `node_modules/.bin/writ --help` answers quickly;
+ * - `writ serve` in a folder with no configuration starts the embedded default (sample policies,
+ *   demo repository) and runs a call through the whole pipeline, its decision logged by the
+ *   SQLite writer thread loaded from dist/;
+ * - the README's plain-Node backend (examples/backend/server.mjs) runs a call the gateway
+ *   dispatches to it with a real grant, and refuses that grant for other arguments or twice.
+ *
+ * Speed: the dependencies are installed with --prefer-offline from npm's cache, with
+ * --ignore-scripts; better-sqlite3's native addon is then taken from the checkout's own
+ * node_modules when that holds the same version (built from source by `npm install` there, for
+ * this Node), and compiled from source (`npm rebuild`, minutes) only when it does not.
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { canonicalCall, onlyOutcome } from "../e2e/api.ts";
+import { answerOf, startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { repoRoot } from "../support/paths.ts";
+import { freePort } from "../support/ports.ts";
+import { beyondExecutor, modulesLoadedBy } from "./modules.ts";
+
+const run = promisify(execFile);
+const SETUP_TIMEOUT_MS = 600_000;
+
+let tmp: string;
+let app: string;
+let installed: string;
+let writ: string;
+const children: ChildProcess[] = [];
+
+async function timed<T>(what: string, step: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  const result = await step();
+  console.log(`${what}: ${((performance.now() - started) / 1000).toFixed(2)} s`);
+  return result;
+}
+
+const versionOf = async (dir: string) =>
+  z.object({ version: z.string() }).parse(JSON.parse(await readFile(path.join(dir, "package.json"), "utf8")))
+    .version;
+
+/** better-sqlite3's addon: the checkout's build when it is the same version, else a real rebuild. */
+async function provideSqliteAddon(): Promise<void> {
+  const ours = path.join(repoRoot, "node_modules/better-sqlite3");
+  const theirs = path.join(app, "node_modules/better-sqlite3");
+  const addon = "build/Release/better_sqlite3.node";
+  if ((await versionOf(ours)) === (await versionOf(theirs))) {
+    await mkdir(path.dirname(path.join(theirs, addon)), { recursive: true });
+    await copyFile(path.join(ours, addon), path.join(theirs, addon));
+  } else {
+    await timed("npm rebuild better-sqlite3", () => run("npm", ["rebuild", "better-sqlite3"], { cwd: app }));
+  }
+}
+
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), "writ-package-"));
+  await timed("npm pack (with the build)", () =>
+    run("npm", ["pack", "--pack-destination", tmp, "--loglevel=error"], { cwd: repoRoot }),
+  );
+  const tarball = (await readdir(tmp)).find((f) => f.endsWith(".tgz"));
+  if (tarball === undefined) throw new Error(`npm pack left no tarball in ${tmp}`);
+  app = path.join(tmp, "app");
+  await mkdir(app);
+  await writeFile(path.join(app, "package.json"), JSON.stringify({ name: "app", private: true }));
+  const install = ["install", path.join(tmp, tarball), "--prefer-offline", "--ignore-scripts"];
+  await timed("npm install <tarball>", () =>
+    run("npm", [...install, "--no-audit", "--no-fund", "--loglevel=error"], { cwd: app }),
+  );
+  await provideSqliteAddon();
+  installed = path.join(app, "node_modules/writ");
+  writ = path.join(app, "node_modules/.bin/writ");
+}, SETUP_TIMEOUT_MS);
+
+afterAll(async () => {
+  for (const child of children) child.kill("SIGKILL");
+  if (tmp !== undefined) await rm(tmp, { recursive: true, force: true });
+});
+
+async function node(args: string[], cwd = app): Promise<string> {
+  return (await run(process.execPath, args, { cwd })).stdout.trim();
+}
+
+/** Starts a long-running process and resolves with the first match of `ready` in its stdout. */
+function start(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+  ready: RegExp,
+) {
+  const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
+  children.push(child);
+  let out = "";
+  child.stderr?.on("data", (d) => {
+    out += d;
+  });
+  return {
+    child,
+    ready: new Promise<RegExpExecArray>((resolve, reject) => {
+      child.stdout?.on("data", (d) => {
+        out += d;
+        const match = ready.exec(out);
+        if (match) resolve(match);
+      });
+      child.once("exit", (code) => reject(new Error(`${path.basename(command)} exited (${code}): ${out}`)));
+    }),
+  };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+describe("the installed package", () => {
+  it("ships compiled JavaScript and no TypeScript sources", async () => {
+    const files = await readdir(installed, { recursive: true });
+    expect(files).toContain(path.join("dist", "executor", "index.js"));
+    expect(files).toContain(path.join("dist", "executor", "index.d.ts"));
+    expect(files).toContain(path.join("dist", "rego", "runtime", "runtime.wasm"));
+    expect(files).toContain(path.join("dist", "config", "writ.default.yaml"));
+    expect(files).toContain(path.join("policies", "writ", "decision.rego"));
+    expect(files.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))).toEqual([]);
+  });
+
+  it("imports writ/executor from ESM", async () => {
+    const names = await node([
+      "--input-type=module",
+      "-e",
+      "const m = await import('writ/executor'); console.log(Object.keys(m).sort().join(' '))",
+    ]);
+    expect(names.split(" ")).toEqual(
+      expect.arrayContaining(["verifyGrant", "requireGrant", "grantRequired"]),
+    );
+  });
+
+  it("requires writ/executor from CommonJS, and imports writ and writ/rego there", async () => {
+    await writeFile(
+      path.join(app, "check.cjs"),
+      `const { verifyGrant, MemoryReplayCache } = require("writ/executor");
+let rego;
+try { require("writ/rego"); rego = "loaded"; } catch (error) { rego = error.code; }
+Promise.all([import("writ"), import("writ/rego")]).then(([writ, regoModule]) =>
+  console.log(JSON.stringify({ verifyGrant: typeof verifyGrant, cache: typeof MemoryReplayCache, rego,
+    startGateway: typeof writ.startGateway, buildPolicy: typeof regoModule.buildPolicy })));`,
+    );
+    expect(JSON.parse(await node(["check.cjs"]))).toEqual({
+      verifyGrant: "function",
+      cache: "function",
+      rego: "ERR_REQUIRE_ASYNC_MODULE",
+      startGateway: "function",
+      buildPolicy: "function",
+    });
+  });
+
+  it("types the entry points for TypeScript projects, ESM and CommonJS", async () => {
+    await writeFile(
+      path.join(app, "typed.mts"),
+      `import { type GrantClaims, verifyGrant } from "writ/executor";
+import { startGateway } from "writ";
+import { buildPolicy } from "writ/rego";
+export const subject = (claims: GrantClaims): string => claims.sub;
+export const used = [verifyGrant, startGateway, buildPolicy];
+export const wrong: number = subject(await verifyGrant("grant", { issuer: "writ", audience: "a", keys: { keys: [] }, args: {} }));`,
+    );
+    await writeFile(
+      path.join(app, "typed.cts"),
+      `import { verifyGrant } from "writ/executor";
+export const verify: typeof verifyGrant = verifyGrant;`,
+    );
+    const types = path.join(repoRoot, "node_modules/@types");
+    const compilerOptions = {
+      module: "nodenext",
+      strict: true,
+      noEmit: true,
+      // As most projects set it: checking every declaration file of the dependencies takes 30 s+.
+      skipLibCheck: true,
+      types: ["node"],
+      typeRoots: [types],
+    };
+    await writeFile(
+      path.join(app, "tsconfig.json"),
+      JSON.stringify({ compilerOptions, files: ["typed.mts", "typed.cts"] }),
+    );
+    const tsc = path.join(repoRoot, "node_modules/typescript/bin/tsc");
+    const failed = await run(process.execPath, [tsc, "-p", app], { cwd: app }).then(
+      () => "",
+      (error: unknown) => z.object({ stdout: z.string() }).parse(error).stdout,
+    );
+    // Exactly the one deliberate mistake: the claims' subject is a string.
+    expect(failed.trim().split("\n")).toEqual([
+      expect.stringMatching(
+        /^typed\.mts\(6,\d+\): error TS2322: Type 'string' is not assignable to type 'number'/,
+      ),
+    ]);
+  }, 60_000);
+
+  it("loads no gateway code with writ/executor", async () => {
+    const dist = path.join(installed, "dist");
+    const loaded = await modulesLoadedBy(path.join(dist, "executor/index.js"), {
+      cwd: app,
+      root: dist,
+      tsx: false,
+    });
+    expect(loaded.own).toContain("executor/verify");
+    expect(beyondExecutor(loaded)).toEqual([]);
+  });
+
+  it("answers writ --help quickly", async () => {
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const started = performance.now();
+      const { stdout } = await run(writ, ["--help"], { cwd: app });
+      times.push(performance.now() - started);
+      expect(stdout).toContain("usage: writ <command>");
+    }
+    console.log(`writ --help: ${times.map((t) => `${(t / 1000).toFixed(2)} s`).join(", ")}`);
+    // The criterion is 0.3 s on an idle machine; this one is shared, so the bound is looser.
+    expect(Math.min(...times)).toBeLessThan(1_000);
+  });
+
+  it("serves the embedded default from an empty folder and runs a call through it", async () => {
+    const empty = path.join(tmp, "empty");
+    await mkdir(empty);
+    const started = performance.now();
+    const serve = start(writ, ["serve", "--port", "0"], { cwd: empty }, /listening on (\S+)/);
+    const [, url = ""] = await serve.ready;
+    const health = await fetch(`${url}/healthz`);
+    console.log(`writ serve, cold start to /healthz: ${((performance.now() - started) / 1000).toFixed(2)} s`);
+    expect(health.status).toBe(200);
+
+    const { stdout: token } = await run(writ, ["token", "--sub", "alice"], { cwd: empty });
+    const response = await fetch(`${url}/v1/proposals`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token.trim()}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        format: "canonical",
+        execute: true,
+        payload: canonicalCall("repo.read", { workspace: "ws-demo", path: "README.md" }),
+      }),
+    });
+    const outcome = onlyOutcome(await answerOf(response));
+    expect(outcome.decision).toBe("allow");
+    expect(outcome.result?.structured_content).toHaveProperty("content");
+    await stop(serve.child);
+    expect(serve.child.exitCode).toBe(0);
+  });
+});
+
+describe("the README's plain-Node backend (examples/backend/server.mjs)", () => {
+  let gw: TestGateway;
+  let backendUrl: string;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    backendUrl = `http://127.0.0.1:${port}`;
+    gw = await startTestGateway({
+      configure: (document) => ({
+        ...document,
+        tools: z
+          .array(z.record(z.string(), z.unknown()))
+          .parse(document.tools)
+          .map((tool) =>
+            tool.name === "create_payment_draft"
+              ? { ...tool, backend: { kind: "http", method: "POST", url: `${backendUrl}/drafts` } }
+              : tool,
+          ),
+      }),
+    });
+    await copyFile(path.join(repoRoot, "examples/backend/server.mjs"), path.join(app, "server.mjs"));
+    const backend = start(
+      process.execPath,
+      ["server.mjs"],
+      { cwd: app, env: { ...process.env, PORT: String(port), WRIT_URL: gw.url } },
+      /listening on/,
+    );
+    await backend.ready;
+  });
+
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it("runs a call Writ dispatches to it, and refuses its grant for other arguments or a second time", async () => {
+    const args = { account: "acct-alice", amount: 40, currency: "EUR" };
+    const outcome = onlyOutcome(
+      await gw.propose(await gw.token("alice"), {
+        format: "canonical",
+        execute: true,
+        payload: canonicalCall("create_payment_draft", args),
+      }),
+    );
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.result?.structured_content).toMatchObject({ status: "draft", amount: 40 });
+    expect(outcome.grant?.audience).toBe(backendUrl);
+
+    const grant = outcome.grant?.token ?? "";
+    const replay = async (body: unknown) => {
+      const response = await fetch(`${backendUrl}/drafts`, {
+        method: "POST",
+        headers: { "x-writ-grant": grant, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, body: z.object({ code: z.string() }).parse(await response.json()) };
+    };
+    expect(await replay({ ...args, amount: 4000 })).toMatchObject({
+      status: 403,
+      body: { code: "args_mismatch" },
+    });
+    expect(await replay(args)).toMatchObject({ status: 403, body: { code: "replayed" } });
+  });
+});
