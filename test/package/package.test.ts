@@ -30,6 +30,7 @@ import { answerOf, startTestGateway, type TestGateway } from "../support/gateway
 import { repoRoot } from "../support/paths.ts";
 import { freePort } from "../support/ports.ts";
 import { beyondExecutor, modulesLoadedBy } from "./modules.ts";
+import { walkthroughTests } from "./walkthrough.ts";
 
 const run = promisify(execFile);
 const SETUP_TIMEOUT_MS = 600_000;
@@ -322,4 +323,8 @@ describe("the README's plain-Node backend (examples/backend/server.mjs)", () => 
     });
     expect(await replay(args)).toMatchObject({ status: 403, body: { code: "replayed" } });
   });
+});
+
+describe("the README's walkthrough, from zero to your own tool (test/package/walkthrough.ts)", () => {
+  walkthroughTests(() => app);
 });
