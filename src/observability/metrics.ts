@@ -44,14 +44,8 @@ class Counter {
 
   /** Read at each export: an observable counter (or gauge) of the same series. */
   mirror(meter: Meter): void {
-    const options = { description: this.help };
-    const instrument =
-      this.type === "counter"
-        ? meter.createObservableCounter(this.name, options)
-        : meter.createObservableGauge(this.name, options);
-    instrument.addCallback((result) => {
-      for (const { labels, value } of this.values.values()) result.observe(value, labels);
-    });
+    const rows = (): Array<[Labels, number]> => [...this.values.values()].map((s) => [s.labels, s.value]);
+    mirrorSamples(meter, [{ name: this.name, help: this.help, type: this.type, rows }]);
   }
 }
 
