@@ -21,7 +21,10 @@ import { GrantSigner } from "./grants/index.ts";
 import { createApp, type HttpEnv } from "./http/app.ts";
 import { DevIssuer, IdentityVerifier, type IssuerConfigInput } from "./identity/index.ts";
 import { McpUpstreams } from "./mcp/index.ts";
-import { GatewayMetrics } from "./observability/metrics.ts";
+import { GatewayMetrics, mirrorSamples } from "./observability/metrics.ts";
+import { startTelemetry, type Telemetry } from "./observability/otel.ts";
+import { gatewaySamples } from "./observability/samples.ts";
+import { enableTracing } from "./observability/tracing.ts";
 import { PolicyEngine } from "./policy/index.ts";
 import { openStore } from "./store/index.ts";
 import type { Store } from "./store/types.ts";
@@ -38,6 +41,8 @@ export interface GatewayParts {
   config: GatewayConfig;
   /** The in-process demo repository, when the configuration enables it. */
   repository: VirtualRepository | undefined;
+  /** OpenTelemetry export, when the `OTEL_*` environment turns it on. */
+  telemetry: Telemetry | undefined;
   close(): Promise<void>;
 }
 
@@ -46,8 +51,11 @@ export async function createGateway(
   config: GatewayConfig,
   options: { store?: Store } = {},
 ): Promise<GatewayParts> {
+  // Refused before anything starts (e.g. OTEL_EXPORTER_OTLP_PROTOCOL=grpc); flushed last at close.
+  const telemetry = await startTelemetry();
+  const closers: Array<() => Promise<void> | void> = telemetry ? [() => telemetry.shutdown()] : [];
   const store = options.store ?? (await openStore(config.store));
-  const closers: Array<() => Promise<void> | void> = options.store ? [] : [() => store.close()];
+  if (!options.store) closers.push(() => store.close());
   try {
     const metrics = new GatewayMetrics();
     const contracts = new ContractRegistry(config.tools, { pointer: "/tools" });
@@ -168,10 +176,15 @@ export async function createGateway(
       credentials,
       ...(mcp ? { mcp } : {}),
     };
+    if (telemetry?.meter) {
+      metrics.mirror(telemetry.meter);
+      mirrorSamples(telemetry.meter, gatewaySamples(gateway));
+    }
     return {
       gateway,
       config,
       repository,
+      telemetry,
       async close() {
         await log.drain();
         for (const close of closers.reverse()) await close();
@@ -208,7 +221,9 @@ export async function startGateway(
     await closeServer(server);
     throw error;
   }
+  const tracing = parts.telemetry?.tracing;
   const built = createApp(parts.gateway, {
+    ...(tracing ? { tracing } : {}),
     bodyLimitBytes: config.server.body_limit_bytes,
     refusalWindowMs: config.decision_log.refusal_window_ms,
     roles: config.roles,
@@ -217,6 +232,7 @@ export async function startGateway(
     mcpSecurity: { allowedHosts: config.mcp.allowed_hosts, allowedOrigins: config.mcp.allowed_origins },
   });
   options.configureApp?.(built, parts.gateway);
+  const stopTracing = tracing ? enableTracing() : () => {};
   app = built;
   const host = config.server.host.includes(":") ? `[${config.server.host}]` : config.server.host;
   return {
@@ -225,6 +241,7 @@ export async function startGateway(
     url: `http://${host}:${port}`,
     async close() {
       await closeServer(server);
+      stopTracing();
       await parts.close();
     },
   };

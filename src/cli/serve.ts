@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config/index.ts";
 import { WritError } from "../core/errors.ts";
+import { TelemetryConfigError } from "../observability/otel.ts";
 import { PolicyLoadError } from "../policy/index.ts";
 import { ListenError, startGateway } from "../server.ts";
 
@@ -44,7 +45,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
       port === undefined ? config : { ...config, server: { ...config.server, port } },
     );
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof PolicyLoadError || error instanceof ListenError) {
+    if (
+      error instanceof ConfigError ||
+      error instanceof PolicyLoadError ||
+      error instanceof ListenError ||
+      error instanceof TelemetryConfigError
+    ) {
       console.error(`writ serve: ${error.message}`);
       return 1;
     }
@@ -56,6 +62,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     throw error;
   }
   console.log(`writ listening on ${running.url} (policy revision ${running.gateway.policy.revision})`);
+  const telemetry = running.parts.telemetry;
+  if (telemetry) console.log(`OpenTelemetry: ${telemetry.description}`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once("SIGINT", stop);

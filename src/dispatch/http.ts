@@ -8,6 +8,7 @@
  */
 import type { ToolContract } from "../contracts/schema.ts";
 import { type ErrorCategory, WritError } from "../core/errors.ts";
+import { traceHeaders } from "../observability/tracing.ts";
 import type { CredentialResolver } from "./credentials.ts";
 
 export interface DispatchHttpOptions {
@@ -80,6 +81,8 @@ export async function dispatchHttp(options: DispatchHttpOptions): Promise<Dispat
   headers.set("x-writ-grant", options.grant);
   headers.set("x-request-id", options.requestId);
   if (options.idempotencyKey !== undefined) headers.set("idempotency-key", options.idempotencyKey);
+  // The dispatch span's W3C trace context, when OpenTelemetry traces the request.
+  for (const [name, value] of Object.entries(traceHeaders())) headers.set(name, value);
   for (const [name, value] of Object.entries(credentialHeaders)) headers.set(name, value);
 
   const idempotent =

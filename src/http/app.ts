@@ -12,6 +12,7 @@
  *   GET  /healthz, /metrics       routes/health.ts     liveness, policy state, Prometheus metrics
  *   /console/…                    the web console for reviewers and approvers (src/console/)
  *
+ * With OpenTelemetry on, every `/v1` and `/mcp` request is a span first (middleware/tracing).
  * Every `/v1` request gets its request id (middleware/request-id), is audited (audit.ts: every
  * 400/401/403/413 answer is on the decision log) and passes the body limit; routes that need a
  * caller authenticate it once (middleware/auth). Whatever is thrown becomes
@@ -28,6 +29,7 @@ import type { AppOptions, HttpEnv } from "./env.ts";
 import { notFound, onError, payloadTooLarge } from "./errors.ts";
 import { bodyLimit } from "./middleware/body-limit/index.ts";
 import { requestId } from "./middleware/request-id/index.ts";
+import { traceRequests } from "./middleware/tracing/index.ts";
 import { approvalRoutes } from "./routes/approvals.ts";
 import { decisionRoutes } from "./routes/decisions.ts";
 import { executeRoutes } from "./routes/execute.ts";
@@ -55,6 +57,10 @@ export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
     gw.log.beforeDrain(() => own.flush());
   }
   const audited = auditRefusals({ log: gw.log, aggregator, policy: gw.policy });
+  if (options.tracing) {
+    app.use("/v1/*", traceRequests(options.tracing));
+    if (options.mcpEndpoint !== false) app.use("/mcp", traceRequests(options.tracing));
+  }
   app.use("/v1/*", requestId(), audited, limitBody);
   if (options.mcpEndpoint !== false) {
     app.use(

@@ -5,6 +5,7 @@
 import type { ConsoleSessionSettings } from "../console/session.ts";
 import type { Subject } from "../core/types.ts";
 import type { TransportSecurity } from "../mcp/transport-security.ts";
+import type { RequestTracing } from "../observability/tracing.ts";
 
 /** Set by `requestId()` on every `/v1` request. */
 export interface RequestIdVariables {
@@ -40,4 +41,6 @@ export interface AppOptions {
   refusalWindowMs?: number;
   /** The hosts and origins /mcp answers to (default: loopback). */
   mcpSecurity?: TransportSecurity;
+  /** A span per /v1 and /mcp request (OpenTelemetry on); none when absent. */
+  tracing?: RequestTracing;
 }

@@ -1,7 +1,12 @@
 /**
  * Prometheus metrics in the text exposition format (version 0.0.4): counters and histograms with
  * labels, enough for `/metrics` without a client library.
+ *
+ * With OpenTelemetry metrics on (src/observability/otel.ts), `mirror(meter)` exports the same
+ * series under the same names and labels: counters as observable counters read at each export
+ * (nothing added to `inc`), histograms recorded as they are observed, with the same buckets.
  */
+import type { Meter, Histogram as OtelHistogram } from "@opentelemetry/api";
 
 type Labels = Record<string, string>;
 
@@ -15,7 +20,7 @@ function labelKey(labels: Labels): string {
 }
 
 class Counter {
-  protected readonly values = new Map<string, number>();
+  protected readonly values = new Map<string, { labels: Labels; value: number }>();
   protected readonly type: "counter" | "gauge" = "counter";
   constructor(
     readonly name: string,
@@ -24,15 +29,23 @@ class Counter {
 
   inc(labels: Labels = {}, by = 1): void {
     const key = labelKey(labels);
-    this.values.set(key, (this.values.get(key) ?? 0) + by);
+    const series = this.values.get(key);
+    if (series) series.value += by;
+    else this.values.set(key, { labels: { ...labels }, value: by });
   }
 
   render(): string[] {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`];
-    for (const [key, value] of [...this.values].sort(([a], [b]) => a.localeCompare(b))) {
+    for (const [key, { value }] of [...this.values].sort(([a], [b]) => a.localeCompare(b))) {
       lines.push(`${this.name}${key ? `{${key}}` : ""} ${value}`);
     }
     return lines;
+  }
+
+  /** Read at each export: an observable counter (or gauge) of the same series. */
+  mirror(meter: Meter): void {
+    const rows = (): Array<[Labels, number]> => [...this.values.values()].map((s) => [s.labels, s.value]);
+    mirrorSamples(meter, [{ name: this.name, help: this.help, type: this.type, rows }]);
   }
 }
 
@@ -41,12 +54,13 @@ class Gauge extends Counter {
   protected override readonly type = "gauge";
 
   set(value: number, labels: Labels = {}): void {
-    this.values.set(labelKey(labels), value);
+    this.values.set(labelKey(labels), { labels: { ...labels }, value });
   }
 }
 
 class Histogram {
   private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  private otel: OtelHistogram | undefined;
   constructor(
     readonly name: string,
     readonly help: string,
@@ -65,6 +79,15 @@ class Histogram {
     });
     s.sum += value;
     s.count++;
+    this.otel?.record(value, labels);
+  }
+
+  mirror(meter: Meter): void {
+    this.otel = meter.createHistogram(this.name, {
+      description: this.help,
+      ...(this.name.endsWith("_seconds") ? { unit: "s" } : {}),
+      advice: { explicitBucketBoundaries: [...this.buckets] },
+    });
   }
 
   render(): string[] {
@@ -78,6 +101,28 @@ class Histogram {
       lines.push(`${this.name}_count${key ? `{${key}}` : ""} ${s.count}`);
     }
     return lines;
+  }
+}
+
+/** A metric whose values are read from its owner when scraped or exported (`rows`). */
+export interface SampledMetric {
+  name: string;
+  help: string;
+  type: "counter" | "gauge";
+  rows(): ReadonlyArray<readonly [Labels, number]>;
+}
+
+/** The same sampled metrics through OpenTelemetry: observable instruments read at each export. */
+export function mirrorSamples(meter: Meter, metrics: readonly SampledMetric[]): void {
+  for (const m of metrics) {
+    const options = { description: m.help };
+    const instrument =
+      m.type === "counter"
+        ? meter.createObservableCounter(m.name, options)
+        : meter.createObservableGauge(m.name, options);
+    instrument.addCallback((result) => {
+      for (const [labels, value] of m.rows()) result.observe(value, labels);
+    });
   }
 }
 
@@ -137,8 +182,8 @@ export class GatewayMetrics {
     "Decision-log entries not yet acknowledged by the decision-log service.",
   );
 
-  render(): string {
-    return `${[
+  private all(): Array<Counter | Histogram> {
+    return [
       this.decisions,
       this.decisionSeconds,
       this.policyFailures,
@@ -147,8 +192,17 @@ export class GatewayMetrics {
       this.logShipped,
       this.logShipFailures,
       this.logShipLag,
-    ]
+    ];
+  }
+
+  render(): string {
+    return `${this.all()
       .flatMap((m) => m.render())
       .join("\n")}\n`;
+  }
+
+  /** Exports these metrics through OpenTelemetry too, from now on (counters with their totals). */
+  mirror(meter: Meter): void {
+    for (const m of this.all()) m.mirror(meter);
   }
 }

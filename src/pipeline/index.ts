@@ -14,6 +14,9 @@
  *   10. result     — 10-result:    the layered result of DESIGN section 7
  *
  * The log entry is written before dispatch so that no grant exists without its entry.
+ *
+ * Each stage call goes through `stage()` (src/observability/tracing.ts): a child span of the
+ * request's when OpenTelemetry traces the request, the call itself otherwise.
  */
 import { randomUUID } from "node:crypto";
 import { decodeJwt } from "jose";
@@ -36,6 +39,13 @@ import {
 } from "../decisionlog/index.ts";
 import { parseProposal } from "../intake/index.ts";
 import { type NormalizedCall, normalize } from "../normalize/index.ts";
+import {
+  type CallAttributes,
+  decisionAttributes,
+  stage,
+  subjectAttributes,
+  tracedCall,
+} from "../observability/tracing.ts";
 import { type LayeredResult, ToolFailedError } from "../results/index.ts";
 import { intake } from "./01-intake.ts";
 import { normalizeCalls } from "./02-normalize.ts";
@@ -66,9 +76,14 @@ export type {
  * (malformed payload, unauthenticated); each such refusal is logged first.
  */
 export async function handleProposal(gw: Gateway, req: ProposalRequest): Promise<CallOutcome[]> {
-  const calls = await intake(gw, req); // 1
-  const normalized = normalizeCalls(gw.contracts, calls); // 2
-  const subject = await identify(gw, req, calls, normalized); // 3
+  const calls = await stage("intake", undefined, () => intake(gw, req)); // 1
+  const normalized = stage("normalize", undefined, () => normalizeCalls(gw.contracts, calls)); // 2
+  const subject = await stage(
+    "identity",
+    undefined,
+    () => identify(gw, req, calls, normalized),
+    subjectAttributes,
+  ); // 3
   const outcomes: CallOutcome[] = [];
   for (const [i, call] of calls.entries()) {
     const n = normalized[i]!;
@@ -93,13 +108,16 @@ async function decideCall(
   n: NormalizedCall,
 ): Promise<CallOutcome> {
   const decisionId = randomUUID();
-  const { context: resource, stored } = await resourceContext(gw.store, n.resource); // 4
+  const traced = tracedCall(subject, n.action.name, decisionId);
+  const { context: resource, stored } = await stage("resource", traced, () =>
+    resourceContext(gw.store, n.resource),
+  ); // 4
   const input = policyInput(subject, n.action, resource, {
     requestId: req.requestId,
     source: call.source,
     session: req.session,
   });
-  const evaluation = decide(gw, input, "call"); // 5
+  const evaluation = stage("decide", traced, () => decide(gw, input, "call"), decisionAttributes); // 5
   const { decision, revision: policyRevision } = evaluation;
 
   let grant: IssuedGrantView | undefined;
@@ -119,38 +137,46 @@ async function decideCall(
       session,
     };
     // The same call proposed again gets its open request back; the entry below names it.
-    approval = (await openApproval(gw, parts)) ?? (await requestApproval(gw, parts)); // 6
+    approval = await stage(
+      "approval",
+      traced,
+      async () => (await openApproval(gw, parts)) ?? (await requestApproval(gw, parts)),
+    ); // 6
     error = approvalRequired(approval);
   } else if (allows(decision)) {
     const { contract, action } = n;
-    grant = await issueGrant(gw, {
-      subject,
-      contract,
-      action,
-      resource: n.resource,
-      resourceRevision: resource.revision,
-      decision,
-      decisionId,
-      policyRevision,
-    }); // 7
+    grant = await stage("grant", traced, () =>
+      issueGrant(gw, {
+        subject,
+        contract,
+        action,
+        resource: n.resource,
+        resourceRevision: resource.revision,
+        decision,
+        decisionId,
+        policyRevision,
+      }),
+    ); // 7
   } else {
     error = denial(decision);
   }
 
-  await logDecision(
-    gw,
-    evaluationEntry({
-      decisionId,
-      path: gw.policy.entrypoint,
-      input,
-      evaluation,
-      subject,
-      action: n.action.name,
-      resource: n.resource ?? null,
-      requestId: req.requestId,
-      grantJti: grant?.jti ?? null,
-      approvalId: approval?.id ?? null,
-    }),
+  await stage("log", traced, () =>
+    logDecision(
+      gw,
+      evaluationEntry({
+        decisionId,
+        path: gw.policy.entrypoint,
+        input,
+        evaluation,
+        subject,
+        action: n.action.name,
+        resource: n.resource ?? null,
+        requestId: req.requestId,
+        grantJti: grant?.jti ?? null,
+        approvalId: approval?.id ?? null,
+      }),
+    ),
   ); // 8
 
   const outcome: CallOutcome = {
@@ -165,12 +191,16 @@ async function decideCall(
   };
   if (req.execute && grant) {
     try {
-      outcome.result = await run(gw, {
-        n,
-        token: grant.token,
-        requestId: req.requestId,
-        ...(req.observer ? { observer: req.observer } : {}),
-      }); // 9–10
+      outcome.result = await run(
+        gw,
+        {
+          n,
+          token: grant.token,
+          requestId: req.requestId,
+          ...(req.observer ? { observer: req.observer } : {}),
+        },
+        traced,
+      ); // 9–10
     } catch (e) {
       outcome.error = WritError.from(e).toJSON();
       if (e instanceof ToolFailedError) outcome.result = e.result;
@@ -187,23 +217,30 @@ async function refuseCall(
   subject: Subject,
   error: WritError,
 ): Promise<CallOutcome> {
-  const entry = await logDecision(
-    gw,
-    refusalEntry({
-      path: INTAKE_PATH,
-      input: {
-        tool: call.tool,
-        source: call.source,
-        arguments: call.arguments,
-        session: req.session ?? null,
-      },
-      policyRevision: currentRevision(gw),
-      subject,
-      action: null,
-      resource: null,
-      error,
-      requestId: req.requestId,
-    }),
+  const traced = tracedCall(subject, null, undefined);
+  const entry = await stage(
+    "log",
+    traced,
+    () =>
+      logDecision(
+        gw,
+        refusalEntry({
+          path: INTAKE_PATH,
+          input: {
+            tool: call.tool,
+            source: call.source,
+            arguments: call.arguments,
+            session: req.session ?? null,
+          },
+          policyRevision: currentRevision(gw),
+          subject,
+          action: null,
+          resource: null,
+          error,
+          requestId: req.requestId,
+        }),
+      ),
+    (logged) => ({ "writ.decision": "error", "writ.decision_id": logged.decision_id }),
   );
   return {
     call_id: call.callId,
@@ -216,8 +253,9 @@ async function refuseCall(
 }
 
 /** Stages 9–10: the call runs with its grant, and its output becomes the layered result. */
-async function run(gw: Gateway, req: DispatchRequest): Promise<LayeredResult> {
-  return result(gw, req.n, await dispatch(gw, req), req.requestId);
+async function run(gw: Gateway, req: DispatchRequest, traced?: CallAttributes): Promise<LayeredResult> {
+  const dispatched = await stage("dispatch", traced, () => dispatch(gw, req));
+  return stage("result", traced, () => result(gw, req.n, dispatched, req.requestId));
 }
 
 /**
@@ -238,10 +276,16 @@ export async function executeWithGrant(
     policyRevision: currentRevision(gw),
   };
   let claims: GrantClaims | undefined;
+  let traced: CallAttributes | undefined;
+  const logExecution = (outcome: ExecutionFacts["outcome"]) =>
+    stage("log", traced, () =>
+      logDecision(gw, executionEntry({ ...facts, grant: presentedGrant(req.grant, claims), outcome })),
+    );
   try {
-    const subject = req.subject ?? (await gw.identity.verify(req.authorization)); // 3
+    const subject =
+      req.subject ?? (await stage("identity", undefined, () => gw.identity.verify(req.authorization))); // 3
     facts.subject = subject;
-    const calls = parseProposal(req.format ?? "canonical", req.call).calls; // 1
+    const calls = stage("intake", undefined, () => parseProposal(req.format ?? "canonical", req.call)).calls; // 1
     const [call] = calls;
     if (call === undefined || calls.length !== 1) {
       throw new WritError("invalid_argument", "execute takes exactly one call", {
@@ -250,40 +294,25 @@ export async function executeWithGrant(
       });
     }
     facts.tool = call.tool;
-    const n = normalize(call, gw.contracts); // 2
+    const n = stage("normalize", undefined, () => normalize(call, gw.contracts)); // 2
     facts.action = n.action.name;
     facts.resource = n.resource ?? null;
-    const d = await dispatch(gw, {
-      n,
-      token: req.grant,
-      requestId: req.requestId,
-      subject,
-      ...observed(req),
-    }); // 9
+    traced = tracedCall(subject, n.action.name, undefined);
+    const d = await stage("dispatch", traced, () =>
+      dispatch(gw, { n, token: req.grant, requestId: req.requestId, subject, ...observed(req) }),
+    ); // 9
     claims = d.claims;
-    const layered = await result(gw, n, d, req.requestId); // 10
-    await logDecision(
-      gw,
-      executionEntry({
-        ...facts,
-        grant: presentedGrant(req.grant, claims),
-        outcome: { kind: "ran", summary: resultSummary(layered) },
-      }),
-    );
+    if (traced) traced["writ.decision_id"] = claims.dec;
+    const layered = await stage("result", traced, () => result(gw, n, d, req.requestId)); // 10
+    await logExecution({ kind: "ran", summary: resultSummary(layered) });
     return { tool: call.tool, result: layered };
   } catch (error) {
     const e = WritError.from(error);
     if (error instanceof GrantRefusedError) claims = error.claims;
-    await logDecision(
-      gw,
-      executionEntry({
-        ...facts,
-        grant: presentedGrant(req.grant, claims),
-        outcome:
-          error instanceof GrantRefusedError
-            ? { kind: "grant_refused", code: error.code, error: e }
-            : { kind: "failed", error: e },
-      }),
+    await logExecution(
+      error instanceof GrantRefusedError
+        ? { kind: "grant_refused", code: error.code, error: e }
+        : { kind: "failed", error: e },
     );
     throw error;
   }
