@@ -11,7 +11,7 @@ import { createRemoteJWKSet } from "jose";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { useFastPath } from "../../src/mcp/fast-path.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
-import { postMcp } from "../support/mcp-client.ts";
+import { postMcp, withoutRunIds } from "../support/mcp-client.ts";
 import { type NotesHttpServer, startNotesHttpServer } from "../support/mcp-notes-http.ts";
 import { notesPolicyDir, withNotes } from "./notes-fixture.ts";
 
@@ -21,15 +21,6 @@ interface Answer {
   status: number;
   type: string | null;
   body: string;
-}
-
-/** What differs between two runs of the same call: new ids, times and durations. */
-function masked(text: string): string {
-  return text
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, "<uuid>")
-    .replace(/\b[0-9A-HJKMNP-TV-Z]{26}\b/g, "<ulid>")
-    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, "<time>")
-    .replace(/"(latency_ms|duration_ms|elapsed_ms)":[0-9.]+/g, '"$1":0');
 }
 
 let gw: TestGateway;
@@ -67,7 +58,7 @@ async function send(token: string, body: unknown, headers: Record<string, string
     const answer: Answer = {
       status: response.status,
       type: response.headers.get("content-type"),
-      body: masked(await response.text()),
+      body: withoutRunIds(await response.text()),
     };
     return { answer, bySdk: connected.mock.calls.length > 0 };
   } finally {
