@@ -8,7 +8,10 @@
  * - writ-mcp: clients call `echo` on Writ's /mcp (JWT, policy, grant, durable log entry,
  *           dispatch to the server with the grant, grant verification there, result handling).
  *
- * Run: npx tsx bench/mcp.ts [seconds-per-run] [clients] [--json <file>] [--profile <file>]
+ * - writ-mcp-sdk (with `--sdk`): the same, with /mcp's fast path off (src/mcp/fast-path.ts), every
+ *           call answered by a per-POST SDK server as before it: what the fast path saves, in one run.
+ *
+ * Run: npx tsx bench/mcp.ts [seconds-per-run] [clients] [--sdk] [--json <file>] [--profile <file>]
  *
  * `--json <file>` writes every number printed, with the date, Node's version, the CPU, the git
  * commit and the configuration. `--profile <file>` writes a CPU profile (.cpuprofile) of the
@@ -33,12 +36,13 @@ import { z } from "zod";
 import { defaultConfigFile, parseConfig } from "../src/config/index.ts";
 import { grantRequired } from "../src/executor/index.ts";
 import { DevIssuer } from "../src/identity/index.ts";
+import { useFastPath } from "../src/mcp/fast-path.ts";
 import { startGateway } from "../src/server.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const cli = parseArgs({
   allowPositionals: true,
-  options: { json: { type: "string" }, profile: { type: "string" } },
+  options: { json: { type: "string" }, profile: { type: "string" }, sdk: { type: "boolean" } },
 });
 const seconds = Number(cli.positionals[0] ?? "5");
 const clients = Number(cli.positionals[1] ?? "8");
@@ -267,12 +271,35 @@ try {
     { authorization: `Bearer ${token}` },
     cli.values.profile,
   );
+  // The fast path on and off in turns after the first writ-mcp run (which warmed the code up),
+  // the less loaded of each kept: the machine may be shared.
+  let sdk: Measured | undefined;
+  let fast = writ;
+  if (cli.values.sdk === true) {
+    const headers = { authorization: `Bearer ${token}` };
+    for (let round = 0; round < 2; round++) {
+      useFastPath(false);
+      const off = await run("writ-mcp-sdk", `${running.url}/mcp`, "echo", headers);
+      useFastPath(true);
+      const on = await run("writ-mcp", `${running.url}/mcp`, "echo", headers);
+      if (sdk === undefined || off.cpu_ms_per_call < sdk.cpu_ms_per_call) sdk = off;
+      if (round === 0 || on.cpu_ms_per_call < fast.cpu_ms_per_call) fast = on;
+    }
+  }
   // Throughput ratios, and the same by CPU time per call (steadier on a shared machine).
   const ratios = {
     "writ-mcp/direct": writ.calls_per_s / direct.calls_per_s,
     "writ-api/direct": api.calls_per_s / direct.calls_per_s,
     "writ-mcp/direct (cpu)": direct.cpu_ms_per_call / writ.cpu_ms_per_call,
     "writ-api/direct (cpu)": direct.cpu_ms_per_call / api.cpu_ms_per_call,
+    ...(sdk === undefined
+      ? {}
+      : {
+          "writ-mcp-sdk/direct": sdk.calls_per_s / direct.calls_per_s,
+          "writ-mcp-sdk/direct (cpu)": direct.cpu_ms_per_call / sdk.cpu_ms_per_call,
+          // The best of the turns on each side: the fast path's saving.
+          "writ-mcp/writ-mcp-sdk (cpu)": sdk.cpu_ms_per_call / fast.cpu_ms_per_call,
+        }),
   };
   console.log(
     Object.entries(ratios)
@@ -287,7 +314,7 @@ try {
       cpu: { model: cpus()[0]?.model ?? "unknown", count: cpus().length },
       commit: gitCommit(),
       config: { seconds, clients, store: "sqlite", tool: "echo", arguments: { text: "hello" } },
-      runs: [direct, api, writ],
+      runs: [direct, api, writ, ...(sdk === undefined ? [] : [sdk])],
       ratios,
     };
     await writeFile(cli.values.json, `${JSON.stringify(report, null, 2)}\n`);
