@@ -11,7 +11,11 @@
  * - writ-mcp-sdk (with `--sdk`): the same, with /mcp's fast path off (src/mcp/fast-path.ts), every
  *           call answered by a per-POST SDK server as before it: what the fast path saves, in one run.
  *
- * Run: npx tsx bench/mcp.ts [seconds-per-run] [clients] [--sdk] [--json <file>] [--profile <file>]
+ * Run: npx tsx bench/mcp.ts [seconds-per-run] [clients] [--warmup <seconds>] [--sdk] [--json <file>]
+ *                           [--profile <file>]
+ *
+ * Each run is preceded by an uncounted warm-up of the same calls (`--warmup`, 2 s by default):
+ * without it the first routes measured ran colder code than the later ones.
  *
  * `--json <file>` writes every number printed, with the date, Node's version, the CPU, the git
  * commit and the configuration. `--profile <file>` writes a CPU profile (.cpuprofile) of the
@@ -42,10 +46,16 @@ import { startGateway } from "../src/server.ts";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const cli = parseArgs({
   allowPositionals: true,
-  options: { json: { type: "string" }, profile: { type: "string" }, sdk: { type: "boolean" } },
+  options: {
+    json: { type: "string" },
+    profile: { type: "string" },
+    sdk: { type: "boolean" },
+    warmup: { type: "string" },
+  },
 });
 const seconds = Number(cli.positionals[0] ?? "5");
 const clients = Number(cli.positionals[1] ?? "8");
+const warmup = Number(cli.values.warmup ?? "2");
 const dir = await mkdtemp(path.join(tmpdir(), "writ-bench-mcp-"));
 
 // ------------------------------------------------------------------------- the echo server
@@ -167,6 +177,13 @@ interface Measured {
 
 /** `clients` loops calling `once` (true: success) for `seconds`; prints and returns the numbers. */
 async function measure(label: string, once: (worker: number) => Promise<boolean>): Promise<Measured> {
+  // Uncounted first: every route runs its code warm (the first measured is not penalized).
+  const warmUntil = performance.now() + warmup * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, worker) => {
+      while (performance.now() < warmUntil) await once(worker);
+    }),
+  );
   const latencies: number[] = [];
   const deadline = performance.now() + seconds * 1000;
   const cpuBefore = process.cpuUsage();
@@ -261,7 +278,7 @@ function gitCommit(): string {
 }
 
 try {
-  console.log(`${clients} concurrent SDK clients, ${seconds} s per run`);
+  console.log(`${clients} concurrent SDK clients, ${seconds} s per run after ${warmup} s of warm-up`);
   const direct = await run("direct", upstreamUrl, "echo_direct");
   const api = await viaApi("writ-api");
   const writ = await run(
@@ -271,19 +288,19 @@ try {
     { authorization: `Bearer ${token}` },
     cli.values.profile,
   );
-  // The fast path on and off in turns after the first writ-mcp run (which warmed the code up),
-  // the less loaded of each kept: the machine may be shared.
+  // The fast path off and on in turns after the first writ-mcp run (which warmed the code up),
+  // off-on-on-off so that neither side gains from running later; the less loaded run of each
+  // side is kept (the machine may be shared).
   let sdk: Measured | undefined;
-  let fast = writ;
+  let fast: Measured | undefined;
   if (cli.values.sdk === true) {
     const headers = { authorization: `Bearer ${token}` };
-    for (let round = 0; round < 2; round++) {
-      useFastPath(false);
-      const off = await run("writ-mcp-sdk", `${running.url}/mcp`, "echo", headers);
+    for (const on of [false, true, true, false]) {
+      useFastPath(on);
+      const measured = await run(on ? "writ-mcp" : "writ-mcp-sdk", `${running.url}/mcp`, "echo", headers);
       useFastPath(true);
-      const on = await run("writ-mcp", `${running.url}/mcp`, "echo", headers);
-      if (sdk === undefined || off.cpu_ms_per_call < sdk.cpu_ms_per_call) sdk = off;
-      if (round === 0 || on.cpu_ms_per_call < fast.cpu_ms_per_call) fast = on;
+      if (on && (fast === undefined || measured.cpu_ms_per_call < fast.cpu_ms_per_call)) fast = measured;
+      if (!on && (sdk === undefined || measured.cpu_ms_per_call < sdk.cpu_ms_per_call)) sdk = measured;
     }
   }
   // Throughput ratios, and the same by CPU time per call (steadier on a shared machine).
@@ -292,7 +309,7 @@ try {
     "writ-api/direct": api.calls_per_s / direct.calls_per_s,
     "writ-mcp/direct (cpu)": direct.cpu_ms_per_call / writ.cpu_ms_per_call,
     "writ-api/direct (cpu)": direct.cpu_ms_per_call / api.cpu_ms_per_call,
-    ...(sdk === undefined
+    ...(sdk === undefined || fast === undefined
       ? {}
       : {
           "writ-mcp-sdk/direct": sdk.calls_per_s / direct.calls_per_s,
@@ -313,8 +330,8 @@ try {
       node: process.version,
       cpu: { model: cpus()[0]?.model ?? "unknown", count: cpus().length },
       commit: gitCommit(),
-      config: { seconds, clients, store: "sqlite", tool: "echo", arguments: { text: "hello" } },
-      runs: [direct, api, writ, ...(sdk === undefined ? [] : [sdk])],
+      config: { seconds, warmup, clients, store: "sqlite", tool: "echo", arguments: { text: "hello" } },
+      runs: [direct, api, writ, ...(sdk === undefined || fast === undefined ? [] : [sdk, fast])],
       ratios,
     };
     await writeFile(cli.values.json, `${JSON.stringify(report, null, 2)}\n`);

@@ -636,6 +636,7 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     const body = await readMcpBody(gw, c.req.raw, requestId);
     if (!body.ok) return body.response;
     const stream = answersAsStream(body.messages, c.req.header("accept"));
+    // A plain tools/call or tools/list is answered without an SDK server, as one would (fast-path.ts).
     const plain = plainRequest(c.req.raw, body);
     if (plain?.method === "tools/list") {
       return answerList(plain.id, () => discovery.list(subject, "mcp").map(mcpTool));
