@@ -83,18 +83,21 @@ function jsonAnswer(message: JSONRPCMessage): Response {
 }
 
 /**
- * A handler's failure as the SDK's server answers it: its code when it has one (an `McpError`),
- * else Internal error, its message, its data; Writ's error as `data` when it has none.
+ * A handler's failure as the SDK's server answers it (its `Protocol` reads any thrown value so):
+ * its `code` when that is a safe integer (an `McpError`'s), else Internal error, its message, its
+ * data; Writ's error as `data` when it has none.
  */
 function failure(id: string | number, error: unknown): JSONRPCMessage {
+  const thrown = isRecord(error) ? error : {};
   const code =
-    error instanceof McpError && Number.isSafeInteger(error.code) ? error.code : ErrorCode.InternalError;
-  const message = error instanceof Error ? error.message : "Internal error";
-  const data = error instanceof McpError ? error.data : undefined;
+    typeof thrown.code === "number" && Number.isSafeInteger(thrown.code)
+      ? thrown.code
+      : ErrorCode.InternalError;
+  const message = typeof thrown.message === "string" ? thrown.message : "Internal error";
   return errorWithData({
     jsonrpc: "2.0",
     id,
-    error: { code, message, ...(data === undefined ? {} : { data }) },
+    error: { code, message, ...(thrown.data === undefined ? {} : { data: thrown.data }) },
   });
 }
 
