@@ -175,8 +175,15 @@ interface Measured {
   cpu_ms_per_call: number;
 }
 
-/** `clients` loops calling `once` (true: success) for `seconds`; prints and returns the numbers. */
-async function measure(label: string, once: (worker: number) => Promise<boolean>): Promise<Measured> {
+/**
+ * `clients` loops calling `once` (true: success) for `seconds`, after the warm-up and then
+ * `warm()`; prints and returns the numbers.
+ */
+async function measure(
+  label: string,
+  once: (worker: number) => Promise<boolean>,
+  warm: () => Promise<void> = async () => undefined,
+): Promise<Measured> {
   // Uncounted first: every route runs its code warm (the first measured is not penalized).
   const warmUntil = performance.now() + warmup * 1000;
   await Promise.all(
@@ -184,6 +191,7 @@ async function measure(label: string, once: (worker: number) => Promise<boolean>
       while (performance.now() < warmUntil) await once(worker);
     }),
   );
+  await warm();
   const latencies: number[] = [];
   const deadline = performance.now() + seconds * 1000;
   const cpuBefore = process.cpuUsage();
@@ -223,15 +231,20 @@ async function run(
 ): Promise<Measured> {
   const pool = await Promise.all(Array.from({ length: clients }, () => connect(url, headers)));
   const session = profile === undefined ? undefined : new Session();
-  if (session) {
-    session.connect();
-    await session.post("Profiler.enable");
-    await session.post("Profiler.start");
-  }
-  const measured = await measure(label, async (worker) => {
-    const result = await pool[worker]?.callTool({ name: tool, arguments: { text: "hello" } });
-    return result !== undefined && !result.isError;
-  });
+  // The profile covers the measured calls, not the warm-up.
+  const measured = await measure(
+    label,
+    async (worker) => {
+      const result = await pool[worker]?.callTool({ name: tool, arguments: { text: "hello" } });
+      return result !== undefined && !result.isError;
+    },
+    async () => {
+      if (session === undefined) return;
+      session.connect();
+      await session.post("Profiler.enable");
+      await session.post("Profiler.start");
+    },
+  );
   if (session && profile !== undefined) {
     const { profile: taken } = await session.post("Profiler.stop");
     await writeFile(profile, JSON.stringify(taken));
