@@ -8,7 +8,14 @@
  * - writ-mcp: clients call `echo` on Writ's /mcp (JWT, policy, grant, durable log entry,
  *           dispatch to the server with the grant, grant verification there, result handling).
  *
- * Run: npx tsx bench/mcp.ts [seconds-per-run] [clients] [--json <file>] [--profile <file>]
+ * - writ-mcp-sdk (with `--sdk`): the same, with /mcp's fast path off (src/mcp/fast-path.ts), every
+ *           call answered by a per-POST SDK server as before it: what the fast path saves, in one run.
+ *
+ * Run: npx tsx bench/mcp.ts [seconds-per-run] [clients] [--warmup <seconds>] [--sdk] [--json <file>]
+ *                           [--profile <file>]
+ *
+ * Each run is preceded by an uncounted warm-up of the same calls (`--warmup`, 2 s by default):
+ * without it the first routes measured ran colder code than the later ones.
  *
  * `--json <file>` writes every number printed, with the date, Node's version, the CPU, the git
  * commit and the configuration. `--profile <file>` writes a CPU profile (.cpuprofile) of the
@@ -33,15 +40,22 @@ import { z } from "zod";
 import { defaultConfigFile, parseConfig } from "../src/config/index.ts";
 import { grantRequired } from "../src/executor/index.ts";
 import { DevIssuer } from "../src/identity/index.ts";
+import { useFastPath } from "../src/mcp/fast-path.ts";
 import { startGateway } from "../src/server.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const cli = parseArgs({
   allowPositionals: true,
-  options: { json: { type: "string" }, profile: { type: "string" } },
+  options: {
+    json: { type: "string" },
+    profile: { type: "string" },
+    sdk: { type: "boolean" },
+    warmup: { type: "string" },
+  },
 });
 const seconds = Number(cli.positionals[0] ?? "5");
 const clients = Number(cli.positionals[1] ?? "8");
+const warmup = Number(cli.values.warmup ?? "2");
 const dir = await mkdtemp(path.join(tmpdir(), "writ-bench-mcp-"));
 
 // ------------------------------------------------------------------------- the echo server
@@ -161,8 +175,23 @@ interface Measured {
   cpu_ms_per_call: number;
 }
 
-/** `clients` loops calling `once` (true: success) for `seconds`; prints and returns the numbers. */
-async function measure(label: string, once: (worker: number) => Promise<boolean>): Promise<Measured> {
+/**
+ * `clients` loops calling `once` (true: success) for `seconds`, after the warm-up and then
+ * `warm()`; prints and returns the numbers.
+ */
+async function measure(
+  label: string,
+  once: (worker: number) => Promise<boolean>,
+  warm: () => Promise<void> = async () => undefined,
+): Promise<Measured> {
+  // Uncounted first: every route runs its code warm (the first measured is not penalized).
+  const warmUntil = performance.now() + warmup * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, worker) => {
+      while (performance.now() < warmUntil) await once(worker);
+    }),
+  );
+  await warm();
   const latencies: number[] = [];
   const deadline = performance.now() + seconds * 1000;
   const cpuBefore = process.cpuUsage();
@@ -202,15 +231,20 @@ async function run(
 ): Promise<Measured> {
   const pool = await Promise.all(Array.from({ length: clients }, () => connect(url, headers)));
   const session = profile === undefined ? undefined : new Session();
-  if (session) {
-    session.connect();
-    await session.post("Profiler.enable");
-    await session.post("Profiler.start");
-  }
-  const measured = await measure(label, async (worker) => {
-    const result = await pool[worker]?.callTool({ name: tool, arguments: { text: "hello" } });
-    return result !== undefined && !result.isError;
-  });
+  // The profile covers the measured calls, not the warm-up.
+  const measured = await measure(
+    label,
+    async (worker) => {
+      const result = await pool[worker]?.callTool({ name: tool, arguments: { text: "hello" } });
+      return result !== undefined && !result.isError;
+    },
+    async () => {
+      if (session === undefined) return;
+      session.connect();
+      await session.post("Profiler.enable");
+      await session.post("Profiler.start");
+    },
+  );
   if (session && profile !== undefined) {
     const { profile: taken } = await session.post("Profiler.stop");
     await writeFile(profile, JSON.stringify(taken));
@@ -257,7 +291,7 @@ function gitCommit(): string {
 }
 
 try {
-  console.log(`${clients} concurrent SDK clients, ${seconds} s per run`);
+  console.log(`${clients} concurrent SDK clients, ${seconds} s per run after ${warmup} s of warm-up`);
   const direct = await run("direct", upstreamUrl, "echo_direct");
   const api = await viaApi("writ-api");
   const writ = await run(
@@ -267,12 +301,35 @@ try {
     { authorization: `Bearer ${token}` },
     cli.values.profile,
   );
+  // The fast path off and on in turns after the first writ-mcp run (which warmed the code up),
+  // off-on-on-off so that neither side gains from running later; the less loaded run of each
+  // side is kept (the machine may be shared).
+  let sdk: Measured | undefined;
+  let fast: Measured | undefined;
+  if (cli.values.sdk === true) {
+    const headers = { authorization: `Bearer ${token}` };
+    for (const on of [false, true, true, false]) {
+      useFastPath(on);
+      const measured = await run(on ? "writ-mcp" : "writ-mcp-sdk", `${running.url}/mcp`, "echo", headers);
+      useFastPath(true);
+      if (on && (fast === undefined || measured.cpu_ms_per_call < fast.cpu_ms_per_call)) fast = measured;
+      if (!on && (sdk === undefined || measured.cpu_ms_per_call < sdk.cpu_ms_per_call)) sdk = measured;
+    }
+  }
   // Throughput ratios, and the same by CPU time per call (steadier on a shared machine).
   const ratios = {
     "writ-mcp/direct": writ.calls_per_s / direct.calls_per_s,
     "writ-api/direct": api.calls_per_s / direct.calls_per_s,
     "writ-mcp/direct (cpu)": direct.cpu_ms_per_call / writ.cpu_ms_per_call,
     "writ-api/direct (cpu)": direct.cpu_ms_per_call / api.cpu_ms_per_call,
+    ...(sdk === undefined || fast === undefined
+      ? {}
+      : {
+          "writ-mcp-sdk/direct": sdk.calls_per_s / direct.calls_per_s,
+          "writ-mcp-sdk/direct (cpu)": direct.cpu_ms_per_call / sdk.cpu_ms_per_call,
+          // The best of the turns on each side: the fast path's saving.
+          "writ-mcp/writ-mcp-sdk (cpu)": sdk.cpu_ms_per_call / fast.cpu_ms_per_call,
+        }),
   };
   console.log(
     Object.entries(ratios)
@@ -286,8 +343,8 @@ try {
       node: process.version,
       cpu: { model: cpus()[0]?.model ?? "unknown", count: cpus().length },
       commit: gitCommit(),
-      config: { seconds, clients, store: "sqlite", tool: "echo", arguments: { text: "hello" } },
-      runs: [direct, api, writ],
+      config: { seconds, warmup, clients, store: "sqlite", tool: "echo", arguments: { text: "hello" } },
+      runs: [direct, api, writ, ...(sdk === undefined || fast === undefined ? [] : [sdk, fast])],
       ratios,
     };
     await writeFile(cli.values.json, `${JSON.stringify(report, null, 2)}\n`);

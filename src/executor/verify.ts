@@ -188,7 +188,12 @@ function readHeader(grant: string): z.output<typeof headerSchema> {
 }
 
 const remoteSets = new Map<string, RemoteJWKSet>();
+/**
+ * Key sets by the object given and by content: a jose key set imports each key once, so a caller
+ * giving a new object per call (with the same keys) gets the one built for the first.
+ */
 const localSets = new WeakMap<object, JWTVerifyGetKey>();
+const localSetsByContent = new Map<string, JWTVerifyGetKey>();
 
 function keyGetter(keys: GrantKeys): JWTVerifyGetKey {
   if (typeof keys === "function") return keys;
@@ -210,6 +215,9 @@ function keyGetter(keys: GrantKeys): JWTVerifyGetKey {
     return remote;
   }
   let local = localSets.get(keys);
+  if (local !== undefined) return local;
+  const content = JSON.stringify(keys);
+  local = localSetsByContent.get(content);
   if (local === undefined) {
     const parsed = jwksSchema.safeParse(keys);
     if (!parsed.success) {
@@ -220,8 +228,10 @@ function keyGetter(keys: GrantKeys): JWTVerifyGetKey {
       );
     }
     local = createLocalJWKSet(parsed.data);
-    localSets.set(keys, local);
+    if (localSetsByContent.size >= 64) localSetsByContent.clear();
+    localSetsByContent.set(content, local);
   }
+  localSets.set(keys, local);
   return local;
 }
 

@@ -14,6 +14,7 @@
  * `handleRequest(request, {parsedBody})`.
  */
 import {
+  type CallToolRequest,
   CallToolRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
@@ -40,7 +41,13 @@ import {
 } from "../intake/index.ts";
 import { type Gateway, logRefusedRequest } from "../pipeline/index.ts";
 
-export type McpBody = { ok: true; messages: unknown } | { ok: false; response: Response };
+/**
+ * A body that passed: its messages as parsed and, when it is one `tools/call` request, that
+ * request as the SDK's schema reads it (what the SDK's server would hand its handler).
+ */
+export type McpBody =
+  | { ok: true; messages: unknown; call?: CallToolRequest }
+  | { ok: false; response: Response };
 
 interface Refusal {
   code: number;
@@ -48,6 +55,9 @@ interface Refusal {
   /** The refused `tools/call`, logged as a refused proposal. */
   call?: Record<string, unknown>;
 }
+
+/** What one message's check found: a refusal, or (a `tools/call` passing) the request as read. */
+type Checked = { refusal: Refusal; call?: undefined } | { refusal?: undefined; call?: CallToolRequest };
 
 const MESSAGE_FIX =
   'send one JSON-RPC 2.0 message per POST: {"jsonrpc": "2.0", "id": 1, "method": "…", "params": {…}}';
@@ -58,15 +68,17 @@ function idOf(message: unknown, base: string, problems: readonly KeyProblem[]): 
   return typeof id === "string" || typeof id === "number" ? id : null;
 }
 
-/** Why one message of the body is refused, or undefined if it passes. */
-function checkMessage(message: unknown, base: string, problems: readonly KeyProblem[]): Refusal | undefined {
+/** Why one message of the body is refused, or, when it passes, the `tools/call` it is. */
+function checkMessage(message: unknown, base: string, problems: readonly KeyProblem[]): Checked {
   if (!JSONRPCMessageSchema.safeParse(message).success) {
     return {
-      code: ErrorCode.InvalidRequest,
-      error: new WritError("invalid_argument", "the body is not a JSON-RPC 2.0 message", {
-        fieldErrors: [{ path: base, message: "expected a JSON-RPC 2.0 request, notification or response" }],
-        suggestedFix: MESSAGE_FIX,
-      }),
+      refusal: {
+        code: ErrorCode.InvalidRequest,
+        error: new WritError("invalid_argument", "the body is not a JSON-RPC 2.0 message", {
+          fieldErrors: [{ path: base, message: "expected a JSON-RPC 2.0 request, notification or response" }],
+          suggestedFix: MESSAGE_FIX,
+        }),
+      },
     };
   }
   const call = isRecord(message) && message.method === "tools/call" && "id" in message ? message : undefined;
@@ -76,32 +88,41 @@ function checkMessage(message: unknown, base: string, problems: readonly KeyProb
       call !== undefined && own.every((problem) => problem.pointer.startsWith(`${base}/params/`));
     const fieldErrors = keyFieldErrors(own);
     return {
-      code: inParams ? ErrorCode.InvalidParams : ErrorCode.InvalidRequest,
-      error: new WritError(
-        "invalid_argument",
-        `the ${call === undefined ? "JSON-RPC message" : "tools/call request"} repeats a key or uses "__proto__" (first at ${fieldErrors[0]?.path})`,
-        { fieldErrors, suggestedFix: KEY_PROBLEM_FIX },
-      ),
-      ...(call === undefined ? {} : { call }),
+      refusal: {
+        code: inParams ? ErrorCode.InvalidParams : ErrorCode.InvalidRequest,
+        error: new WritError(
+          "invalid_argument",
+          `the ${call === undefined ? "JSON-RPC message" : "tools/call request"} repeats a key or uses "__proto__" (first at ${fieldErrors[0]?.path})`,
+          { fieldErrors, suggestedFix: KEY_PROBLEM_FIX },
+        ),
+        ...(call === undefined ? {} : { call }),
+      },
     };
   }
-  if (call === undefined) return checkParams(message, base);
+  if (call === undefined) {
+    const refusal = checkParams(message, base);
+    return refusal === undefined ? {} : { refusal };
+  }
   try {
     parseProposal("mcp", call);
-    // What the intake format lets pass must also be a tools/call the SDK's server accepts.
-    const malformed = checkParams(message, base, CallToolRequestSchema);
-    return malformed === undefined ? undefined : { ...malformed, call };
   } catch (thrown) {
     const error = WritError.from(thrown);
     return {
-      code: ErrorCode.InvalidParams,
-      error: new WritError(error.category, error.message, {
-        fieldErrors: error.fieldErrors.map((field) => ({ ...field, path: `${base}${field.path}` })),
-        suggestedFix: error.suggestedFix,
-      }),
-      call,
+      refusal: {
+        code: ErrorCode.InvalidParams,
+        error: new WritError(error.category, error.message, {
+          fieldErrors: error.fieldErrors.map((field) => ({ ...field, path: `${base}${field.path}` })),
+          suggestedFix: error.suggestedFix,
+        }),
+        call,
+      },
     };
   }
+  // What the intake format lets pass must also be a tools/call the SDK's server accepts; as its
+  // schema reads it, it is what the SDK's server would hand its handler.
+  const parsed = CallToolRequestSchema.safeParse(message);
+  if (!parsed.success) return { refusal: { ...malformedParams("tools/call", parsed.error, base), call } };
+  return { call: parsed.data };
 }
 
 /** The requests Writ's endpoint answers (other than tools/call), by the SDK's schema for each. */
@@ -118,17 +139,20 @@ const REQUEST_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
 };
 
 /** A request whose params its method's schema refuses: -32602, with the field errors. */
-function checkParams(message: unknown, base: string, given?: z.ZodType): Refusal | undefined {
+function checkParams(message: unknown, base: string): Refusal | undefined {
   if (!isRecord(message) || !("id" in message) || typeof message.method !== "string") return undefined;
-  const schema =
-    given ?? (Object.hasOwn(REQUEST_SCHEMAS, message.method) ? REQUEST_SCHEMAS[message.method] : undefined);
+  const schema = Object.hasOwn(REQUEST_SCHEMAS, message.method) ? REQUEST_SCHEMAS[message.method] : undefined;
   const parsed = schema?.safeParse(message);
   if (parsed === undefined || parsed.success) return undefined;
+  return malformedParams(message.method, parsed.error, base);
+}
+
+function malformedParams(method: string, error: z.ZodError, base: string): Refusal {
   return {
     code: ErrorCode.InvalidParams,
-    error: new WritError("invalid_argument", `the params of ${message.method} are malformed`, {
-      fieldErrors: fieldErrorsFromZod(parsed.error, base),
-      suggestedFix: `send ${message.method} with params as the MCP specification defines them`,
+    error: new WritError("invalid_argument", `the params of ${method} are malformed`, {
+      fieldErrors: fieldErrorsFromZod(error, base),
+      suggestedFix: `send ${method} with params as the MCP specification defines them`,
     }),
   };
 }
@@ -180,8 +204,13 @@ export async function readMcpBody(gw: Gateway, request: Request, requestId: stri
     return reply(400, errorResponse(null, ErrorCode.InvalidRequest, error));
   }
   const bases = messages.map((_, index) => (Array.isArray(value) ? `/${index}` : ""));
-  const refusals = messages.map((message, index) => checkMessage(message, bases[index] ?? "", problems));
-  if (refusals.every((refusal) => refusal === undefined)) return { ok: true, messages: value };
+  const checked = messages.map((message, index) => checkMessage(message, bases[index] ?? "", problems));
+  const refusals = checked.map((check) => check.refusal);
+  if (refusals.every((refusal) => refusal === undefined)) {
+    const [first] = checked;
+    const call = Array.isArray(value) ? undefined : first?.call;
+    return call === undefined ? { ok: true, messages: value } : { ok: true, messages: value, call };
+  }
 
   for (const refusal of refusals) {
     if (refusal?.call === undefined) continue;

@@ -32,7 +32,6 @@ import {
   ErrorCode,
   GetPromptRequestSchema,
   type GetPromptResult,
-  type JSONRPCMessage,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -67,7 +66,9 @@ import { ToolFailedError } from "../results/index.ts";
 import { readMcpBody } from "./body.ts";
 import { CancellableCalls } from "./cancellation.ts";
 import { APPROVAL_META_KEY, ERROR_META_KEY, RESULT_META_KEY } from "./config.ts";
+import { answerCall, answerList, plainRequest } from "./fast-path.ts";
 import { lazyStream } from "./lazy-stream.ts";
+import { cancelledAnswer, errorWithData, sdkErrorData } from "./messages.ts";
 import { promptMessages, resourceContents } from "./output.ts";
 import { bearerChallenge } from "./resource-metadata.ts";
 
@@ -559,52 +560,9 @@ function withContract<T extends { _meta?: Record<string, unknown> }>({ item, con
   return { ...item, _meta: { ...item._meta, "writ/contract": contract } };
 }
 
-/**
- * The answer to a cancelled request. MCP says a cancelled request gets none, but its POST must
- * end: the client, which cancelled it, ignores this (-32800 is JSON-RPC's "request cancelled").
- */
-function cancelledAnswer(id: string | number): JSONRPCMessage {
-  const error = new WritError("timeout", "the caller cancelled the request", {
-    suggestedFix: "send the request again if you still need its answer",
-    effectCommitted: "unknown",
-  });
-  return { jsonrpc: "2.0", id, error: { code: -32800, message: error.message, data: error.toJSON() } };
-}
-
-const OFFERED_METHODS =
-  "initialize, ping, tools/list, tools/call, resources/list, resources/templates/list, resources/read, prompts/list, prompts/get, logging/setLevel";
-
-/** Writ's error for a JSON-RPC error the SDK answered by itself (it carries no data). */
-function sdkErrorData(code: number, message: string): WritErrorBody {
-  if (code === ErrorCode.MethodNotFound) {
-    return new WritError("not_found", `this MCP endpoint does not offer that method (${message})`, {
-      suggestedFix: `use one of the methods Writ's MCP endpoint offers: ${OFFERED_METHODS}`,
-    }).toJSON();
-  }
-  if (code === ErrorCode.InternalError) {
-    return new WritError("internal", message, {
-      suggestedFix: "retry later; if it persists, tell the operator the time of the request",
-    }).toJSON();
-  }
-  return new WritError("invalid_argument", message, {
-    suggestedFix: /protocol version/i.test(message)
-      ? "send an MCP-Protocol-Version this server supports (initialize negotiates one)"
-      : /media type|content-type/i.test(message)
-        ? "send the body as JSON with Content-Type: application/json"
-        : "send one JSON-RPC 2.0 message per POST, as the MCP specification's Streamable HTTP transport defines",
-  }).toJSON();
-}
-
 const errorMessageSchema = z
   .object({ error: z.object({ code: z.number(), message: z.string() }).passthrough() })
   .passthrough();
-
-/** A JSON-RPC error the SDK answered by itself (it has no data) with Writ's error as its data. */
-function errorWithData(message: JSONRPCMessage): JSONRPCMessage {
-  if (!("error" in message) || message.error.data !== undefined) return message;
-  const { code, message: said } = message.error;
-  return { ...message, error: { ...message.error, data: sdkErrorData(code, said) } };
-}
 
 /**
  * Every message the server sends on `transport` with Writ's error as `data` of each JSON-RPC
@@ -678,6 +636,20 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
     const body = await readMcpBody(gw, c.req.raw, requestId);
     if (!body.ok) return body.response;
     const stream = answersAsStream(body.messages, c.req.header("accept"));
+    // A plain tools/call or tools/list is answered without an SDK server, as one would (fast-path.ts).
+    const plain = plainRequest(c.req.raw, body);
+    if (plain?.method === "tools/list") {
+      return answerList(plain.id, () => discovery.list(subject, "mcp").map(mcpTool));
+    }
+    if (plain?.method === "tools/call") {
+      return answerCall({
+        id: plain.id,
+        stream,
+        run: (observer) =>
+          callTool({ gw, subject, authorization, requestId, observer }, plain.request, plain.id),
+        cancellable: (cancel) => cancellable.add(subject, plain.id, cancel),
+      });
+    }
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: false }, resources: {}, prompts: {}, logging: {} },
       instructions: INSTRUCTIONS,

@@ -29,11 +29,21 @@ export interface LazyStream {
   settle(): void;
 }
 
+/** A message of the POST's answer: once a stream is open it goes there, the answer closing it. */
+export interface LazyAnswer extends LazyStream {
+  /**
+   * Writes `message` to the stream when one is open. A notification (or a request) about the
+   * running call (`aboutCall`) opens the stream first.
+   */
+  write(message: JSONRPCMessage, aboutCall: boolean): void;
+}
+
 /**
- * Watches what the transport (built with `enableJsonResponse: true`) sends for the POST's one
- * request and switches its answer to a stream when it must (see the module's comment).
+ * The answer of a POST carrying one `tools/call`, switched to a stream when it must (see the
+ * module's comment), whoever produces its messages: the SDK's transport (`lazyStream`) or Writ's
+ * own answer of a plain call (fast-path.ts).
  */
-export function lazyStream(transport: WebStandardStreamableHTTPServerTransport): LazyStream {
+export function lazyAnswer(): LazyAnswer {
   const encoder = new TextEncoder();
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   let ended = false;
@@ -54,31 +64,40 @@ export function lazyStream(transport: WebStandardStreamableHTTPServerTransport):
     });
     open(new Response(body, { status: 200, headers: SSE_HEADERS }));
   };
-  const write = (message: JSONRPCMessage) => {
-    if (controller === undefined || ended) return;
-    try {
-      controller.enqueue(encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`));
-      if (!("method" in message)) {
-        ended = true;
-        controller.close();
-      }
-    } catch {
-      ended = true;
-    }
-  };
   const timer = setTimeout(start, STREAM_AFTER_MS);
-  const send = transport.send.bind(transport);
-  transport.send = async (message, options) => {
-    // A notification (or a request) about the running call, before its answer: stream from now on.
-    if ("method" in message && options?.relatedRequestId !== undefined) start();
-    write(message);
-    return send(message, options);
-  };
   return {
     opened,
+    write: (message, aboutCall) => {
+      if (aboutCall) start();
+      if (controller === undefined || ended) return;
+      try {
+        controller.enqueue(encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`));
+        if (!("method" in message)) {
+          ended = true;
+          controller.close();
+        }
+      } catch {
+        ended = true;
+      }
+    },
     settle: () => {
       clearTimeout(timer);
       if (controller === undefined) ended = true;
     },
   };
+}
+
+/**
+ * Watches what the transport (built with `enableJsonResponse: true`) sends for the POST's one
+ * request and switches its answer to a stream when it must (see the module's comment).
+ */
+export function lazyStream(transport: WebStandardStreamableHTTPServerTransport): LazyStream {
+  const lazy = lazyAnswer();
+  const send = transport.send.bind(transport);
+  transport.send = async (message, options) => {
+    // A notification (or a request) about the running call, before its answer: stream from now on.
+    lazy.write(message, "method" in message && options?.relatedRequestId !== undefined);
+    return send(message, options);
+  };
+  return { opened: lazy.opened, settle: lazy.settle };
 }

@@ -1,6 +1,6 @@
 import { createServer } from "node:http";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { GRANT_TYPE } from "../../src/core/types.ts";
 import {
   GrantError,
@@ -310,6 +310,22 @@ describe("verifyGrant", () => {
     expect((await refusal(token, options({ keys: "http://127.0.0.1:1/jwks.json" }))).code).toBe(
       "unavailable",
     );
+  });
+
+  it("imports a key set's keys once, though given as a new object with the same keys for every call", async () => {
+    const rotated = await GrantSigner.create({ issuer: "writ" });
+    const imports = vi.spyOn(crypto.subtle, "importKey");
+    try {
+      for (let i = 0; i < 3; i++) {
+        const { token } = await rotated.issue(request());
+        await expect(verifyGrant(token, options({ keys: rotated.jwks() }))).resolves.toMatchObject({
+          act: { name: "repo_write" },
+        });
+      }
+      expect(imports).toHaveBeenCalledTimes(1);
+    } finally {
+      imports.mockRestore();
+    }
   });
 
   it("reports a failing replay guard as unavailable, without consuming the grant", async () => {

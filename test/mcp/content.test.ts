@@ -21,8 +21,10 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { writErrorSchema } from "../../src/core/errors.ts";
+import { useFastPath } from "../../src/mcp/fast-path.ts";
+import { STREAM_AFTER_MS } from "../../src/mcp/lazy-stream.ts";
 import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
-import { connectMcp, postMcp } from "../support/mcp-client.ts";
+import { connectMcp, postMcp, withoutRunIds } from "../support/mcp-client.ts";
 import { repoRoot } from "../support/paths.ts";
 
 const EVERYTHING = path.join(repoRoot, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -307,6 +309,28 @@ describe("how a call from a caller accepting streams is answered", () => {
       .parse(await answer.json());
     expect(message.id).toBe("plain-1");
     expect(message.result.content.map((item) => item.type)).toContain("audio");
+  });
+
+  it("answers alike whether Writ answers the call itself or through the SDK's server (src/mcp/fast-path.ts)", async () => {
+    const token = await gw.token("val", { roles: ["viewer"] });
+    const answers = async (fast: boolean, id: string, args: Record<string, unknown>) => {
+      useFastPath(fast);
+      try {
+        const answer = await postMcp(gw.url, token, waitCall(id, args), streaming);
+        return { type: answer.headers.get("content-type"), body: withoutRunIds(await answer.text()) };
+      } finally {
+        useFastPath(true);
+      }
+    };
+    // Log messages (a stream), and a call that outlives STREAM_AFTER_MS without any (a stream too).
+    for (const [id, args] of [
+      ["same-1", { steps: 2, ms: 5 }],
+      ["same-2", { steps: 2, ms: STREAM_AFTER_MS / 2 + 100, quiet: true }],
+    ] as const) {
+      const fast = await answers(true, id, args);
+      expect(fast.type).toContain("text/event-stream");
+      expect(fast).toEqual(await answers(false, id, args));
+    }
   });
 
   it("streams a call's log messages, then its answer", async () => {

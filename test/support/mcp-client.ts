@@ -35,3 +35,15 @@ export function postMcp(
     ...(options.signal ? { signal: options.signal } : {}),
   });
 }
+
+/**
+ * An answer's text without what differs between two runs of the same call (new ids, times,
+ * durations), so that two answers can be compared byte for byte.
+ */
+export function withoutRunIds(text: string): string {
+  return text
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, "<uuid>")
+    .replace(/\b[0-9A-HJKMNP-TV-Z]{26}\b/g, "<ulid>")
+    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, "<time>")
+    .replace(/"(latency_ms|duration_ms|elapsed_ms)":[0-9.]+/g, '"$1":0');
+}
