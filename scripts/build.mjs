@@ -2,7 +2,7 @@
 // `npm run build` (and `prepare`, which `npm install` and `npm pack` run): compiles src/ to
 // dist/ with tsc (JavaScript and declarations; `.ts` import specifiers are rewritten to `.js`),
 // then copies the files the code reads at run time beside their modules (the Rego runtime's
-// runtime.wasm, the embedded default configuration), writes the compiler's fingerprint
+// runtime.wasm, the embedded default configuration), writes the digest of the compiler's code
 // (dist/rego/compiler-fingerprint.txt) and precompiles the sample policies (policies/) into the
 // compiled-policy cache that ships in dist/policy/compiled/, so that `writ serve` with the
 // embedded default starts without loading the compiler. dist/ starts empty so no module deleted
@@ -46,10 +46,11 @@ for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) 
 }
 console.log(`build: dist/ compiled from src/, ${assets} run-time files copied`);
 
-// The entry is valid for this build only: its key holds the fingerprint of dist/'s compiler.
+// The entry is valid for this build only: its key holds the digest of dist/'s compiler code (and
+// the binaryen version it ran with; an install that resolves another one compiles at start).
 const cache = await import(pathToFileURL(path.join(dist, "policy", "compiled-cache.js")).href);
-const fingerprint = await cache.computeCompilerFingerprint();
-writeFileSync(path.join(dist, "rego", cache.FINGERPRINT_FILE), `${fingerprint}\n`);
+const codeDigest = await cache.compilerCodeDigest();
+writeFileSync(path.join(dist, "rego", cache.FINGERPRINT_FILE), `${codeDigest}\n`);
 const { PolicyEngine } = await import(pathToFileURL(path.join(dist, "policy", "engine.js")).href);
 const samples = new PolicyEngine({
   sourceRoot: root,

@@ -1,8 +1,8 @@
 /**
  * A cache of compiled policies, so that a start (or a restart) does not compile Rego it compiled
  * before. An entry is keyed by a digest of everything the compiler's output depends on: the
- * compiler itself (its fingerprint: its own code, the code it imports from `core/`, and
- * binaryen's version), the entrypoint, and each source's name and text. Data files are not
+ * compiler itself (its fingerprint: its own code, the code it imports from `core/`, and the
+ * installed binaryen's version), the entrypoint, and each source's name and text. Data files are not
  * compiled into the module (they are loaded beside it), so they are not part of the key.
  *
  * Entries are looked up in the folders shipped with the package first (`npm run build`
@@ -48,11 +48,11 @@ const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).
 
 /**
  * A digest of the compiler's code as it runs here: every file below `rego/` and `core/` (the
- * compiler imports a few `core/` helpers), and binaryen's version (its optimizer shapes the
- * output). From sources (a checkout) any edit of `src/rego` changes it.
+ * compiler imports a few `core/` helpers). From sources (a checkout) any edit of `src/rego`
+ * changes it; the build writes it for `dist/` (FINGERPRINT_FILE).
  */
-export async function computeCompilerFingerprint(dirs = [regoDir, coreDir]): Promise<string> {
-  const hash = createHash("sha256").update(`binaryen ${binaryenVersion()}\0`);
+export async function compilerCodeDigest(dirs = [regoDir, coreDir]): Promise<string> {
+  const hash = createHash("sha256");
   for (const dir of dirs) {
     const entries = await readdir(dir, { recursive: true, withFileTypes: true });
     const files = entries
@@ -70,6 +70,7 @@ export async function computeCompilerFingerprint(dirs = [regoDir, coreDir]): Pro
   return hash.digest("hex");
 }
 
+/** The installed binaryen's version: its optimizer shapes the output, and npm may install another. */
 function binaryenVersion(): string {
   const pkg: unknown = createRequire(import.meta.url)("binaryen/package.json");
   const parsed = z.object({ version: z.string() }).safeParse(pkg);
@@ -78,12 +79,17 @@ function binaryenVersion(): string {
 
 let fingerprint: Promise<string> | undefined;
 
-/** The compiler's fingerprint: the one the build wrote, else computed once per process. */
+/**
+ * The compiler's fingerprint: its code's digest (the one the build wrote, else computed once per
+ * process) and the version of the binaryen it would run with.
+ */
 export function compilerFingerprint(): Promise<string> {
-  fingerprint ??= readFile(path.join(regoDir, FINGERPRINT_FILE), "utf8").then(
-    (text) => text.trim(),
-    () => computeCompilerFingerprint(),
-  );
+  fingerprint ??= readFile(path.join(regoDir, FINGERPRINT_FILE), "utf8")
+    .then(
+      (text) => text.trim(),
+      () => compilerCodeDigest(),
+    )
+    .then((code) => `${code} binaryen ${binaryenVersion()}`);
   return fingerprint;
 }
 

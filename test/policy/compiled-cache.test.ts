@@ -8,13 +8,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { PolicyInput } from "../../src/core/types.ts";
-import {
-  CompiledPolicyCache,
-  computeCompilerFingerprint,
-  writeEntry,
-} from "../../src/policy/compiled-cache.ts";
+import { CompiledPolicyCache, compilerCodeDigest, writeEntry } from "../../src/policy/compiled-cache.ts";
 import { PolicyEngine, PolicyLoadError } from "../../src/policy/index.ts";
 import { buildPolicy } from "../../src/rego/build.ts";
+import { startTestGateway } from "../support/gateway.ts";
 import { repoRoot } from "../support/paths.ts";
 
 let tmp: string;
@@ -50,7 +47,7 @@ const sourcesNow = async () => [
 ];
 
 /** A policy that denies everything, planted under a key to see whether the engine reads it. */
-async function plantDenyAll(key: string): Promise<void> {
+async function plantDenyAll(key: string, dir = cacheDir): Promise<void> {
   const built = buildPolicy(
     [
       {
@@ -62,7 +59,7 @@ async function plantDenyAll(key: string): Promise<void> {
     { entrypoints: ["writ/decision"] },
   );
   if (!built.wasm) throw new Error("the planted policy does not compile");
-  await writeEntry(cacheDir, key, { wasm: built.wasm, hostBuiltins: built.hostBuiltins });
+  await writeEntry(dir, key, { wasm: built.wasm, hostBuiltins: built.hostBuiltins });
 }
 
 function input(
@@ -221,10 +218,36 @@ describe("the compiled-policy cache", () => {
   it("the compiler's fingerprint changes with any file of the compiler", async () => {
     const compiler = path.join(tmp, "compiler");
     await cp(path.join(repoRoot, "src", "rego", "syntax"), compiler, { recursive: true });
-    const before = await computeCompilerFingerprint([compiler]);
-    expect(await computeCompilerFingerprint([compiler])).toBe(before);
+    const before = await compilerCodeDigest([compiler]);
+    expect(await compilerCodeDigest([compiler])).toBe(before);
     const [first] = (await readdir(compiler)).filter((f) => f.endsWith(".ts")).sort();
     await writeFile(path.join(compiler, first!), "// edited\n", { flag: "a" });
-    expect(await computeCompilerFingerprint([compiler])).not.toBe(before);
+    expect(await compilerCodeDigest([compiler])).not.toBe(before);
+  });
+});
+
+describe("a gateway with a SQLite store", () => {
+  it("keeps compiled policies beside its database, and a restart loads them from there", async () => {
+    const store = path.join(tmp, "state");
+    const shared = (document: Record<string, unknown>) => ({
+      ...document,
+      store: { sqlite: path.join(store, "writ.db") },
+      policy: { dir: policies, entrypoint: "writ/decision", watch: false },
+    });
+    const first = await startTestGateway({ configure: shared });
+    const revision = first.gateway.policy.revision;
+    await first.close();
+    const entries = await readdir(path.join(store, "policy-cache"));
+    expect(entries).toHaveLength(1);
+    // The entry is what the restart loads: a planted policy under its key answers.
+    await plantDenyAll(entries[0]!.replace(/\.json$/, ""), path.join(store, "policy-cache"));
+    const second = await startTestGateway({ configure: shared });
+    try {
+      expect(second.gateway.policy.revision).toBe(revision);
+      const decided = second.gateway.policy.evaluate(input("repo.read"));
+      expect(decided.decision.reasons[0]?.code).toBe("planted");
+    } finally {
+      await second.close();
+    }
   });
 });
