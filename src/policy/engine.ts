@@ -3,8 +3,10 @@
  * compiler and evaluated with `@open-policy-agent/opa-wasm`.
  *
  * A `PolicyEngine` holds one loaded policy at a time. Loading compiles every `.rego` file of a
- * folder (tests excluded) with the decision entrypoint, or reads a bundle; reloading swaps the
- * new policy in atomically, and a policy that fails to load never replaces a working one.
+ * folder (tests excluded) with the decision entrypoint (or takes the module compiled from the
+ * same sources by the same compiler from the compiled-policy cache), or reads a bundle;
+ * reloading swaps the new policy in atomically, and a policy that fails to load never replaces
+ * a working one.
  * Evaluation fails closed: an undefined or malformed answer, an abort inside the module, or an
  * evaluation over its time budget is a `PolicyFailure`, which the pipeline turns into a denial.
  */
