@@ -13,6 +13,7 @@ import { PolicyEngine, PolicyLoadError } from "../../src/policy/index.ts";
 import { buildPolicy } from "../../src/rego/build.ts";
 import { startTestGateway } from "../support/gateway.ts";
 import { repoRoot } from "../support/paths.ts";
+import { policyInputFor } from "./inputs.ts";
 
 let tmp: string;
 /** A copy of the sample policies (policies/), named from `tmp` as the package's are from its root. */
@@ -71,24 +72,9 @@ function input(
     phase?: "call" | "discover";
   } = {},
 ): PolicyInput {
-  return {
-    subject: {
-      id: options.subject ?? "alice",
-      tenant: "demo",
-      roles: options.roles ?? [],
-      scopes: [],
-      issuer: "i",
-      claims: {},
-    },
-    action: {
-      name: action,
-      version: "1",
-      side_effect: "none",
-      idempotency: "natural",
-      data_classification: "internal",
-      args: { workspace: "ws-demo", path: "README.md", amount: 40 },
-      args_digest: "0",
-    },
+  return policyInputFor(action, {
+    subject: { id: options.subject ?? "alice", tenant: "demo", roles: options.roles ?? [] },
+    args: { workspace: "ws-demo", path: "README.md", amount: 40 },
     resource: options.resource ?? {
       type: "workspace",
       id: "ws-demo",
@@ -98,7 +84,7 @@ function input(
       attributes: { read_paths: ["README.md"], edit_paths: [] },
     },
     context: { time_ns: 0, request_id: "r", source: "canonical", phase: options.phase ?? "call" },
-  };
+  });
 }
 
 /** Inputs across the sample policy's branches: allow, deny, approval, conditions, discovery. */
