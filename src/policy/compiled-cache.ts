@@ -13,7 +13,7 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,6 +27,12 @@ export const shippedCacheDir = fileURLToPath(new URL("./compiled", import.meta.u
 
 const regoDir = fileURLToPath(new URL("../rego", import.meta.url));
 const coreDir = fileURLToPath(new URL("../core", import.meta.url));
+
+/**
+ * Entries kept in the writable folder: a policy edited under `watch` writes one per save, and
+ * only the latest few can be asked for again.
+ */
+export const KEPT_ENTRIES = 16;
 
 /** Bumped when the entry format or the key's recipe changes. */
 const FORMAT = 1;
@@ -137,10 +143,26 @@ export class CompiledPolicyCache {
     return undefined;
   }
 
-  /** Stores an entry (atomically: a reader sees the whole file or none). Failing to is not an error. */
+  /**
+   * Stores an entry (atomically: a reader sees the whole file or none) and drops the oldest
+   * beyond KEPT_ENTRIES. Failing to is not an error: the policy is compiled next time.
+   */
   async put(key: string, entry: CompiledEntry): Promise<void> {
-    if (this.writeDir === undefined) return;
-    await writeEntry(this.writeDir, key, entry).catch(() => {});
+    const dir = this.writeDir;
+    if (dir === undefined) return;
+    try {
+      await writeEntry(dir, key, entry);
+      // The entry just written stays whatever the clock's granularity says of the others.
+      const names = (await readdir(dir)).filter((name) => name.endsWith(".json") && name !== `${key}.json`);
+      if (names.length < KEPT_ENTRIES) return;
+      const dated = await Promise.all(
+        names.map(async (name) => ({ name, mtime: (await stat(path.join(dir, name))).mtimeMs })),
+      );
+      dated.sort((a, b) => b.mtime - a.mtime);
+      for (const { name } of dated.slice(KEPT_ENTRIES - 1)) await rm(path.join(dir, name), { force: true });
+    } catch {
+      // A folder that cannot be written (or pruned) costs a compile at the next start, no more.
+    }
   }
 }
 

@@ -8,7 +8,12 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { PolicyInput } from "../../src/core/types.ts";
-import { CompiledPolicyCache, compilerCodeDigest, writeEntry } from "../../src/policy/compiled-cache.ts";
+import {
+  CompiledPolicyCache,
+  compilerCodeDigest,
+  KEPT_ENTRIES,
+  writeEntry,
+} from "../../src/policy/compiled-cache.ts";
 import { PolicyEngine, PolicyLoadError } from "../../src/policy/index.ts";
 import { buildPolicy } from "../../src/rego/build.ts";
 import { startTestGateway } from "../support/gateway.ts";
@@ -100,6 +105,7 @@ const sampleInputs: PolicyInput[] = [
   input("shell.exec"),
 ];
 
+const i8 = (key: string) => Number(key.slice(-2));
 const answers = (engine: PolicyEngine) => sampleInputs.map((i) => engine.evaluate(i).decision);
 const plantedAnswer = (engine: PolicyEngine) => engine.evaluate(input("repo.read")).decision.reasons[0]?.code;
 
@@ -199,6 +205,22 @@ describe("the compiled-policy cache", () => {
     expect(without).toBeInstanceOf(PolicyLoadError);
     expect(withCache).toEqual(without);
     await expect(readdir(cacheDir)).rejects.toThrow();
+  });
+
+  it("keeps the latest entries only (a policy edited under watch writes one per save)", async () => {
+    const cache = cacheWith();
+    const keys = Array.from({ length: KEPT_ENTRIES + 4 }, (_, i) => `key-${String(i).padStart(2, "0")}`);
+    for (const key of keys) {
+      await cache.put(key, { wasm: new Uint8Array([i8(key)]), hostBuiltins: [] });
+      // Apart by more than the file system's timestamp granularity (a clock tick).
+      await new Promise((resolve) => setTimeout(resolve, 15));
+    }
+    const kept = (await readdir(cacheDir)).sort();
+    expect(kept).toEqual(keys.slice(-KEPT_ENTRIES).map((k) => `${k}.json`));
+    expect(await cache.get(keys.at(-1)!)).toEqual({
+      wasm: new Uint8Array([i8(keys.at(-1)!)]),
+      hostBuiltins: [],
+    });
   });
 
   it("the compiler's fingerprint changes with any file of the compiler", async () => {
