@@ -1,6 +1,8 @@
 /**
  * Assembles a gateway from its configuration and serves it over HTTP.
  */
+
+import path from "node:path";
 import {
   createAdaptorServer,
   type Http2Bindings,
@@ -8,6 +10,7 @@ import {
   type ServerType,
 } from "@hono/node-server";
 import type { Hono } from "hono";
+import { samplePoliciesDir } from "./config/config.ts";
 import type { GatewayConfig } from "./config/index.ts";
 import { ContractRegistry } from "./contracts/index.ts";
 import { WritError } from "./core/errors.ts";
@@ -20,13 +23,14 @@ import { CredentialResolver } from "./dispatch/index.ts";
 import { GrantSigner } from "./grants/index.ts";
 import { createApp, type HttpEnv } from "./http/app.ts";
 import { DevIssuer, IdentityVerifier, type IssuerConfigInput } from "./identity/index.ts";
-import { McpUpstreams } from "./mcp/index.ts";
+import type { McpUpstreams } from "./mcp/index.ts";
 import { GatewayMetrics, mirrorSamples } from "./observability/metrics.ts";
 import { startTelemetry, type Telemetry } from "./observability/otel.ts";
 import { gatewaySamples } from "./observability/samples.ts";
 import { enableTracing } from "./observability/tracing.ts";
-import { PolicyEngine } from "./policy/index.ts";
-import { openStore } from "./store/index.ts";
+import { CompiledPolicyCache } from "./policy/compiled-cache.ts";
+import { PolicyEngine, type PolicyEngineOptions } from "./policy/index.ts";
+import { openStore, postgresSettings } from "./store/index.ts";
 import type { Store } from "./store/types.ts";
 
 export interface RunningGateway {
@@ -65,6 +69,7 @@ export async function createGateway(
     const policy = new PolicyEngine({
       entrypoint: config.policy.entrypoint,
       timeBudgetMs: config.policy.time_budget_ms,
+      ...compiledPolicyOptions(config),
       ...(bundleCredentials === undefined
         ? {}
         : { bundleHeaders: () => credentials.resolve(bundleCredentials) }),
@@ -148,6 +153,7 @@ export async function createGateway(
 
     let mcp: McpUpstreams | undefined;
     if (config.mcp.servers.length > 0) {
+      const { McpUpstreams } = await import("./mcp/upstream.ts");
       const upstreams = new McpUpstreams(config.mcp.servers, {
         credentials,
         connectTimeoutMs: config.mcp.connect_timeout_ms,
@@ -194,6 +200,23 @@ export async function createGateway(
     for (const close of closers.reverse()) await close();
     throw error;
   }
+}
+
+/**
+ * Compiled policies are kept beside a SQLite file (`.writ/policy-cache/`), so a restart does not
+ * compile again; the package's sample policies are named from the package's root, as the entry
+ * the build precompiled for them.
+ */
+function compiledPolicyOptions(config: GatewayConfig): PolicyEngineOptions {
+  const sqlite = postgresSettings(config.store) === undefined ? config.store.sqlite : undefined;
+  const writeDir =
+    sqlite === undefined || sqlite === ":memory:"
+      ? undefined
+      : path.join(path.dirname(sqlite), "policy-cache");
+  return {
+    compiledCache: new CompiledPolicyCache(writeDir === undefined ? {} : { writeDir }),
+    ...(config.policy.dir === samplePoliciesDir ? { sourceRoot: path.dirname(samplePoliciesDir) } : {}),
+  };
 }
 
 /** Starts the gateway's HTTP server on the configured host and port (0: a free port). */

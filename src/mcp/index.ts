@@ -13,4 +13,5 @@ export {
 } from "./config.ts";
 export { mcpEndpoint } from "./endpoint.ts";
 export { upstreamOutput } from "./output.ts";
-export { McpUpstreams, type McpUpstreamsOptions, type UpstreamStatus } from "./upstream.ts";
+// Types only: the MCP client SDK loads when mcp.servers names an upstream (server.ts imports it then).
+export type { McpUpstreams, McpUpstreamsOptions, UpstreamStatus } from "./upstream.ts";

@@ -3,8 +3,10 @@
  * compiler and evaluated with `@open-policy-agent/opa-wasm`.
  *
  * A `PolicyEngine` holds one loaded policy at a time. Loading compiles every `.rego` file of a
- * folder (tests excluded) with the decision entrypoint, or reads a bundle; reloading swaps the
- * new policy in atomically, and a policy that fails to load never replaces a working one.
+ * folder (tests excluded) with the decision entrypoint (or takes the module compiled from the
+ * same sources by the same compiler from the compiled-policy cache), or reads a bundle;
+ * reloading swaps the new policy in atomically, and a policy that fails to load never replaces
+ * a working one.
  * Evaluation fails closed: an undefined or malformed answer, an abort inside the module, or an
  * evaluation over its time budget is a `PolicyFailure`, which the pipeline turns into a denial.
  */
@@ -15,8 +17,9 @@ import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import type { PolicyDecision, PolicyInput } from "../core/types.ts";
-import { buildPolicy } from "../rego/build.ts";
+import type { RegoSource } from "../rego/build.ts";
 import { loadCompiledPolicy, loadPolicyFromBundle, type Policy } from "../rego/policy.ts";
+import { CompiledPolicyCache } from "./compiled-cache.ts";
 import { validateDecision } from "./decision.ts";
 import { PolicyFailure, PolicyLoadError } from "./errors.ts";
 import {
@@ -49,6 +52,17 @@ export interface PolicyEngineOptions {
   timeBudgetMs?: number;
   /** Headers for requests to a bundle server (its credentials), resolved per request. */
   bundleHeaders?: () => Promise<Record<string, string>>;
+  /**
+   * Where compiled policies are looked up and kept (default: only the package's precompiled
+   * sample policies, read-only).
+   */
+  compiledCache?: CompiledPolicyCache;
+  /**
+   * The folder the sources' names (in compile errors and the module's own messages) are
+   * relative to; default the working directory. The package's sample policies are named from
+   * the package's root, so that the entry precompiled by the build matches from any folder.
+   */
+  sourceRoot?: string;
 }
 
 /** What a watcher reports: a reload that worked (its revision) or one that failed. */
@@ -65,6 +79,8 @@ export class PolicyEngine {
   private stopPolling: (() => void) | undefined;
   private reloadTimer: NodeJS.Timeout | undefined;
   private readonly bundleHeaders: (() => Promise<Record<string, string>>) | undefined;
+  private readonly compiledCache: CompiledPolicyCache;
+  private readonly sourceRoot: string | undefined;
   /** The bundle last installed from a bundle server: where from, its digest and ETag. */
   private served: { url: string; digest: string; etag?: string } | undefined;
   /** The last reload failure, until a reload succeeds. */
@@ -74,6 +90,8 @@ export class PolicyEngine {
     this.entrypoint = options.entrypoint ?? DEFAULT_ENTRYPOINT;
     this.timeBudgetMs = options.timeBudgetMs ?? 250;
     this.bundleHeaders = options.bundleHeaders;
+    this.compiledCache = options.compiledCache ?? new CompiledPolicyCache();
+    this.sourceRoot = options.sourceRoot;
   }
 
   get revision(): string | undefined {
@@ -88,7 +106,7 @@ export class PolicyEngine {
     if (files.rego.length === 0) throw new PolicyLoadError(`no .rego files in ${dir}`, []);
     const sources = await Promise.all(
       files.rego.map(async (f) => ({
-        file: path.relative(process.cwd(), f) || f,
+        file: path.relative(this.sourceRoot ?? process.cwd(), f) || f,
         source: await readFile(f, "utf8"),
       })),
     );
@@ -115,6 +133,24 @@ export class PolicyEngine {
     hash.update(JSON.stringify(data));
     const revision = hash.digest("hex").slice(0, 16);
 
+    this.install(await this.compile(sources, data, dir), revision);
+    return revision;
+  }
+
+  /**
+   * The policy compiled from `sources`: from the compiled-policy cache when it holds an entry
+   * that loads with the entrypoint, else compiled (the compiler, and binaryen with it, is
+   * imported only then) and kept in the cache.
+   */
+  private async compile(sources: RegoSource[], data: Record<string, unknown>, dir: string): Promise<Policy> {
+    const cache = this.compiledCache;
+    const key = cache.enabled ? await cache.key(this.entrypoint, sources).catch(() => undefined) : undefined;
+    const hit = key === undefined ? undefined : await cache.get(key);
+    if (hit !== undefined) {
+      const policy = await loadCompiledPolicy({ ...hit, data }).catch(() => undefined);
+      if (policy?.entrypoints.includes(this.entrypoint)) return policy;
+    }
+    const { buildPolicy } = await import("../rego/build.ts");
     const built = buildPolicy(sources, { entrypoints: [this.entrypoint] });
     if (!built.wasm) {
       throw new PolicyLoadError(
@@ -122,11 +158,11 @@ export class PolicyEngine {
         built.errors.map((e) => e.message),
       );
     }
-    this.install(
-      await loadCompiledPolicy({ wasm: built.wasm, hostBuiltins: built.hostBuiltins, data }),
-      revision,
-    );
-    return revision;
+    const policy = await loadCompiledPolicy({ wasm: built.wasm, hostBuiltins: built.hostBuiltins, data });
+    if (key !== undefined && policy.entrypoints.includes(this.entrypoint)) {
+      await cache.put(key, { wasm: built.wasm, hostBuiltins: built.hostBuiltins });
+    }
+    return policy;
   }
 
   private install(policy: Policy, revision: string): void {

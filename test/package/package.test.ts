@@ -9,7 +9,8 @@
  * - `node_modules/.bin/writ --help` answers quickly;
  * - `writ serve` in a folder with no configuration starts the embedded default (sample policies,
  *   demo repository) and runs a call through the whole pipeline, its decision logged by the
- *   SQLite writer thread loaded from dist/;
+ *   SQLite writer thread loaded from dist/; started cold, it answers /healthz in under 2 s (the
+ *   sample policies precompiled by the build, so neither the compiler nor binaryen loads);
  * - the README's plain-Node backend (examples/backend/server.mjs) runs a call the gateway
  *   dispatches to it with a real grant, and refuses that grant for other arguments or twice.
  *
@@ -133,6 +134,9 @@ describe("the installed package", () => {
     expect(files).toContain(path.join("dist", "executor", "index.d.ts"));
     expect(files).toContain(path.join("dist", "rego", "runtime", "runtime.wasm"));
     expect(files).toContain(path.join("dist", "config", "writ.default.yaml"));
+    expect(files).toContain(path.join("dist", "rego", "compiler-fingerprint.txt"));
+    const shipped = `${path.join("dist", "policy", "compiled")}${path.sep}`;
+    expect(files.filter((f) => f.startsWith(shipped) && f.endsWith(".json"))).toHaveLength(1);
     expect(files).toContain(path.join("policies", "writ", "decision.rego"));
     expect(files.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))).toEqual([]);
   });
@@ -233,33 +237,49 @@ export const verify: typeof verifyGrant = verifyGrant;`,
     expect(Math.min(...times)).toBeLessThan(1_000);
   });
 
-  it("serves the embedded default from an empty folder and runs a call through it", async () => {
-    const empty = path.join(tmp, "empty");
-    await mkdir(empty);
-    const started = performance.now();
-    const serve = start(writ, ["serve", "--port", "0"], { cwd: empty }, /listening on (\S+)/);
-    const [, url = ""] = await serve.ready;
-    const health = await fetch(`${url}/healthz`);
-    console.log(`writ serve, cold start to /healthz: ${((performance.now() - started) / 1000).toFixed(2)} s`);
-    expect(health.status).toBe(200);
-
-    const { stdout: token } = await run(writ, ["token", "--sub", "alice"], { cwd: empty });
-    const response = await fetch(`${url}/v1/proposals`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token.trim()}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        format: "canonical",
-        execute: true,
-        payload: canonicalCall("repo.read", { workspace: "ws-demo", path: "README.md" }),
-      }),
-    });
-    const outcome = onlyOutcome(await answerOf(response));
-    expect(outcome.decision).toBe("allow");
-    expect(outcome.result?.structured_content).toHaveProperty("content");
-    await stop(serve.child);
-    expect(serve.child.exitCode).toBe(0);
+  it("serves the embedded default from an empty folder, cold in under 2 s, and runs a call through it", async () => {
+    // Each start is a fresh process in a fresh folder (no .writ/ yet): the sample policies load
+    // from the entry the build precompiled into dist/policy/compiled/, never compiled here.
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const empty = path.join(tmp, `empty-${i}`);
+      await mkdir(empty);
+      const started = performance.now();
+      const serve = start(writ, ["serve", "--port", "0"], { cwd: empty }, /listening on (\S+)/);
+      const [, url = ""] = await serve.ready;
+      const health = await fetch(`${url}/healthz`);
+      times.push(performance.now() - started);
+      expect(health.status).toBe(200);
+      if (i === 0) await proposeThrough(url, empty);
+      await stop(serve.child);
+      expect(serve.child.exitCode).toBe(0);
+      // Nothing was compiled: the writable cache (.writ/policy-cache/) was never needed.
+      expect((await readdir(path.join(empty, ".writ"))).includes("policy-cache")).toBe(false);
+    }
+    console.log(
+      `writ serve, cold start to /healthz: ${times.map((t) => `${(t / 1000).toFixed(2)} s`).join(", ")}`,
+    );
+    // The criterion is 2 s from a cold start. The machine is shared (load averages of 8 on two
+    // cores are common), so the best of three counts: one start slowed by a neighbour is noise.
+    expect(Math.min(...times)).toBeLessThan(2_000);
   });
 });
+
+async function proposeThrough(url: string, cwd: string): Promise<void> {
+  const { stdout: token } = await run(writ, ["token", "--sub", "alice"], { cwd });
+  const response = await fetch(`${url}/v1/proposals`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token.trim()}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      format: "canonical",
+      execute: true,
+      payload: canonicalCall("repo.read", { workspace: "ws-demo", path: "README.md" }),
+    }),
+  });
+  const outcome = onlyOutcome(await answerOf(response));
+  expect(outcome.decision).toBe("allow");
+  expect(outcome.result?.structured_content).toHaveProperty("content");
+}
 
 describe("the README's plain-Node backend (examples/backend/server.mjs)", () => {
   let gw: TestGateway;

@@ -3,9 +3,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { PolicyInput } from "../../src/core/types.ts";
 import { PolicyEngine, PolicyFailure, PolicyLoadError, validateDecision } from "../../src/policy/index.ts";
 import { POLICY } from "../pipeline/harness.ts";
+import { policyInputFor } from "./inputs.ts";
 
 let dir: string;
 beforeEach(async () => {
@@ -22,22 +22,7 @@ async function engineWith(source: string, options: ConstructorParameters<typeof 
   return engine;
 }
 
-function inputFor(action: string): PolicyInput {
-  return {
-    subject: { id: "alice", tenant: "t1", roles: [], scopes: [], issuer: "i", claims: {} },
-    action: {
-      name: action,
-      version: "1",
-      side_effect: "none",
-      idempotency: "natural",
-      data_classification: "internal",
-      args: {},
-      args_digest: "0",
-    },
-    resource: { type: "none", id: "", known: false, attributes: {} },
-    context: { time_ns: 0, request_id: "r", source: "canonical", phase: "call" },
-  };
-}
+const inputFor = (action: string) => policyInputFor(action);
 
 /** The PolicyFailure code `run` throws, or undefined when it does not throw one. */
 function failureOf(run: () => unknown): string | undefined {
