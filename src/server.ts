@@ -299,7 +299,8 @@ async function listen(
   });
   const where = `${options.host}:${options.port}`;
   const port = await new Promise<number>((resolve, reject) => {
-    server.once("error", (error: NodeJS.ErrnoException) => {
+    // Kept after listening too (as before): a later server error is then not an unhandled event.
+    server.on("error", (error: NodeJS.ErrnoException) => {
       const reason =
         error.code === "EADDRINUSE"
           ? `port ${options.port} on ${options.host} is already in use; stop the process that holds it, or choose another port with --port <n> or PORT=<n> (0 picks a free one)`
