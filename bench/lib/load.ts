@@ -5,8 +5,8 @@
 import { Agent, request } from "node:http";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Worker } from "node:worker_threads";
 import autocannon from "autocannon";
+import { moduleWorker } from "../../src/core/module-worker.ts";
 
 /** What one load run measured. Latencies in milliseconds. */
 export interface LoadResult {
@@ -215,11 +215,7 @@ export function loadClient(placement: ClientPlacement): LoadClient {
   if (placement === "inline") {
     return { placement, load: runLoad, paced: runPaced, close: async () => undefined };
   }
-  // A worker does not inherit tsx's loader: it registers it, then loads the TypeScript module.
-  const bootstrap = `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))})
-    .then((tsx) => tsx.register())
-    .then(() => import(${JSON.stringify(new URL("./load-worker.ts", import.meta.url).href)}));`;
-  const worker = new Worker(bootstrap, { eval: true, execArgv: [] });
+  const worker = moduleWorker(new URL("./load-worker.ts", import.meta.url));
   worker.unref();
   const ask = (message: PacedRequest) =>
     new Promise<LoadResult>((resolve, reject) => {

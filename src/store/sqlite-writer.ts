@@ -5,11 +5,9 @@
  * that queue up meanwhile are committed together. An in-memory database (which another
  * connection cannot see) is written in the store's own thread.
  */
-import { createRequire } from "node:module";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { WritError } from "../core/errors.ts";
+import { moduleWorker } from "../core/module-worker.ts";
 import {
   type ConnectionOptions,
   type ProcedureArgs,
@@ -170,30 +168,8 @@ function stoppedError(cause: Error): WritError {
   });
 }
 
-/**
- * The worker, from compiled JavaScript as it is, or from the TypeScript source through tsx's
- * loader, registered in the worker (which does not inherit the process's loader flags).
- */
+/** The worker: the compiled module beside this one, or the TypeScript source in a checkout. */
 function startWorker(): Worker {
-  const source = import.meta.url.endsWith(".ts");
-  const target = new URL(`./sqlite-writer-worker.${source ? "ts" : "js"}`, import.meta.url);
-  if (!source) return new Worker(target);
-  const bootstrap = `import(${JSON.stringify(tsxLoaderApi())})
-    .then((tsx) => tsx.register())
-    .then(() => import(${JSON.stringify(target.href)}));`;
-  return new Worker(bootstrap, { eval: true, execArgv: [] });
-}
-
-/** The URL of tsx's ESM loader API (`tsx/esm/api`), found through the package's own exports map. */
-function tsxLoaderApi(): string {
-  const require = createRequire(import.meta.url);
-  const manifest = require.resolve("tsx/package.json");
-  const exported: unknown = require("tsx/package.json").exports?.["./esm/api"]?.import?.default;
-  if (typeof exported !== "string") {
-    throw new WritError("internal", "tsx does not export its ESM loader API (tsx/esm/api)", {
-      suggestedFix:
-        "install the tsx version in package.json (npm install), or run Writ from compiled JavaScript",
-    });
-  }
-  return pathToFileURL(path.join(path.dirname(manifest), exported)).href;
+  const extension = import.meta.url.endsWith(".ts") ? "ts" : "js";
+  return moduleWorker(new URL(`./sqlite-writer-worker.${extension}`, import.meta.url));
 }

@@ -3,17 +3,17 @@
  * credential Writ attaches at dispatch. Drafts are capped by a `max_value` condition for ordinary
  * users; committing a payment needs a treasurer's approval.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { createServer as createHttpServer, type Server } from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { defaultConfigFile, parseConfig } from "../../src/config/index.ts";
+import { parseConfig } from "../../src/config/index.ts";
 import { type PaymentsService, paymentsContracts, startPaymentsService } from "../../src/demo/payments.ts";
 import { DevIssuer } from "../../src/identity/index.ts";
 import { type RunningGateway, startGateway } from "../../src/server.ts";
+import { defaultConfigDocument } from "../support/config-file.ts";
 import { repoRoot } from "../support/paths.ts";
 import { freePort } from "../support/ports.ts";
 
@@ -67,9 +67,7 @@ describe("an HTTP backend behind Writ", () => {
       credentialToken: SECRET,
     });
     process.env[ENV] = SECRET;
-    const document = z
-      .record(z.string(), z.unknown())
-      .parse(parseYaml(await readFile(defaultConfigFile, "utf8")));
+    const document = await defaultConfigDocument();
     const config = parseConfig(
       {
         ...document,
@@ -181,9 +179,7 @@ describe("a backend that does not answer in time", () => {
     const address = hanging.address();
     const backendPort = typeof address === "object" && address ? address.port : 0;
     process.env[ENV] = SECRET;
-    const document = z
-      .record(z.string(), z.unknown())
-      .parse(parseYaml(await readFile(defaultConfigFile, "utf8")));
+    const document = await defaultConfigDocument();
     const slow = paymentsContracts(`http://127.0.0.1:${backendPort}`).map((c) => ({ ...c, timeout_ms: 300 }));
     const config = parseConfig(
       {

@@ -1,4 +1,4 @@
-/** Gateway configuration files for tests that run commands (`writ serve`, `writ demo`) in-process. */
+/** The default gateway configuration for tests, as a document or written to a file for a command. */
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
@@ -7,6 +7,11 @@ import { defaultConfigFile } from "../../src/config/index.ts";
 import { repoRoot } from "./paths.ts";
 
 export type ConfigDocument = Record<string, unknown>;
+
+/** The embedded default configuration as a document (parsed YAML), for tests to change. */
+export async function defaultConfigDocument(): Promise<ConfigDocument> {
+  return z.record(z.string(), z.unknown()).parse(parseYaml(await readFile(defaultConfigFile, "utf8")));
+}
 
 /**
  * Writes `<dir>/writ.json`: the embedded default configuration with `change` applied, its

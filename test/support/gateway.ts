@@ -12,13 +12,12 @@
  * removes the temp folder.
  */
 import { randomUUID } from "node:crypto";
-import { cp, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { JWTPayload } from "jose";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { defaultConfigFile, parseConfig } from "../../src/config/index.ts";
+import { parseConfig } from "../../src/config/index.ts";
 import type { Gateway } from "../../src/core/gateway.ts";
 import type { VirtualRepository } from "../../src/demo/repository.ts";
 import { type GatewayParts, startGateway } from "../../src/server.ts";
@@ -30,6 +29,7 @@ import {
   startJwksServer,
   type TestKey,
 } from "../identity/helpers.ts";
+import { defaultConfigDocument } from "./config-file.ts";
 import { repoRoot } from "./paths.ts";
 
 /** The `iss` of the test identity provider. */
@@ -174,7 +174,7 @@ export async function startTestGateway(options: StartOptions = {}): Promise<Test
     const issuerKey = await makeKey("EdDSA");
     jwks = await startJwksServer(jwksOf(issuerKey));
 
-    const document = recordSchema.parse(parseYaml(await readFile(defaultConfigFile, "utf8")));
+    const document = await defaultConfigDocument();
     const server = section(document, "server");
     const configured = {
       ...document,

@@ -8,14 +8,12 @@
  * - one trusted identity issuer whose JWKS is served over HTTP on 127.0.0.1.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { parse as parseYaml } from "yaml";
-import { z } from "zod";
-import { defaultConfigFile } from "../../src/config/index.ts";
 import { canonicalCall, type Outcome, onlyOutcome, README_ARGS } from "../e2e/api.ts";
 import { type JwksServer, jwksOf, makeKey, startJwksServer, type TestKey } from "../identity/helpers.ts";
+import { defaultConfigDocument } from "./config-file.ts";
 import { answerOf, TEST_AUDIENCE, TEST_ISSUER, testToken } from "./gateway.ts";
 import { repoRoot } from "./paths.ts";
 
@@ -58,9 +56,7 @@ export async function startDeployment(store: DeploymentStore): Promise<Deploymen
     jwks = await startJwksServer(jwksOf(issuerKey));
     const configFile = path.join(tmp, "writ.json");
     // JSON is YAML; relative paths are resolved against this file's folder.
-    const defaults = z
-      .record(z.string(), z.unknown())
-      .parse(parseYaml(await readFile(defaultConfigFile, "utf8")));
+    const defaults = await defaultConfigDocument();
     await writeFile(
       configFile,
       JSON.stringify({
