@@ -45,7 +45,7 @@ write policies
   policy build <path>... -e, --entrypoint <rule>... [-o, --output <bundle.tar.gz>] [--data <file>]...
                [-r, --revision <text>]
   policy eval -d, --data <path>... [-i, --input <input.json>] [--strict-builtin-errors] '<query>'
-  policy test <path>... [-v, --verbose] [--run <regex>]
+  policy test <path>... [-v, --verbose] [--run <regex>] [--coverage [--format text|json]]
   policy capabilities [--format writ|opa]
       the builtins policies can call (opa: a file for opa check --capabilities, Regal)
 

@@ -272,7 +272,10 @@ describe("HTTP refusals are on the record", () => {
     // The pipeline logs a malformed proposal itself; the HTTP layer must not log its 400 again.
     const malformed = { format: "canonical", payload: { tool: 42 } };
     const rid = randomUUID();
-    errorOf(await gw.request("POST", "/v1/proposals", { token: alice, body: malformed, requestId: rid }), 400);
+    errorOf(
+      await gw.request("POST", "/v1/proposals", { token: alice, body: malformed, requestId: rid }),
+      400,
+    );
     const logged = await onlyEntryOf(rid);
     expect(logged).toMatchObject({ error: "invalid_argument" });
     expect(logged.path).not.toBe("writ/http");
