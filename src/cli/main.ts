@@ -37,7 +37,7 @@ read the decision log (every logs command takes --config <file>, as serve)
   logs export [--since <t>] [--until <t>] [filters] [--format ndjson|opa]
       filters: --subject <id> --tenant <t> --action <name> --reason <code>
                --decision allow|deny|require_approval|allow_with_conditions|error
-               --resource <type>/<id> (or --resource-type <type> --resource-id <id>)
+               --resource <type>/<id> (or --resource-type <type> --resource-id <id>) --path <path>
                --since <time> --until <time>
 
 write policies

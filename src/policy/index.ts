@@ -6,3 +6,10 @@ export {
   type PolicyEngineOptions,
 } from "./engine.ts";
 export { PolicyFailure, PolicyLoadError } from "./errors.ts";
+export {
+  type Disagreement,
+  type LiveDecision,
+  ShadowPolicy,
+  type ShadowPolicyOptions,
+  sameDecision,
+} from "./shadow.ts";

@@ -199,4 +199,13 @@ CREATE TABLE log_shipping (
 ) STRICT, WITHOUT ROWID;
 `,
   },
+  {
+    version: 10,
+    name: "decisions by path",
+    sql: `
+-- Entries by their policy path (writ/decision, writ/shadow, …): a shadow policy's disagreements
+-- are listed by it. The expression is the one the path filter uses (the dialect's entryPath).
+CREATE INDEX decisions_path ON decisions (json_extract(entry, '$.path'));
+`,
+  },
 ];

@@ -205,4 +205,12 @@ CREATE TABLE log_shipping (
 );
 `,
   },
+  {
+    version: 11,
+    name: "decisions by path",
+    sql: `
+-- As SQLite's version 10: entries by their policy path (the dialect's entryPath).
+CREATE INDEX decisions_path ON decisions ((entry::jsonb ->> 'path'));
+`,
+  },
 ];
