@@ -29,7 +29,7 @@ import { startTelemetry, type Telemetry } from "./observability/otel.ts";
 import { gatewaySamples } from "./observability/samples.ts";
 import { enableTracing } from "./observability/tracing.ts";
 import { CompiledPolicyCache } from "./policy/compiled-cache.ts";
-import { PolicyEngine, type PolicyEngineOptions } from "./policy/index.ts";
+import { PolicyEngine, type PolicyEngineOptions, RevisionArchive } from "./policy/index.ts";
 import { openStore, postgresSettings } from "./store/index.ts";
 import type { Store } from "./store/types.ts";
 
@@ -66,7 +66,16 @@ export async function createGateway(
 
     const credentials = new CredentialResolver(config.credentials);
     const bundleCredentials = config.policy.bundle_credentials_ref;
+    // Every revision loaded is archived in the store, off the load's path (a failure is retried
+    // with the next load, never fails it).
+    const revisions = new RevisionArchive(store, (error, revision) =>
+      console.error(
+        `policy revision ${revision} not archived yet (tried again at the next load): ${String(error)}`,
+      ),
+    );
+    closers.push(() => revisions.settled());
     const policy = new PolicyEngine({
+      onLoad: (loaded) => revisions.keep(loaded),
       entrypoint: config.policy.entrypoint,
       timeBudgetMs: config.policy.time_budget_ms,
       ...compiledPolicyOptions(config),

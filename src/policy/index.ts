@@ -6,3 +6,12 @@ export {
   type PolicyEngineOptions,
 } from "./engine.ts";
 export { PolicyFailure, PolicyLoadError } from "./errors.ts";
+export {
+  archivedRevision,
+  loadRevision,
+  RevisionArchive,
+  type RevisionDocument,
+  revisionDocument,
+  revisionSources,
+} from "./revisions.ts";
+export type { DirectorySources, LoadedRevision, PolicyFile, RevisionSources } from "./sources.ts";
