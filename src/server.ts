@@ -28,7 +28,7 @@ import { GatewayMetrics, mirrorSamples } from "./observability/metrics.ts";
 import { startTelemetry, type Telemetry } from "./observability/otel.ts";
 import { gatewaySamples } from "./observability/samples.ts";
 import { enableTracing } from "./observability/tracing.ts";
-import { CompiledPolicyCache } from "./policy/compiled-cache.ts";
+import { compiledCacheBeside } from "./policy/compiled-cache.ts";
 import { PolicyEngine, type PolicyEngineOptions, RevisionArchive } from "./policy/index.ts";
 import { openStore, postgresSettings } from "./store/index.ts";
 import type { Store } from "./store/types.ts";
@@ -218,12 +218,8 @@ export async function createGateway(
  */
 function compiledPolicyOptions(config: GatewayConfig): PolicyEngineOptions {
   const sqlite = postgresSettings(config.store) === undefined ? config.store.sqlite : undefined;
-  const writeDir =
-    sqlite === undefined || sqlite === ":memory:"
-      ? undefined
-      : path.join(path.dirname(sqlite), "policy-cache");
   return {
-    compiledCache: new CompiledPolicyCache(writeDir === undefined ? {} : { writeDir }),
+    compiledCache: compiledCacheBeside(sqlite),
     ...(config.policy.dir === samplePoliciesDir ? { sourceRoot: path.dirname(samplePoliciesDir) } : {}),
   };
 }

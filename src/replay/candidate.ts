@@ -1,5 +1,6 @@
 /** The candidate policy of a replay: a folder compiled by Writ's compiler, or a bundle. */
 import { stat } from "node:fs/promises";
+import type { CompiledPolicyCache } from "../policy/compiled-cache.ts";
 import { PolicyEngine } from "../policy/index.ts";
 
 export interface CandidateOptions {
@@ -7,6 +8,8 @@ export interface CandidateOptions {
   entrypoint: string;
   /** As the live gateway's `policy.time_budget_ms`: slower evaluations fail closed. */
   timeBudgetMs?: number;
+  /** Where compiled policies are looked up and kept (default: the shipped ones only). */
+  compiledCache?: CompiledPolicyCache;
 }
 
 /**
@@ -17,6 +20,7 @@ export async function loadCandidate(source: string, options: CandidateOptions): 
   const engine = new PolicyEngine({
     entrypoint: options.entrypoint,
     ...(options.timeBudgetMs === undefined ? {} : { timeBudgetMs: options.timeBudgetMs }),
+    ...(options.compiledCache === undefined ? {} : { compiledCache: options.compiledCache }),
   });
   const info = await stat(source).catch(() => undefined);
   if (info?.isDirectory()) await engine.loadDirectory(source);

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { errorMessage } from "../../core/errors.ts";
+import { compiledCacheBeside } from "../../policy/compiled-cache.ts";
 import { PolicyLoadError } from "../../policy/index.ts";
 import {
   ARROW,
@@ -16,6 +17,7 @@ import {
   type ReplaySummary,
   type UnreplayableDecision,
 } from "../../replay/index.ts";
+import { postgresSettings } from "../../store/index.ts";
 import {
   configOption,
   EXIT,
@@ -87,6 +89,8 @@ export async function replayCommand(argv: string[], io: CommandIo): Promise<numb
       candidate = await loadCandidate(args.policy, {
         entrypoint: config.policy.entrypoint,
         timeBudgetMs: config.policy.time_budget_ms,
+        // A candidate replayed again (CI, a policy author's edits) is compiled once.
+        compiledCache: compiledCacheBeside(postgresSettings(config.store) ? undefined : config.store.sqlite),
       });
     } catch (error) {
       if (!(error instanceof PolicyLoadError)) throw error;
