@@ -28,8 +28,8 @@ import { GatewayMetrics, mirrorSamples } from "./observability/metrics.ts";
 import { startTelemetry, type Telemetry } from "./observability/otel.ts";
 import { gatewaySamples } from "./observability/samples.ts";
 import { enableTracing } from "./observability/tracing.ts";
-import { CompiledPolicyCache } from "./policy/compiled-cache.ts";
-import { PolicyEngine, type PolicyEngineOptions, ShadowPolicy } from "./policy/index.ts";
+import { compiledCacheBeside } from "./policy/compiled-cache.ts";
+import { PolicyEngine, type PolicyEngineOptions, RevisionArchive, ShadowPolicy } from "./policy/index.ts";
 import { openStore, postgresSettings } from "./store/index.ts";
 import type { Store } from "./store/types.ts";
 
@@ -65,8 +65,19 @@ export async function createGateway(
     const contracts = new ContractRegistry(config.tools, { pointer: "/tools" });
 
     const credentials = new CredentialResolver(config.credentials);
-    const policy = await startPolicyEngine("policy", config.policy, config, credentials, closers, (result) =>
-      metrics.policyReloads.inc({ result }),
+    // Every revision loaded (the live policy's and a shadow policy's) is archived in the store,
+    // off the load's path (a failure is retried with the next load, never fails it).
+    const revisions = new RevisionArchive(store, (error, revision) =>
+      console.error(
+        `policy revision ${revision} not archived yet (tried again at the next load): ${String(error)}`,
+      ),
+    );
+    closers.push(() => revisions.settled());
+    const policy = await startPolicyEngine(
+      "policy",
+      config.policy,
+      { config, credentials, closers, revisions },
+      (result) => metrics.policyReloads.inc({ result }),
     );
 
     const issuers: IssuerConfigInput[] = [...config.identity.issuers];
@@ -145,9 +156,7 @@ export async function createGateway(
       const candidate = await startPolicyEngine(
         "shadow policy",
         { ...config.policy.shadow, dir: config.policy.shadow.dir ?? "" },
-        config,
-        credentials,
-        closers,
+        { config, credentials, closers, revisions },
       );
       const own = new ShadowPolicy<ShadowCallContext>(
         candidate,
@@ -217,13 +226,18 @@ interface PolicySource {
 async function startPolicyEngine(
   what: "policy" | "shadow policy",
   source: PolicySource,
-  config: GatewayConfig,
-  credentials: CredentialResolver,
-  closers: Array<() => Promise<void> | void>,
+  parts: {
+    config: GatewayConfig;
+    credentials: CredentialResolver;
+    closers: Array<() => Promise<void> | void>;
+    revisions: RevisionArchive;
+  },
   reloaded: (result: "ok" | "failed") => void = () => {},
 ): Promise<PolicyEngine> {
+  const { config, credentials, closers, revisions } = parts;
   const bundleCredentials = source.bundle_credentials_ref;
   const engine = new PolicyEngine({
+    onLoad: (loaded) => revisions.keep(loaded),
     entrypoint: config.policy.entrypoint,
     timeBudgetMs: config.policy.time_budget_ms,
     ...compiledPolicyOptions(config, source.dir),
@@ -262,12 +276,8 @@ async function startPolicyEngine(
  */
 function compiledPolicyOptions(config: GatewayConfig, dir: string): PolicyEngineOptions {
   const sqlite = postgresSettings(config.store) === undefined ? config.store.sqlite : undefined;
-  const writeDir =
-    sqlite === undefined || sqlite === ":memory:"
-      ? undefined
-      : path.join(path.dirname(sqlite), "policy-cache");
   return {
-    compiledCache: new CompiledPolicyCache(writeDir === undefined ? {} : { writeDir }),
+    compiledCache: compiledCacheBeside(sqlite),
     ...(dir === samplePoliciesDir ? { sourceRoot: path.dirname(samplePoliciesDir) } : {}),
   };
 }

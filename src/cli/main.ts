@@ -49,6 +49,14 @@ write policies
   policy capabilities [--format writ|opa]
       the builtins policies can call (opa: a file for opa check --capabilities, Regal)
 
+change policies safely (both read the store --config names, as logs)
+  policy revisions [--config <file>] [--limit <n>] [--cursor <c>] [--format table|json] [<id>]
+      the policy revisions the gateway loaded, newest first; with an id, one with its sources
+  policy replay --policy <dir|bundle|url> [--config <file>] [filters] [--limit <n>]
+                [--format table|json] [--fail-on-change]
+      re-run logged decisions against a candidate policy: what would change (exit 1 with
+      --fail-on-change when an outcome changes)
+
   help [<command>]   this text, or one command's --help
   --version          Writ's version`;
 

@@ -213,4 +213,22 @@ CREATE TABLE log_shipping (
 CREATE INDEX decisions_path ON decisions ((entry::jsonb ->> 'path'));
 `,
   },
+  {
+    version: 12,
+    name: "policy revisions",
+    sql: `
+-- As SQLite's version 11: every policy revision Writ loaded, under the id decision-log entries
+-- name, with its content (a folder's sources and data as JSON, or a bundle's bytes); one row per id.
+CREATE TABLE policy_revisions (
+  seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL CHECK (kind IN ('directory', 'bundle')),
+  origin TEXT NOT NULL,
+  loaded_at BIGINT NOT NULL,
+  size BIGINT NOT NULL CHECK (size >= 0),
+  digest TEXT NOT NULL,
+  content BYTEA NOT NULL
+);
+`,
+  },
 ];

@@ -19,6 +19,7 @@ import { checkpointContract } from "./contract-checkpoints.ts";
 import { concurrencyContract } from "./contract-concurrency.ts";
 import { consoleSessionContract } from "./contract-console-sessions.ts";
 import { logShippingContract } from "./contract-log-shipping.ts";
+import { policyRevisionContract } from "./contract-policy-revisions.ts";
 import { tenancyContract } from "./contract-tenancy.ts";
 import { newEntry } from "./fixtures.ts";
 
@@ -442,4 +443,5 @@ export function storeContract(h: StoreHarness): void {
   tenancyContract(h);
   consoleSessionContract(h);
   logShippingContract(h);
+  policyRevisionContract(h);
 }
