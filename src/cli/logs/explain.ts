@@ -1,9 +1,8 @@
 /** `writ logs explain <id>`: why the policy decided a logged decision as it did. */
-import { z } from "zod";
 import { WritError } from "../../core/errors.ts";
 import { isRecord } from "../../core/json.ts";
 import { type DecisionExplanation, explainDecision } from "../../policy/explain.ts";
-import { configOption, EXIT, parseFlags, UsageError, withLog } from "./common.ts";
+import { EXIT, oneDecisionFlags, withLog } from "./common.ts";
 import type { CommandIo } from "./io.ts";
 
 export const explainUsage = `usage: writ logs explain [--config f] [--format text|json] <decision-id>
@@ -16,23 +15,11 @@ result are printed in the order they did, each with the body expressions that he
 redacted, or the result differs from the logged one, it says so. Exit code 1 when the decision
 or its revision is not found or it was not decided by a policy.`;
 
-const explainSchema = z.object({
-  format: z.enum(["text", "json"]).default("text"),
-  id: z.string().min(1),
-});
-
 export async function explainCommand(argv: string[], io: CommandIo): Promise<number> {
-  const { values, positionals } = parseFlags(argv, { ...configOption, format: { type: "string" } }, true);
-  if (values.help) {
-    await io.out(explainUsage);
-    return EXIT.ok;
-  }
-  const parsed = explainSchema.safeParse({ format: values.format, id: positionals[0] });
-  if (!parsed.success || positionals.length !== 1) {
-    throw new UsageError("give exactly one decision id (and --format text or json)");
-  }
-  const { format, id } = parsed.data;
-  return withLog(values.config, async ({ log, store }) => {
+  const flags = await oneDecisionFlags(argv, io, explainUsage);
+  if (typeof flags === "number") return flags;
+  const { config, format, id } = flags;
+  return withLog(config, async ({ log, store }) => {
     const entry = await log.get(id);
     if (entry === undefined) {
       io.err(`writ logs explain: no decision ${id}\n  next: find its id with writ logs query`);
