@@ -205,4 +205,17 @@ CREATE TABLE log_shipping (
 );
 `,
   },
+  {
+    version: 11,
+    name: "concurrency group leases",
+    sql: `
+-- As SQLite's version 10: the holder of each concurrency group's lease while its committing call
+-- runs, across every instance (lease_until in milliseconds since the Unix epoch).
+CREATE TABLE group_leases (
+  grp TEXT PRIMARY KEY,
+  holder TEXT NOT NULL,
+  lease_until BIGINT NOT NULL
+);
+`,
+  },
 ];

@@ -21,6 +21,7 @@ import {
   useSessionQuery,
 } from "./console-sessions.ts";
 import type { Dialect } from "./dialect.ts";
+import { claimGroupLeaseQuery, releaseGroupLeaseQuery } from "./group-leases.ts";
 import {
   advanceShippingQuery,
   claimShippingQuery,
@@ -440,6 +441,25 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   async logShipping(target: string): Promise<LogShippingState | undefined> {
     const [row] = await this.rows("read decision-log shipping", shippingStateQuery(target));
     return row === undefined ? undefined : shippingStateOf(row);
+  }
+
+  // ------------------------------------------------------------------------------ group leases
+
+  async claimGroupLease(
+    group: string,
+    holder: string,
+    leaseUntil: Date,
+    now: Date = this.clock(),
+  ): Promise<boolean> {
+    const rows = await this.rows(
+      "claim a concurrency group's lease",
+      claimGroupLeaseQuery(group, holder, leaseUntil, now),
+    );
+    return rows.length === 1;
+  }
+
+  async releaseGroupLease(group: string, holder: string): Promise<void> {
+    await this.execute("release a concurrency group's lease", releaseGroupLeaseQuery(group, holder));
   }
 
   // ------------------------------------------------------------------------------ approvals
