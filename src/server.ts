@@ -30,6 +30,7 @@ import { gatewaySamples } from "./observability/samples.ts";
 import { enableTracing } from "./observability/tracing.ts";
 import { CompiledPolicyCache } from "./policy/compiled-cache.ts";
 import { PolicyEngine, type PolicyEngineOptions } from "./policy/index.ts";
+import { createScheduling } from "./schedule/index.ts";
 import { openStore, postgresSettings } from "./store/index.ts";
 import type { Store } from "./store/types.ts";
 
@@ -181,6 +182,7 @@ export async function createGateway(
       executorId: config.server.executor_id,
       credentials,
       ...(mcp ? { mcp } : {}),
+      scheduling: createScheduling(config.scheduling, { store, metrics }),
     };
     if (telemetry?.meter) {
       metrics.mirror(telemetry.meter);
