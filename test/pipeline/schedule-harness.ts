@@ -16,8 +16,11 @@ decision := {"decision": "allow", "reasons": [], "conditions": []}
 
 export interface Span {
   note: string;
+  /** performance.now() when the call started and ended. */
   start: number;
   end: number;
+  /** Date.now() when the call started (to compare with a lease's expiry). */
+  startedAt: number;
 }
 
 export interface Recorder {
@@ -43,6 +46,7 @@ export function recorder(ms: number): Recorder {
     async ({ args }) => {
       const note = typeof args.note === "string" ? args.note : "?";
       const start = performance.now();
+      const startedAt = Date.now();
       rec.inFlight += 1;
       rec.peak = Math.max(rec.peak, rec.inFlight);
       const seenBefore = rec.lastWrite;
@@ -51,7 +55,7 @@ export function recorder(ms: number): Recorder {
       const seen = writes ? seenBefore : rec.lastWrite;
       if (writes) rec.lastWrite = note;
       rec.inFlight -= 1;
-      rec.spans.push({ note, start, end: performance.now() });
+      rec.spans.push({ note, start, end: performance.now(), startedAt });
       return { summary: `ran ${note}`, structured_content: { note, seen } };
     };
   const rec: Recorder = {
