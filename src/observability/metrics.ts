@@ -192,7 +192,7 @@ export class GatewayMetrics {
   );
   readonly groupWaits = new Counter(
     "writ_concurrency_group_waits_total",
-    "Calls that found their concurrency group busy and waited, by group and result (ran, timed_out).",
+    "Calls that found their concurrency group busy and waited, by group and result (ran, timed_out, cancelled).",
   );
   readonly groupWaitSeconds = new Histogram(
     "writ_concurrency_group_wait_seconds",

@@ -244,7 +244,7 @@ export async function dispatch(gw: Gateway, req: DispatchRequest): Promise<Dispa
   if (group === undefined) return runGranted(gw, req, args, claims, started);
   // Calls of one group never overlap: the turn comes before the conditions read the resource,
   // and a call that waits too long fails before its grant is used.
-  const turn = await schedulingOf(gw).groups.enter(n.contract, group);
+  const turn = await schedulingOf(gw).groups.enter(n.contract, group, req.observer?.signal);
   try {
     return await runGranted(gw, req, args, claims, started);
   } finally {

@@ -61,9 +61,10 @@ export class ConcurrencyGroups {
 
   /**
    * Waits for the turn of `contract`'s group; throws a retryable `conflict` once the wait is
-   * over its bound. The caller releases the turn when the call ended.
+   * over its bound, and stops waiting when `signal` aborts (the caller cancelled the call). The
+   * caller releases the turn when the call ended.
    */
-  async enter(contract: ToolContract, group: string): Promise<GroupTurn> {
+  async enter(contract: ToolContract, group: string, signal?: AbortSignal): Promise<GroupTurn> {
     const started = performance.now();
     const deadline = started + Math.min(contract.timeout_ms, this.#o.maxWaitMs);
     const local = this.#local(group);
@@ -74,22 +75,24 @@ export class ConcurrencyGroups {
     try {
       if (local.busy) {
         waited = true;
-        await this.#queue(local, deadline);
+        await this.#queue(local, deadline, signal);
       }
       local.busy = true;
       if (contract.side_effect === "committing") {
         holder = `${this.#instance}/${++this.#turns}`;
         try {
-          waited = (await this.#lease(group, holder, deadline)) || waited;
+          waited = (await this.#lease(group, holder, deadline, signal)) || waited;
         } catch (error) {
           this.#next(group, local);
           throw error;
         }
       }
     } catch (error) {
-      if (!(error instanceof TimedOut)) throw error;
-      this.#waited(group, started, "timed_out");
-      throw busy(contract, group, performance.now() - started);
+      if (!(error instanceof Stopped)) throw error;
+      this.#waited(group, started, error.why);
+      throw error.why === "timed_out"
+        ? busy(contract, group, performance.now() - started)
+        : cancelled(contract, group);
     } finally {
       local.waiting -= 1;
       this.#gauges(group, local);
@@ -125,22 +128,26 @@ export class ConcurrencyGroups {
     return local;
   }
 
-  /** Waits in line until admitted, or rejects with TimedOut at `deadline`. */
-  #queue(local: LocalGroup, deadline: number): Promise<void> {
+  /** Waits in line until admitted, or rejects with Stopped at `deadline` or when `signal` aborts. */
+  #queue(local: LocalGroup, deadline: number, signal: AbortSignal | undefined): Promise<void> {
+    if (signal?.aborted) return Promise.reject(new Stopped("cancelled"));
     return new Promise<void>((resolve, reject) => {
+      const leave = (why: Stopped["why"]) => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        local.queue.splice(local.queue.indexOf(waiter), 1);
+        reject(new Stopped(why));
+      };
+      const onAbort = () => leave("cancelled");
       const waiter: Waiter = {
         admit: () => {
           clearTimeout(timer);
+          signal?.removeEventListener("abort", onAbort);
           resolve();
         },
       };
-      const timer = setTimeout(
-        () => {
-          local.queue.splice(local.queue.indexOf(waiter), 1);
-          reject(new TimedOut());
-        },
-        Math.max(0, deadline - performance.now()),
-      );
+      const timer = setTimeout(() => leave("timed_out"), Math.max(0, deadline - performance.now()));
+      signal?.addEventListener("abort", onAbort, { once: true });
       local.queue.push(waiter);
     });
   }
@@ -153,8 +160,13 @@ export class ConcurrencyGroups {
     this.#gauges(group, local);
   }
 
-  /** Claims the group's lease until it has it (true when it had to wait), or TimedOut. */
-  async #lease(group: string, holder: string, deadline: number): Promise<boolean> {
+  /** Claims the group's lease until it has it (true when it had to wait), or Stopped. */
+  async #lease(
+    group: string,
+    holder: string,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
     let pause = 5;
     for (let attempt = 0; ; attempt++) {
       const now = Date.now();
@@ -163,8 +175,9 @@ export class ConcurrencyGroups {
       ) {
         return attempt > 0;
       }
+      if (signal?.aborted) throw new Stopped("cancelled");
       const left = deadline - performance.now();
-      if (left <= 0) throw new TimedOut();
+      if (left <= 0) throw new Stopped("timed_out");
       // Jittered, so that instances waiting for one group do not claim in lockstep.
       await new Promise((resolve) => setTimeout(resolve, Math.min(left, pause * (0.5 + Math.random()))));
       pause = Math.min(pause * 2, MAX_POLL_MS);
@@ -193,15 +206,19 @@ export class ConcurrencyGroups {
     this.#o.metrics.groupRunning.set(local.running, { group });
   }
 
-  #waited(group: string, started: number, result: "ran" | "timed_out" | undefined): void {
+  #waited(group: string, started: number, result: "ran" | Stopped["why"] | undefined): void {
     const seconds = (performance.now() - started) / 1000;
     this.#o.metrics.groupWaitSeconds.observe(seconds, { group });
     if (result !== undefined) this.#o.metrics.groupWaits.inc({ group, result });
   }
 }
 
-/** The wait reached its bound (turned into the caller's `conflict` by `enter`). */
-class TimedOut extends Error {}
+/** The wait ended without a turn: past its bound, or cancelled (turned into WritErrors by `enter`). */
+class Stopped extends Error {
+  constructor(readonly why: "timed_out" | "cancelled") {
+    super(why);
+  }
+}
 
 function busy(contract: ToolContract, group: string, waitedMs: number): WritError {
   return new WritError(
@@ -210,6 +227,18 @@ function busy(contract: ToolContract, group: string, waitedMs: number): WritErro
     {
       suggestedFix:
         "retry in a moment: the call did not run and its grant was not used (send it again to POST /v1/execute while the grant is valid, or propose the call again)",
+      retryable: true,
+      effectCommitted: false,
+    },
+  );
+}
+
+function cancelled(contract: ToolContract, group: string): WritError {
+  return new WritError(
+    "timeout",
+    `${contract.name} was cancelled by the caller while it waited for its concurrency group ${group}`,
+    {
+      suggestedFix: "call again if you still need it: the call did not run and its grant was not used",
       retryable: true,
       effectCommitted: false,
     },

@@ -138,6 +138,32 @@ describe("concurrency groups", () => {
     expect(ran.result.structured_content).toMatchObject({ note: "h1" });
   });
 
+  it("stop waiting when the caller cancels the call, which then never runs", async () => {
+    const held = rec.hold();
+    const first = propose([["ledger_read", "k0"]]);
+    await waitUntil(() => rec.inFlight === 1);
+    const cancel = new AbortController();
+    const waiting = handleProposal(gw, {
+      authorization: await u.bearer("alice"),
+      format: "canonical",
+      payload: { tool: "ledger_note", arguments: { note: "k1" } },
+      execute: true,
+      requestId: "r-cancelled",
+      observer: { signal: cancel.signal },
+    });
+    await waitUntil(() => gw.metrics.render().includes('writ_concurrency_group_waiting{group="ledger"} 1'));
+    cancel.abort();
+    const [outcome] = await waiting;
+    expect(outcome?.error).toMatchObject({ category: "timeout", effect_committed: false });
+    expect(outcome?.error?.message).toContain("cancelled");
+    held.release();
+    await first;
+    expect(rec.spans.map((s) => s.note)).toEqual(["k0"]);
+    expect(gw.metrics.render()).toContain(
+      'writ_concurrency_group_waits_total{group="ledger",result="cancelled"} 1',
+    );
+  });
+
   it("hold the group's lease in the store while a committing call runs, and release it after", async () => {
     const held = rec.hold();
     const posting = propose([["ledger_post", "p0"]]);
