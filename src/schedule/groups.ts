@@ -106,7 +106,8 @@ export class ConcurrencyGroups {
       release: async () => {
         if (released) return;
         released = true;
-        if (renewal !== undefined) clearInterval(renewal);
+        // A renewal still on its way would put the lease back after the release below.
+        if (renewal !== undefined) await renewal.stop();
         local.running -= 1;
         if (holder !== undefined) {
           // A lease that cannot be given up expires on its own; the next call waits for that.
@@ -184,21 +185,29 @@ export class ConcurrencyGroups {
     }
   }
 
-  /** Renews the lease every third of its length while the call runs. */
-  #renew(group: string, holder: string): ReturnType<typeof setInterval> {
+  /** Renews the lease every third of its length while the call runs; `stop` once it ended. */
+  #renew(group: string, holder: string): { stop(): Promise<void> } {
+    let renewing: Promise<void> = Promise.resolve();
     const timer = setInterval(() => {
       const now = Date.now();
-      this.#o.store.claimGroupLease(group, holder, new Date(now + this.#o.leaseMs), new Date(now)).then(
-        (held) => {
-          if (!held)
-            console.error(`concurrency group ${group}: its lease expired while ${holder} ran a call`);
-        },
-        (error: unknown) =>
-          console.error(`concurrency group ${group}: renewing its lease failed: ${String(error)}`),
-      );
+      renewing = this.#o.store
+        .claimGroupLease(group, holder, new Date(now + this.#o.leaseMs), new Date(now))
+        .then(
+          (held) => {
+            if (!held)
+              console.error(`concurrency group ${group}: its lease expired while ${holder} ran a call`);
+          },
+          (error: unknown) =>
+            console.error(`concurrency group ${group}: renewing its lease failed: ${String(error)}`),
+        );
     }, this.#o.leaseMs / 3);
     timer.unref();
-    return timer;
+    return {
+      stop: () => {
+        clearInterval(timer);
+        return renewing;
+      },
+    };
   }
 
   #gauges(group: string, local: LocalGroup): void {

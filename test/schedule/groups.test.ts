@@ -164,11 +164,13 @@ describe("concurrency groups", () => {
     );
   });
 
-  it("hold the group's lease in the store while a committing call runs, and release it after", async () => {
+  it("hold the group's lease in the store while a committing call runs, renewed, and release it after", async () => {
     const held = rec.hold();
     const posting = propose([["ledger_post", "p0"]]);
     await waitUntil(() => rec.inFlight === 1);
-    // Another instance cannot take the lease while the call runs.
+    // Another instance cannot take the lease while the call runs, also after the lease's 600 ms:
+    // it is renewed every 200 ms.
+    await new Promise((resolve) => setTimeout(resolve, 900));
     expect(await u.store.claimGroupLease("ledger", "other-instance", new Date(Date.now() + 1000))).toBe(
       false,
     );
