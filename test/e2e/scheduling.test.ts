@@ -5,63 +5,14 @@
  * `/metrics` counting the waits.
  */
 import { writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { ALLOW_ALL_POLICY, type CountingBackend, startCountingBackend } from "../support/counting-backend.ts";
 import { answerOf, startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { postMcp } from "../support/mcp-client.ts";
 import { canonicalCall, answerOf as resultsOf } from "./api.ts";
 import { metricsText, sample } from "./metrics.ts";
-
-const ALLOW_ALL = `package writ
-
-import rego.v1
-
-decision := {"decision": "allow", "reasons": [], "grant": {"ttl_seconds": 60, "max_uses": 1}}
-`;
-
-/** A backend whose calls take 50 ms (or wait for `release` while held); it counts calls in flight. */
-interface Backend {
-  url: string;
-  inFlight: number;
-  peak: number;
-  hold(): void;
-  release(): void;
-  close(): Promise<void>;
-}
-
-async function startBackend(): Promise<Backend> {
-  let held: Array<() => void> | undefined;
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    backend.inFlight += 1;
-    backend.peak = Math.max(backend.peak, backend.inFlight);
-    const answer = () => {
-      backend.inFlight -= 1;
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true }));
-    };
-    if (held) held.push(answer);
-    else setTimeout(answer, 50);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("no port");
-  const backend: Backend = {
-    url: `http://127.0.0.1:${address.port}`,
-    inFlight: 0,
-    peak: 0,
-    hold: () => {
-      held = [];
-    },
-    release: () => {
-      for (const answer of held ?? []) answer();
-      held = undefined;
-    },
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-  return backend;
-}
 
 function tool(name: string, url: string, extra: Record<string, unknown>): Record<string, unknown> {
   return {
@@ -82,14 +33,14 @@ function tool(name: string, url: string, extra: Record<string, unknown>): Record
 
 const errorSchema = z.object({ category: z.string(), retryable: z.boolean(), effect_committed: z.unknown() });
 
-let backend: Backend;
+let backend: CountingBackend;
 let gw: TestGateway;
 let token: string;
 beforeAll(async () => {
-  backend = await startBackend();
+  backend = await startCountingBackend(50);
   gw = await startTestGateway({
     configure: (document, tmp) => {
-      writeFileSync(path.join(tmp, "policies", "writ", "decision.rego"), ALLOW_ALL);
+      writeFileSync(path.join(tmp, "policies", "writ", "decision.rego"), ALLOW_ALL_POLICY);
       const tools = Array.isArray(document.tools) ? document.tools : [];
       return {
         ...document,

@@ -1,18 +1,12 @@
 /**
- * What the scheduling tests share: a policy that allows every call, in-process tools that record
- * when each call ran (and how many ran at once), and a unit gateway with those tools.
+ * What the scheduling tests share: in-process tools that record when each call ran (and how many
+ * ran at once), and a unit gateway with those tools (the tests run it with ALLOW_ALL_POLICY of
+ * test/support/counting-backend.ts).
  */
 import { ContractRegistry } from "../../src/contracts/index.ts";
 import type { Gateway } from "../../src/core/gateway.ts";
 import type { InProcessHandler } from "../../src/core/handlers.ts";
 import type { UnitGateway } from "./harness.ts";
-
-export const ALLOW_ALL = `package writ
-
-import rego.v1
-
-decision := {"decision": "allow", "reasons": [], "conditions": []}
-`;
 
 export interface Span {
   note: string;

@@ -7,14 +7,15 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Gateway } from "../../src/core/gateway.ts";
 import { handleProposal } from "../../src/pipeline/index.ts";
 import { createScheduling } from "../../src/schedule/index.ts";
+import { ALLOW_ALL_POLICY } from "../support/counting-backend.ts";
 import { type UnitGateway, unitGateway } from "./harness.ts";
-import { ALLOW_ALL, type Recorder, recorder, scheduledGateway, spanOf } from "./schedule-harness.ts";
+import { type Recorder, recorder, scheduledGateway, spanOf } from "./schedule-harness.ts";
 
 let u: UnitGateway;
 let rec: Recorder;
 let gw: Gateway;
 beforeEach(async () => {
-  u = await unitGateway({ policy: ALLOW_ALL });
+  u = await unitGateway({ policy: ALLOW_ALL_POLICY });
   rec = recorder(40);
   gw = scheduledGateway(u, rec);
 });

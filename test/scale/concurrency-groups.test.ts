@@ -4,60 +4,18 @@
  * flight), and a group lease left by a crashed instance is taken over once it expired.
  */
 import { writeFile } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { canonicalCall, onlyOutcome } from "../e2e/api.ts";
+import { ALLOW_ALL_POLICY, type CountingBackend, startCountingBackend } from "../support/counting-backend.ts";
 import { answerOf } from "../support/gateway.ts";
 import { type Deployment, startDeployment, type WritProcess } from "../support/instances.ts";
 import { postgresUnavailable, sql, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
 
-const ALLOW_ALL = `package writ
-
-import rego.v1
-
-decision := {"decision": "allow", "reasons": [], "grant": {"ttl_seconds": 60, "max_uses": 1}}
-`;
-
-/** A backend that takes `ms` per call and counts the calls in flight (and when each started). */
-interface Backend {
-  url: string;
-  calls: number;
-  peak: number;
-  starts: number[];
-  close(): Promise<void>;
-}
-
-async function startBackend(ms: number): Promise<Backend> {
-  let inFlight = 0;
-  const server: Server = createServer((req, res) => {
-    backend.calls += 1;
-    backend.starts.push(Date.now());
-    inFlight += 1;
-    backend.peak = Math.max(backend.peak, inFlight);
-    req.resume();
-    setTimeout(() => {
-      inFlight -= 1;
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ posted: true }));
-    }, ms);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("no port");
-  const backend: Backend = {
-    url: `http://127.0.0.1:${address.port}/post`,
-    calls: 0,
-    peak: 0,
-    starts: [],
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-  return backend;
-}
-
 describe.skipIf(postgresUnavailable !== undefined)("concurrency groups across two instances", () => {
   let server: TestPostgres;
   let databaseUrl: string;
-  let backend: Backend;
+  let backend: CountingBackend;
   let deployment: Deployment;
   let a: WritProcess;
   let b: WritProcess;
@@ -66,9 +24,9 @@ describe.skipIf(postgresUnavailable !== undefined)("concurrency groups across tw
   beforeAll(async () => {
     server = await startTestPostgres();
     databaseUrl = await server.createDatabase("writ_groups");
-    backend = await startBackend(40);
+    backend = await startCountingBackend(40);
     deployment = await startDeployment({ postgres: databaseUrl }, async (document, tmp) => {
-      await writeFile(path.join(tmp, "policies", "writ", "decision.rego"), ALLOW_ALL);
+      await writeFile(path.join(tmp, "policies", "writ", "decision.rego"), ALLOW_ALL_POLICY);
       const tools = Array.isArray(document.tools) ? document.tools : [];
       return {
         ...document,
@@ -89,7 +47,7 @@ describe.skipIf(postgresUnavailable !== undefined)("concurrency groups across tw
               required: ["entry"],
               properties: { entry: { type: "string" } },
             },
-            backend: { kind: "http", method: "POST", url: backend.url },
+            backend: { kind: "http", method: "POST", url: `${backend.url}/post` },
           },
         ],
       };

@@ -11,13 +11,13 @@ import { executeWithGrant, handleProposal } from "../../src/pipeline/index.ts";
 import { createScheduling } from "../../src/schedule/index.ts";
 import { type UnitGateway, unitGateway } from "../pipeline/harness.ts";
 import {
-  ALLOW_ALL,
   contract,
   type Recorder,
   recorder,
   type Span,
   scheduledGateway,
 } from "../pipeline/schedule-harness.ts";
+import { ALLOW_ALL_POLICY } from "../support/counting-backend.ts";
 
 const GROUP_TOOLS = [
   contract("ledger_read", { concurrency_group: "ledger" }),
@@ -30,7 +30,7 @@ let u: UnitGateway;
 let rec: Recorder;
 let gw: Gateway;
 beforeEach(async () => {
-  u = await unitGateway({ policy: ALLOW_ALL });
+  u = await unitGateway({ policy: ALLOW_ALL_POLICY });
   rec = recorder(30);
   const base = scheduledGateway(u, rec, GROUP_TOOLS);
   gw = {
