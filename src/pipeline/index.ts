@@ -111,6 +111,10 @@ export async function handleProposal(gw: Gateway, req: ProposalRequest): Promise
         const n = normalized[i]!;
         return n instanceof WritError || n.contract.side_effect === "none";
       },
+      group: (i) => {
+        const n = normalized[i]!;
+        return n instanceof WritError ? undefined : n.contract.concurrency_group;
+      },
       limit: schedulingOf(gw).maxConcurrentReads,
     },
     decideOne,

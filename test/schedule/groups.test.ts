@@ -97,6 +97,23 @@ describe("concurrency groups", () => {
     expect(metrics).toContain('writ_concurrency_group_waiting{group="ledger"} 0');
   });
 
+  it("of one proposal follow each other, so that their waits do not add up against the bound", async () => {
+    // Four 60 ms calls whose bound is 150 ms: side by side, the fourth would wait 180 ms for the group.
+    rec = recorder(60);
+    gw = { ...gw, handlers: scheduledGateway(u, rec).handlers };
+    const outcomes = await propose([
+      ["ledger_peek", "q0"],
+      ["ledger_peek", "q1"],
+      ["ledger_peek", "q2"],
+      ["ledger_peek", "q3"],
+      ["read", "q4"],
+    ]);
+    expect(outcomes.map((o) => o.error)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect(disjoint(["q0", "q1", "q2", "q3"].map(span))).toBe(true);
+    // The ungrouped read still ran beside them.
+    expect(span("q4").start).toBeLessThan(span("q3").end);
+  });
+
   it("fail a call that waited past its bound with a retryable conflict, before its grant is used", async () => {
     const held = rec.hold();
     const first = propose([["ledger_read", "h0"]]);
