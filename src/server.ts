@@ -30,6 +30,7 @@ import { gatewaySamples } from "./observability/samples.ts";
 import { enableTracing } from "./observability/tracing.ts";
 import { compiledCacheBeside } from "./policy/compiled-cache.ts";
 import { PolicyEngine, type PolicyEngineOptions, RevisionArchive, ShadowPolicy } from "./policy/index.ts";
+import { createScheduling } from "./schedule/index.ts";
 import { openStore, postgresSettings } from "./store/index.ts";
 import type { Store } from "./store/types.ts";
 
@@ -192,6 +193,7 @@ export async function createGateway(
       credentials,
       ...(mcp ? { mcp } : {}),
       ...(shadow ? { shadow } : {}),
+      scheduling: createScheduling(config.scheduling, { store, metrics }),
     };
     if (telemetry?.meter) {
       metrics.mirror(telemetry.meter);

@@ -16,6 +16,7 @@ import { credentialsConfigSchema } from "../dispatch/index.ts";
 import { grantsConfigSchema } from "../grants/index.ts";
 import { issuerConfigSchema } from "../identity/index.ts";
 import { mcpConfigSchema } from "../mcp/config.ts";
+import { schedulingConfigSchema } from "../schedule/config.ts";
 import { storeConfigSchema } from "../store/config.ts";
 
 const resourceSeedSchema = z
@@ -169,6 +170,8 @@ export const gatewayConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /** How a proposal's calls run side by side, and the bounds of concurrency groups (src/schedule/). */
+    scheduling: schedulingConfigSchema.prefault({}),
     tools: toolContractsSchema.default([]),
     /** Upstream MCP servers (`backend: {kind: mcp}` tools) and Writ's own `/mcp` endpoint. */
     mcp: mcpConfigSchema.prefault({}),

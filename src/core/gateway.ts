@@ -11,6 +11,7 @@ import type { McpUpstreams } from "../mcp/upstream.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
 import type { PolicyEngine } from "../policy/index.ts";
 import type { LayeredResult } from "../results/index.ts";
+import type { Scheduling } from "../schedule/index.ts";
 import type { Store } from "../store/types.ts";
 import type { WritErrorBody } from "./errors.ts";
 import type { CallObserver, InProcessHandler } from "./handlers.ts";
@@ -45,6 +46,8 @@ export interface Gateway {
   credentials: CredentialResolver;
   /** Connections to the upstream MCP servers (`backend: {kind: mcp}` contracts). */
   mcp?: McpUpstreams;
+  /** How a proposal's calls run side by side, and concurrency groups (default: `scheduling`'s defaults). */
+  scheduling?: Scheduling;
   /** A candidate policy deciding beside the live one, off the answer's path (`policy.shadow`). */
   shadow?: ShadowObserver;
 }

@@ -441,6 +441,15 @@ export interface Store {
   /** The destination's cursor and lease, or undefined when nothing was ever shipped to it. */
   logShipping(target: string): Promise<LogShippingState | undefined>;
 
+  /**
+   * Takes or renews the lease of concurrency group `group` for `holder` (until `leaseUntil`)
+   * unless another holder's lease still runs at `now`: whether `holder` has it now. Committing
+   * calls of one group run only while their instance holds its lease (src/schedule/groups.ts).
+   */
+  claimGroupLease(group: string, holder: string, leaseUntil: Date, now?: Date): Promise<boolean>;
+  /** Gives the lease up when `holder` has it (its call ended): the next claim gets it at once. */
+  releaseGroupLease(group: string, holder: string): Promise<void>;
+
   /** Stores a new approval request, status `pending`. */
   createApproval(request: NewApproval): Promise<ApprovalRecord>;
   getApproval(id: string): Promise<ApprovalRecord | undefined>;

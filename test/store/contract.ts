@@ -18,6 +18,7 @@ import { approvalContract, idempotencyContract } from "./contract-approvals.ts";
 import { checkpointContract } from "./contract-checkpoints.ts";
 import { concurrencyContract } from "./contract-concurrency.ts";
 import { consoleSessionContract } from "./contract-console-sessions.ts";
+import { groupLeaseContract } from "./contract-group-leases.ts";
 import { logShippingContract } from "./contract-log-shipping.ts";
 import { policyRevisionContract } from "./contract-policy-revisions.ts";
 import { tenancyContract } from "./contract-tenancy.ts";
@@ -444,4 +445,5 @@ export function storeContract(h: StoreHarness): void {
   consoleSessionContract(h);
   logShippingContract(h);
   policyRevisionContract(h);
+  groupLeaseContract(h);
 }
