@@ -61,6 +61,8 @@ export interface ShadowCallContext {
 }
 
 export interface ShadowObserver {
+  /** The shadow policy's revision (undefined before it loaded). */
+  readonly revision: string | undefined;
   /** Queues the call for the shadow policy; never throws, never waits. */
   observe(
     input: PolicyInput,
