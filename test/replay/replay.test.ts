@@ -5,7 +5,7 @@
  * policy; redacted inputs are reported as inexact and an entry without input as not replayable;
  * --since/--until, filters and --limit select the right entries.
  */
-import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,12 +18,11 @@ import { PolicyEngine } from "../../src/policy/index.ts";
 import { loadCandidate, Replay, type ReplayResult } from "../../src/replay/index.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { writeConfigFile } from "../support/config-file.ts";
-import { repoRoot } from "../support/paths.ts";
-import { type WrittenEntry, writeReplayLog } from "../support/replay-log.ts";
+import { samplePolicy, tightenedSample, type WrittenEntry, writeReplayLog } from "../support/replay-log.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
 const FROM = new Date("2026-11-01T00:00:00.000Z");
-const sample = path.join(repoRoot, "policies");
+const sample = samplePolicy;
 
 let tmp: string;
 let store: SqliteStore;
@@ -31,18 +30,6 @@ let config: string;
 let tight: string;
 let written: WrittenEntry[];
 const NO_INPUT_ID = "d-no-input";
-
-/** The sample policy with one more refusal: repository search is closed. */
-async function tightenedCopy(dir: string): Promise<string> {
-  await cp(sample, dir, { recursive: true });
-  const file = path.join(dir, "writ", "decision.rego");
-  const source = await readFile(file, "utf8");
-  await writeFile(
-    file,
-    `${source}\ndenials contains reason("search_closed", "repository search is closed") if input.action.name == "repo.search"\n`,
-  );
-  return dir;
-}
 
 beforeAll(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), "writ-replay-"));
@@ -63,7 +50,7 @@ beforeAll(async () => {
     input: null,
     path: "writ/decision",
   });
-  tight = await tightenedCopy(path.join(tmp, "tight"));
+  tight = await tightenedSample(path.join(tmp, "tight"));
 }, 60_000);
 
 afterAll(async () => {
