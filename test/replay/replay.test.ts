@@ -14,7 +14,8 @@ import type { CommandIo } from "../../src/cli/logs/io.ts";
 import { replayCommand } from "../../src/cli/policy/replay.ts";
 import { policyCommand } from "../../src/cli/policy.ts";
 import { compiledCacheBeside } from "../../src/policy/compiled-cache.ts";
-import { PolicyEngine } from "../../src/policy/index.ts";
+import { archivedRevision, PolicyEngine } from "../../src/policy/index.ts";
+import { readDirectorySources } from "../../src/policy/sources.ts";
 import { loadCandidate, Replay, type ReplayResult } from "../../src/replay/index.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { writeConfigFile } from "../support/config-file.ts";
@@ -104,10 +105,8 @@ const reportSchema = z.object({
 
 describe("replaying a week of decisions", () => {
   it("reports exactly the decisions the tightened rule changes, with counts by transition", async () => {
-    const candidate = await loadCandidate(tight, {
-      entrypoint: "writ/decision",
-      compiledCache: compiledCacheBeside(path.join(tmp, "writ.db")),
-    });
+    const cache = compiledCacheBeside(path.join(tmp, "writ.db"));
+    const candidate = await loadCandidate(tight, { entrypoint: "writ/decision", compiledCache: cache });
     const replay = new Replay(store, candidate, { pageSize: 300 });
     const results: ReplayResult[] = [];
     for await (const result of replay) results.push(result);
@@ -152,6 +151,25 @@ describe("replaying a week of decisions", () => {
     expect(s.inexact.count).toBe(redacted.length);
     expect(s.read_ms).toBeGreaterThan(0);
     expect(s.eval_ms).toBeGreaterThan(0);
+    expect(s.inexact.baselined).toBe(0);
+
+    // With the revision that decided them archived, redacted inputs are also run through it: the
+    // sample over a masked query allows as it did, so the candidate's denial is the policies' doing.
+    const live = await readDirectorySources(sample);
+    const liveId = results.find((r) => r.kind === "replayed")?.revision ?? "";
+    await store.archivePolicyRevision(archivedRevision({ id: liveId, sources: live }));
+    const archived = new Replay(store, candidate, { archive: { store, compiledCache: cache } });
+    const inexact: ReplayResult[] = [];
+    for await (const r of archived) if (r.kind === "replayed" && !r.exact) inexact.push(r);
+    expect(archived.summary.inexact.baselined).toBe(redacted.length);
+    for (const r of inexact) {
+      if (r.kind !== "replayed") continue;
+      expect(r.baseline?.decision).toBe(r.before.decision);
+      expect(r.changed).toBe(r.baseline?.decision !== r.after.decision);
+    }
+    expect(archived.summary.inexact.changed).toBe(
+      redacted.filter((e) => e.decision === "allow" && e.action === "repo.search").length,
+    );
   });
 
   it("--fail-on-change exits 1 for the tightened policy and 0 for the same policy; json lists what changed and what is inexact", async () => {
@@ -184,7 +202,12 @@ describe("replaying a week of decisions", () => {
     expect(table.out).toMatch(
       new RegExp(`^changed .*allow → deny.*${expected[0]?.decision_id}  reasons -? ?→ search_closed`, "m"),
     );
-    expect(table.out).toMatch(/^inexact .*masked \/action\/args\/query/m);
+    expect(table.out).toMatch(
+      /^inexact .*masked \/action\/args\/query; its revision over the kept input: allow$/m,
+    );
+    expect(table.out).toMatch(
+      /^over redacted inputs: \d+ of \d+ may have changed \(\d+ compared with the archived revision/m,
+    );
     expect(table.out).toContain(`${NO_INPUT_ID}  the entry holds no input`);
   });
 
