@@ -182,6 +182,15 @@ export class GatewayMetrics {
     "Decision-log entries not yet acknowledged by the decision-log service.",
   );
 
+  readonly shadowDecisions = new Counter(
+    "writ_shadow_decisions_total",
+    "Calls a shadow policy (policy.shadow) decided beside the live one, by outcome (agree, disagree, failed: it could not decide).",
+  );
+  readonly shadowDropped = new Counter(
+    "writ_shadow_dropped_total",
+    "Calls the shadow policy skipped because its queue was full (the live answer is never held up by it).",
+  );
+
   private all(): Array<Counter | Histogram> {
     return [
       this.decisions,
@@ -192,6 +201,8 @@ export class GatewayMetrics {
       this.logShipped,
       this.logShipFailures,
       this.logShipLag,
+      this.shadowDecisions,
+      this.shadowDropped,
     ];
   }
 

@@ -178,6 +178,12 @@ async function decideCall(
       }),
     ),
   ); // 8
+  // A shadow policy decides too, off the answer's path; its decision never reaches the caller.
+  gw.shadow?.observe(
+    input,
+    { decisionId, decision, revision: policyRevision },
+    { subject, action: n.action.name, resource: n.resource ?? null, requestId: req.requestId },
+  );
 
   const outcome: CallOutcome = {
     call_id: call.callId,

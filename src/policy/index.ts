@@ -14,4 +14,11 @@ export {
   revisionDocument,
   revisionSources,
 } from "./revisions.ts";
+export {
+  type Disagreement,
+  type LiveDecision,
+  ShadowPolicy,
+  type ShadowPolicyOptions,
+  sameDecision,
+} from "./shadow.ts";
 export type { DirectorySources, LoadedRevision, PolicyFile, RevisionSources } from "./sources.ts";

@@ -201,6 +201,15 @@ CREATE TABLE log_shipping (
   },
   {
     version: 10,
+    name: "decisions by path",
+    sql: `
+-- Entries by their policy path (writ/decision, writ/shadow, …): a shadow policy's disagreements
+-- are listed by it. The expression is the one the path filter uses (the dialect's entryPath).
+CREATE INDEX decisions_path ON decisions (json_extract(entry, '$.path'));
+`,
+  },
+  {
+    version: 11,
     name: "policy revisions",
     sql: `
 -- Every policy revision Writ loaded (src/policy/revisions.ts), under the id decision-log entries

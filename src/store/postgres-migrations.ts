@@ -207,9 +207,17 @@ CREATE TABLE log_shipping (
   },
   {
     version: 11,
+    name: "decisions by path",
+    sql: `
+-- As SQLite's version 10: entries by their policy path (the dialect's entryPath).
+CREATE INDEX decisions_path ON decisions ((entry::jsonb ->> 'path'));
+`,
+  },
+  {
+    version: 12,
     name: "policy revisions",
     sql: `
--- As SQLite's version 10: every policy revision Writ loaded, under the id decision-log entries
+-- As SQLite's version 11: every policy revision Writ loaded, under the id decision-log entries
 -- name, with its content (a folder's sources and data as JSON, or a bundle's bytes); one row per id.
 CREATE TABLE policy_revisions (
   seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -108,6 +108,8 @@ export interface DecisionFilter {
   reason?: string;
   resourceType?: string;
   resourceId?: string;
+  /** The entry's policy path: `writ/shadow` lists a shadow policy's disagreements. */
+  path?: string;
   /** Inclusive lower bound, ISO 8601. */
   since?: string;
   /** Exclusive upper bound, ISO 8601. */

@@ -330,6 +330,8 @@ export function storeContract(h: StoreHarness): void {
               decision: s.decision,
               reasons: s.codes.map((code) => ({ code, message: code, visible_to_model: true })),
               resource: s.type === null || s.id === null ? null : { type: s.type, id: s.id },
+              // One entry of another policy path (a shadow policy's disagreement).
+              ...(s.action === "pay" ? { path: "writ/shadow" } : {}),
             }),
           ),
         );
@@ -353,6 +355,8 @@ export function storeContract(h: StoreHarness): void {
       expect(await seqs({ resourceType: "repo" })).toEqual([3, 2, 1]);
       expect(await seqs({ resourceType: "repo", resourceId: "r1" })).toEqual([2, 1]);
       expect(await seqs({ resourceId: "a1" })).toEqual([4]);
+      expect(await seqs({ path: "writ/shadow" })).toEqual([4]);
+      expect(await seqs({ path: "writ/absent" })).toEqual([]);
       expect(await seqs({ since: at(10) })).toEqual([5, 4, 3, 2]);
       expect(await seqs({ until: at(10) })).toEqual([1]);
       expect(await seqs({ since: at(10), until: at(30) })).toEqual([3, 2]);
