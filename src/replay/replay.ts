@@ -181,7 +181,9 @@ export class Replay implements AsyncIterable<ReplayResult> {
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<ReplayResult> {
-    const { filter = {}, limit = Number.POSITIVE_INFINITY, pageSize = 500, signal } = this.#options;
+    const { limit = Number.POSITIVE_INFINITY, pageSize = 500, signal } = this.#options;
+    // The store selects the entrypoint's evaluations (the path index) unless a path is asked for.
+    const filter = { path: this.#engine.entrypoint, ...this.#options.filter };
     const s = this.#summary;
     let cursor: string | undefined;
     do {
