@@ -3,10 +3,10 @@
  * archived revisions with the live one marked, and a candidate revision replayed against the
  * tenant's decisions, listing exactly the decisions it would change.
  */
-import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { canonicalCall, onlyOutcome, README_ARGS, WS } from "../e2e/api.ts";
-import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
+import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { README_CLOSED_RULE, reloadWith } from "../support/policies.ts";
 import { sessionCookie } from "./helpers.ts";
 
 let gw: TestGateway;
@@ -14,13 +14,6 @@ let first: string;
 let tightened: string;
 let readmeDecision: string;
 let sourceDecision: string;
-
-const TIGHTENED = `
-denials contains reason("readme_closed", "README files are not to be read") if {
-	input.action.name == "repo.read"
-	contains(args.path, "README")
-}
-`;
 
 beforeAll(async () => {
   gw = await startTestGateway();
@@ -35,18 +28,7 @@ beforeAll(async () => {
     );
   readmeDecision = (await read(README_ARGS.path)).decision_id;
   sourceDecision = (await read("src/sum.ts")).decision_id;
-  await gw.writePolicy(`${await readFile(gw.decisionRego, "utf8")}\n${TIGHTENED}`);
-  tightened = await waitFor(
-    "the tightened revision",
-    async () => {
-      const now = (await gw.health()).policy_revision;
-      return now !== null && now !== first ? now : undefined;
-    },
-    10_000,
-  );
-  await waitFor("its archive", async () =>
-    (await gw.gateway.store.getPolicyRevision(tightened)) ? true : undefined,
-  );
+  tightened = await reloadWith(gw, README_CLOSED_RULE);
 }, 60_000);
 
 afterAll(async () => {

@@ -13,6 +13,7 @@ import { revisionsCommand } from "../../src/cli/policy/revisions.ts";
 import { loadRevision, PolicyEngine } from "../../src/policy/index.ts";
 import { writeStoreConfig } from "../cli/logs-helpers.ts";
 import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
+import { reloadWith } from "../support/policies.ts";
 
 let gw: TestGateway;
 let tmp: string;
@@ -45,20 +46,9 @@ beforeAll(async () => {
   await waitFor("the start's revision archived", async () =>
     (await gw.gateway.store.getPolicyRevision(first)) ? true : undefined,
   );
-  const source = await readFile(gw.decisionRego, "utf8");
-  reloaded = `${source}\n# a comment: another revision\n`;
-  await gw.writePolicy(reloaded);
-  second = await waitFor(
-    "the reload",
-    async () => {
-      const now = (await gw.health()).policy_revision;
-      return now !== null && now !== first ? now : undefined;
-    },
-    10_000,
-  );
-  await waitFor("the reload's revision archived", async () =>
-    (await gw.gateway.store.getPolicyRevision(second)) ? true : undefined,
-  );
+  const comment = "# a comment: another revision\n";
+  reloaded = `${await readFile(gw.decisionRego, "utf8")}\n${comment}`;
+  second = await reloadWith(gw, comment);
 }, 60_000);
 
 afterAll(async () => {

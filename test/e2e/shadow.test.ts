@@ -8,20 +8,12 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { README_CLOSED_RULE } from "../support/policies.ts";
 import { canonicalCall, type LogEntry, logEntries, onlyOutcome, README_ARGS, WS } from "./api.ts";
 
 let gw: TestGateway;
 let alice: string;
 let reviewer: string;
-
-/** The candidate: the sample policy, with reads of README files refused. */
-const TIGHTENED = `
-
-denials contains reason("readme_closed", "README files are not to be read") if {
-	input.action.name == "repo.read"
-	contains(args.path, "README")
-}
-`;
 
 beforeAll(async () => {
   gw = await startTestGateway({
@@ -30,7 +22,7 @@ beforeAll(async () => {
       const candidate = path.join(tmp, "candidate");
       cpSync(path.join(tmp, "policies"), candidate, { recursive: true });
       const file = path.join(candidate, "writ", "decision.rego");
-      writeFileSync(file, readFileSync(file, "utf8") + TIGHTENED);
+      writeFileSync(file, readFileSync(file, "utf8") + README_CLOSED_RULE);
       const policy = z.record(z.string(), z.unknown()).parse(document.policy);
       return { ...document, policy: { ...policy, shadow: { dir: candidate, watch: false } } };
     },
