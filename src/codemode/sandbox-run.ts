@@ -53,6 +53,15 @@ export function startEngineRun(module: QuickJSWASMModule, options: EngineRunOpti
   return { outcome: run.start(), stop: (reason, message, detail) => run.stop(reason, message, detail) };
 }
 
+/**
+ * How often, in the program's CPU time, the heap is measured. QuickJS checks its memory limit
+ * against its own count of allocations, which in this WebAssembly build (no malloc_usable_size)
+ * adds 8 bytes per block whatever its size: a limit on block count, not bytes. So the run also
+ * measures what its objects hold, now and then and whenever the instance's memory grew.
+ */
+const HEAP_CHECK_MS = 50;
+const MEMORY_USED = /^memory used\s+\d+\s+(\d+)/m;
+
 const describedSchema = z.object({ name: z.string(), message: z.string(), stack: z.string().optional() });
 
 const LOG_PREFIX: Record<string, string> = { warn: "warn: ", error: "error: " };
@@ -74,6 +83,9 @@ class Run {
   private readonly deferreds = new Set<QuickJSDeferredPromise>();
   private readonly handles: QuickJSHandle[] = [];
   private wake: () => void = () => {};
+  private runtime: QuickJSRuntime | undefined;
+  private heapCheckedAtMs = 0;
+  private wasmBytesAtCheck = 0;
 
   constructor(
     private readonly module: QuickJSWASMModule,
@@ -92,6 +104,8 @@ class Run {
 
   async start(): Promise<ProgramOutcome> {
     const runtime = this.module.newRuntime();
+    this.runtime = runtime;
+    this.wasmBytesAtCheck = this.wasmBytes();
     let context: QuickJSContext | undefined;
     try {
       runtime.setMemoryLimit(this.limits.memoryBytes);
@@ -203,15 +217,43 @@ class Run {
   private shouldInterrupt(): boolean {
     if (this.stopped !== undefined) return true;
     const now = performance.now();
-    if (this.sliceStart !== undefined && this.cpuUsedMs + (now - this.sliceStart) > this.limits.cpuMs) {
+    const cpuMs = this.cpuUsedMs + (this.sliceStart === undefined ? 0 : now - this.sliceStart);
+    if (cpuMs > this.limits.cpuMs) {
       this.stop("cpu", `the program used more than ${this.limits.cpuMs} ms of CPU time`);
       return true;
+    }
+    const wasmBytes = this.wasmBytes();
+    if (
+      cpuMs - this.heapCheckedAtMs >= HEAP_CHECK_MS ||
+      wasmBytes - this.wasmBytesAtCheck >= this.limits.memoryBytes / 4
+    ) {
+      this.heapCheckedAtMs = cpuMs;
+      this.wasmBytesAtCheck = wasmBytes;
+      const used = this.heapBytes();
+      if (used !== undefined && used > this.limits.memoryBytes) {
+        this.stop(
+          "memory",
+          `the program used more than ${this.limits.memoryBytes} bytes of memory (${used})`,
+        );
+        return true;
+      }
     }
     if (now >= this.deadline) {
       this.stop("duration", `the program ran longer than ${this.limits.durationMs} ms`);
       return true;
     }
     return false;
+  }
+
+  private wasmBytes(): number {
+    return this.module.getWasmMemory().buffer.byteLength;
+  }
+
+  /** What the run's objects, strings and buffers hold, by QuickJS's own walk of its heap. */
+  private heapBytes(): number | undefined {
+    const dump = this.runtime?.dumpMemoryUsage();
+    const used = dump === undefined ? null : MEMORY_USED.exec(dump);
+    return used === null ? undefined : Number(used[1]);
   }
 
   private hostCall(
@@ -340,7 +382,7 @@ class Run {
     if (this.stopped !== undefined) return this.stoppedOutcome();
     const thrown = this.read(context, error, describe);
     if (thrown.name === "InternalError" && thrown.message === "out of memory") {
-      this.stop("memory", `the program used more than ${this.limits.memoryBytes} bytes of memory`);
+      this.stop("memory", `the program ran out of memory (${this.limits.memoryBytes} bytes a run)`);
       return this.stoppedOutcome();
     }
     if (thrown.name === "InternalError" && thrown.message === "stack overflow") {

@@ -8,9 +8,14 @@
  * The WebAssembly module is loaded once per process, on the first run; every run gets a fresh
  * QuickJS runtime and context, disposed when it ends, so no run sees another's globals.
  */
-import type { QuickJSSyncVariant, QuickJSWASMModule } from "quickjs-emscripten-core";
 import { WritError } from "../core/errors.ts";
-import { isRecord } from "../core/json.ts";
+import {
+  dropInstance,
+  loadedInstance,
+  releaseRun,
+  type SandboxInstance,
+  sandboxInstance,
+} from "./sandbox-instance.ts";
 import { EngineFault, type EngineRun, startEngineRun } from "./sandbox-run.ts";
 import type { CallAnswer, ProgramOutcome, SandboxLimits } from "./sandbox-types.ts";
 import { describeSyntaxError, transpileProgram } from "./transpile.ts";
@@ -56,45 +61,6 @@ export interface RunProgramOptions {
   signal?: AbortSignal;
 }
 
-let quickjs: Promise<QuickJSWASMModule> | undefined;
-
-/** The QuickJS WebAssembly module, loaded on first use (and again after a fault dropped it). */
-function loadQuickJS(): Promise<QuickJSWASMModule> {
-  if (quickjs !== undefined) return quickjs;
-  const loading = Promise.all([
-    import("quickjs-emscripten-core"),
-    import("@jitl/quickjs-wasmfile-release-sync"),
-  ]).then(([core, variant]) => core.newQuickJSWASMModuleFromVariant(syncVariant(variant)));
-  quickjs = loading;
-  loading.catch(() => dropQuickJS(loading));
-  return loading;
-}
-
-/**
- * The variant package's default export: ESM gives it as `default`; its types describe the CommonJS
- * build, where it sits one `default` deeper.
- */
-function syncVariant(namespace: unknown): QuickJSSyncVariant {
-  const outer = isRecord(namespace) ? namespace.default : undefined;
-  const candidate = isRecord(outer) && !isSyncVariant(outer) ? outer.default : outer;
-  if (isSyncVariant(candidate)) return candidate;
-  throw new WritError("internal", "@jitl/quickjs-wasmfile-release-sync does not export a QuickJS variant", {
-    suggestedFix: "install the version in package.json (npm install)",
-  });
-}
-
-function isSyncVariant(value: unknown): value is QuickJSSyncVariant {
-  return isRecord(value) && value.type === "sync" && typeof value.importFFI === "function";
-}
-
-/** Forgets a loaded (or failed) module so the next run loads a fresh instance. */
-function dropQuickJS(loading: Promise<QuickJSWASMModule>): void {
-  if (quickjs === loading) quickjs = undefined;
-}
-
-/** The runs in progress on each module instance, stopped together if the instance faults. */
-const live = new WeakMap<QuickJSWASMModule, Set<EngineRun>>();
-
 /** Strips TypeScript (sucrase), wraps the program as the body of an async function, runs it. */
 export async function runProgram(source: string, options: RunProgramOptions): Promise<ProgramOutcome> {
   const limits: SandboxLimits = { ...DEFAULT_LIMITS, ...options.limits };
@@ -115,18 +81,15 @@ export async function runProgram(source: string, options: RunProgramOptions): Pr
       message: "the run was stopped before it began",
       logs: [],
     };
-  const loading = loadQuickJS();
-  const module = await loading;
-  const run = startEngineRun(module, {
+  const instance = await sandboxInstance();
+  const run = startEngineRun(instance.module, {
     code: transpiled.code,
     tools: options.tools,
     limits,
     clockMs: started,
     host: { call: (tool, argsJson, index) => answer(options.call, tool, argsJson, index) },
   });
-  const runs = live.get(module) ?? new Set<EngineRun>();
-  live.set(module, runs);
-  runs.add(run);
+  instance.runs.add(run);
   const timer = setTimeout(
     () => run.stop("duration", `the program ran longer than ${limits.durationMs} ms`),
     Math.max(0, limits.durationMs - (Date.now() - started)),
@@ -137,12 +100,11 @@ export async function runProgram(source: string, options: RunProgramOptions): Pr
     return await run.outcome;
   } catch (error) {
     if (!(error instanceof EngineFault)) throw error;
-    dropQuickJS(loading);
-    return faulted(module, run, error);
+    return await faulted(instance, run, error);
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", onAbort);
-    runs.delete(run);
+    await releaseRun(instance, run);
   }
 }
 
@@ -151,12 +113,16 @@ export async function runProgram(source: string, options: RunProgramOptions): Pr
  * C code, or a trap): the instance is dropped, with the other runs on it, and the next run loads
  * a fresh one.
  */
-function faulted(module: QuickJSWASMModule, run: EngineRun, error: EngineFault): ProgramOutcome {
-  for (const other of live.get(module) ?? []) {
+async function faulted(
+  instance: SandboxInstance,
+  run: EngineRun,
+  error: EngineFault,
+): Promise<ProgramOutcome> {
+  await dropInstance(instance);
+  for (const other of instance.runs) {
     if (other !== run)
       other.stop("run_stopped", "another program broke the sandbox this run shared; run it again");
   }
-  live.delete(module);
   if (error.fault instanceof RangeError) {
     return {
       kind: "stopped",
@@ -211,7 +177,6 @@ function jsonSafe(value: unknown): unknown {
  * that runs free what they allocate.
  */
 export async function sandboxMemoryBytes(): Promise<number> {
-  if (quickjs === undefined) return 0;
-  const module = await quickjs;
-  return module.getWasmMemory().buffer.byteLength;
+  const instance = await loadedInstance();
+  return instance === undefined ? 0 : instance.module.getWasmMemory().buffer.byteLength;
 }
