@@ -30,9 +30,11 @@ export interface EngineRunOptions {
   host: RunHost;
   /** What `Date.now()` answers inside the run (milliseconds since the epoch). */
   clockMs: number;
+  /** Told when QuickJS starts (true) and stops (false) executing for this run. */
+  onSlice?: (active: boolean) => void;
 }
 
-/** Thrown by `runInEngine` when the WebAssembly instance faulted; the instance must be dropped. */
+/** Thrown by a run's `outcome` when the WebAssembly instance faulted; the instance must be dropped. */
 export class EngineFault extends Error {
   constructor(readonly fault: unknown) {
     super(
@@ -46,11 +48,17 @@ export class EngineFault extends Error {
 export interface EngineRun {
   readonly outcome: Promise<ProgramOutcome>;
   stop(reason: StopReason, message: string, detail?: unknown): void;
+  /** Stops the run without touching its instance again (another run faulted it). */
+  abandon(message: string): void;
 }
 
 export function startEngineRun(module: QuickJSWASMModule, options: EngineRunOptions): EngineRun {
   const run = new Run(module, options);
-  return { outcome: run.start(), stop: (reason, message, detail) => run.stop(reason, message, detail) };
+  return {
+    outcome: run.start(),
+    stop: (reason, message, detail) => run.stop(reason, message, detail),
+    abandon: (message) => run.abandon(message),
+  };
 }
 
 /**
@@ -76,6 +84,7 @@ class Run {
   private readonly deadline: number;
   private stopped: { reason: StopReason; message: string; detail?: unknown } | undefined;
   private faulted = false;
+  private abandoned = false;
   private finished = false;
   private calls = 0;
   private inFlight = 0;
@@ -102,6 +111,12 @@ class Run {
     this.wake();
   }
 
+  abandon(message: string): void {
+    this.abandoned = true;
+    this.faulted = true;
+    this.stop("run_stopped", message);
+  }
+
   async start(): Promise<ProgramOutcome> {
     const runtime = this.module.newRuntime();
     this.runtime = runtime;
@@ -117,6 +132,7 @@ class Run {
       context = runtime.newContext();
       return await this.drive(runtime, context);
     } catch (error) {
+      if (this.abandoned) return this.stoppedOutcome();
       if (this.faulted) throw new EngineFault(error);
       throw error;
     } finally {
@@ -200,7 +216,9 @@ class Run {
 
   /** Runs QuickJS synchronously, counting the time against the CPU limit. */
   private slice<T>(enter: () => T): T {
+    if (this.faulted) throw new EngineFault("the instance was abandoned");
     this.sliceStart = performance.now();
+    this.options.onSlice?.(true);
     try {
       return enter();
     } catch (error) {
@@ -209,6 +227,7 @@ class Run {
       this.faulted = true;
       throw error;
     } finally {
+      this.options.onSlice?.(false);
       this.cpuUsedMs += performance.now() - this.sliceStart;
       this.sliceStart = undefined;
     }
@@ -385,7 +404,11 @@ class Run {
       this.stop("memory", `the program ran out of memory (${this.limits.memoryBytes} bytes a run)`);
       return this.stoppedOutcome();
     }
-    if (thrown.name === "InternalError" && thrown.message === "stack overflow") {
+    // The parser reports its own overflow as a SyntaxError (in eval, JSON.parse, or the program).
+    if (
+      (thrown.name === "InternalError" || thrown.name === "SyntaxError") &&
+      thrown.message === "stack overflow"
+    ) {
       this.stop("stack", `the program's call stack grew deeper than ${this.limits.stackBytes} bytes allow`);
       return this.stoppedOutcome();
     }
