@@ -21,9 +21,9 @@ const call = async () => ({ ok: true });
 
 const EMPTY = "return 1;";
 const SEQUENTIAL =
-  "const out = []; for (let i = 0; i < 10; i++) out.push(await tools.read({ path: `f${i}` })); return out.length;";
+  "const out = []; for (let i = 0; i < 10; i++) out.push(await tools.read({ path: 'f' + i })); return out.length;";
 const PARALLEL =
-  "const out = await Promise.all(Array.from({ length: 10 }, (_, i) => tools.read({ path: `f${i}` }))); return out.length;";
+  "const out = await Promise.all(Array.from({ length: 10 }, (_, i) => tools.read({ path: 'f' + i }))); return out.length;";
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
