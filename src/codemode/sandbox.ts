@@ -69,7 +69,7 @@ export interface RunProgramOptions {
 
 /** Strips TypeScript (sucrase), wraps the program as the body of an async function, runs it. */
 export async function runProgram(source: string, options: RunProgramOptions): Promise<ProgramOutcome> {
-  const limits: SandboxLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const limits = checkedLimits({ ...DEFAULT_LIMITS, ...options.limits });
   const { signal } = options;
   if (signal?.aborted) {
     return {
@@ -101,6 +101,19 @@ export async function runProgram(source: string, options: RunProgramOptions): Pr
     clearTimeout(timer);
     signal?.removeEventListener("abort", onAbort);
   }
+}
+
+/** Every limit a positive number (a mistake here would leave a run without its bound). */
+function checkedLimits(limits: SandboxLimits): SandboxLimits {
+  const wrong = Object.entries(limits).filter(([, value]) => !(Number.isFinite(value) && value > 0));
+  if (wrong.length === 0) return limits;
+  throw new WritError("invalid_argument", "the Code Mode sandbox's limits must be positive numbers", {
+    suggestedFix: "give each limit as a positive number, or leave it out for its default",
+    fieldErrors: wrong.map(([name, value]) => ({
+      path: `/${name}`,
+      message: `${String(value)} is not a positive number`,
+    })),
+  });
 }
 
 /**

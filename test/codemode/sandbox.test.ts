@@ -109,6 +109,28 @@ describe("programs", () => {
     expect(started).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
   });
 
+  it("runs programs side by side, each with its own calls and result", async () => {
+    const call: InnerCall = async (_tool, args, index) => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return { args, index };
+    };
+    const program = (name: string) =>
+      `let last; for (let i = 0; i < 5; i++) last = await tools.read({ who: "${name}", i }); return last;`;
+    const outcomes = await Promise.all(
+      ["a", "b", "c"].map((name) => runProgram(program(name), { tools: TOOLS, call })),
+    );
+    expect(outcomes.map(returned)).toEqual(["a", "b", "c"].map((who) => ({ args: { who, i: 4 }, index: 4 })));
+  });
+
+  it("refuses limits that are not positive numbers", async () => {
+    await expect(
+      runProgram("return 1;", { tools: TOOLS, call: echo().call, limits: { cpuMs: 0 } }),
+    ).rejects.toMatchObject({
+      category: "invalid_argument",
+      fieldErrors: [{ path: "/cpuMs", message: "0 is not a positive number" }],
+    });
+  });
+
   it("accepts TypeScript: types, interfaces, `as`, generics, enums", async () => {
     const { call } = echo();
     const program = `
