@@ -40,6 +40,7 @@ export const PRELUDE = String.raw`(function setup(hostCall, hostLog, toolNamesJs
         }
         return item;
       });
+      if (text === undefined) throw new TypeError("the value has no JSON form");
       return text;
     } catch (error) {
       if (error instanceof TypeError) throw new TypeError(what + " must be JSON: " + error.message);

@@ -131,6 +131,18 @@ describe("programs", () => {
     });
   });
 
+  it("delivers the outcome after the calls it left in flight have ended", async () => {
+    let ended = 0;
+    const call: InnerCall = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      ended = performance.now();
+      return 1;
+    };
+    const outcome = await runProgram("tools.edit({ path: 'a' }); return 'early';", { tools: TOOLS, call });
+    expect(returned(outcome)).toBe("early");
+    expect(ended).toBeGreaterThan(0);
+  });
+
   it("accepts TypeScript: types, interfaces, `as`, generics, enums", async () => {
     const { call } = echo();
     const program = `
@@ -191,6 +203,7 @@ describe("programs", () => {
       "(() => { const o = {}; o.self = o; return o; })()",
       "{ n: 10n }",
       "{ s: Symbol('x') }",
+      "{ toJSON: () => undefined }",
     ]) {
       const { call, calls } = echo();
       const outcome = threw(await runProgram(`await tools.read(${args});`, { tools: TOOLS, call }));
