@@ -46,7 +46,8 @@ const STOP_TIMEOUT_MS = 5000;
  * The host side of one inner call. Resolves with the JSON value the program receives; rejects
  * with `StopRun` to end the run at once (e.g. a denied inner call), or any Error to throw into
  * the program (its message, and its `detail` or a WritError's body as the error's `detail`).
- * A run's outcome arrives after every call it started has settled (or its duration is up).
+ * When a run ends, calls it started may still be in flight (a program need not await them):
+ * the caller cancels or awaits them; calls still queued are not made.
  */
 export type InnerCall = (tool: string, args: unknown, index: number) => Promise<unknown>;
 
@@ -145,10 +146,6 @@ function sandboxThread(): SandboxThread {
 interface Active {
   limits: SandboxLimits;
   call: InnerCall;
-  /** When the run's duration is up (Date.now() scale). */
-  deadline: number;
-  /** Inner calls the host is still answering. */
-  inFlight: Set<Promise<void>>;
   settle: (outcome: ProgramOutcome) => void;
   fail: (error: Error) => void;
   /** The stop asked of the thread, and when: it names the outcome if the thread must be ended. */
@@ -184,8 +181,7 @@ class SandboxThread {
   run(source: string, tools: readonly string[], limits: SandboxLimits, call: InnerCall) {
     const id = this.nextId++;
     const outcome = new Promise<ProgramOutcome>((settle, fail) => {
-      const deadline = Date.now() + limits.durationMs;
-      this.runs.set(id, { limits, call, deadline, inFlight: new Set(), settle, fail });
+      this.runs.set(id, { limits, call, settle, fail });
     });
     this.post({ type: "run", id, source, tools: [...tools], limits, clockMs: Date.now() });
     return { id, outcome };
@@ -213,8 +209,7 @@ class SandboxThread {
     this.onEnd();
     clearInterval(this.watchdog);
     for (const [id, active] of this.runs) {
-      conclude(
-        active,
+      active.settle(
         id === culprit && stop !== undefined
           ? { kind: "stopped", reason: stop.reason, message: stop.message, logs: [] }
           : {
@@ -244,20 +239,16 @@ class SandboxThread {
       case "call": {
         const active = this.runs.get(message.id);
         if (active === undefined) return;
-        const answering = answer(active.call, message.tool, message.argsJson, message.index).then(
-          (settled) => {
-            if (this.runs.has(message.id))
-              this.post({ type: "answer", id: message.id, index: message.index, answer: settled });
-          },
-        );
-        active.inFlight.add(answering);
-        void answering.finally(() => active.inFlight.delete(answering));
+        void answer(active.call, message.tool, message.argsJson, message.index).then((settled) => {
+          if (this.runs.has(message.id))
+            this.post({ type: "answer", id: message.id, index: message.index, answer: settled });
+        });
         return;
       }
       case "done": {
         const active = this.runs.get(message.id);
         this.runs.delete(message.id);
-        if (active !== undefined) conclude(active, message.outcome);
+        active?.settle(message.outcome);
         return;
       }
       case "failed":
@@ -312,27 +303,6 @@ function internal(cause: Error): WritError {
   return new WritError("internal", "the Code Mode sandbox failed while running the program", {
     suggestedFix: "run the program again; if it persists, report it to the operator",
     cause,
-  });
-}
-
-/**
- * Settles a run's outcome once the inner calls still in flight have ended (a program may return
- * without awaiting one), so whoever keeps the ledger of a run's calls sees each call end before
- * the run does; but not past the run's duration. Calls still queued when a program ends are not
- * made.
- */
-function conclude(active: Active, outcome: ProgramOutcome): void {
-  if (active.inFlight.size === 0) {
-    active.settle(outcome);
-    return;
-  }
-  let timer: NodeJS.Timeout | undefined;
-  const timeUp = new Promise((resolve) => {
-    timer = setTimeout(resolve, Math.max(0, active.deadline - Date.now()));
-  });
-  void Promise.race([Promise.allSettled(active.inFlight), timeUp]).then(() => {
-    clearTimeout(timer);
-    active.settle(outcome);
   });
 }
 

@@ -131,16 +131,16 @@ describe("programs", () => {
     });
   });
 
-  it("delivers the outcome after the calls it left in flight have ended", async () => {
-    let ended = 0;
-    const call: InnerCall = async () => {
-      await new Promise((resolve) => setTimeout(resolve, 60));
-      ended = performance.now();
-      return 1;
-    };
-    const outcome = await runProgram("tools.edit({ path: 'a' }); return 'early';", { tools: TOOLS, call });
+  it("ends a run when the program returns, with calls still in flight, and makes no queued call", async () => {
+    const { call, calls } = echo(60);
+    const outcome = await runProgram("for (let i = 0; i < 4; i++) tools.edit({ i }); return 'early';", {
+      tools: TOOLS,
+      call,
+      limits: { maxConcurrentCalls: 2 },
+    });
     expect(returned(outcome)).toBe("early");
-    expect(ended).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(calls.map((c) => c.index)).toEqual([0, 1]);
   });
 
   it("accepts TypeScript: types, interfaces, `as`, generics, enums", async () => {
