@@ -2,8 +2,9 @@
  * The messages between the gateway's thread (`sandbox.ts`) and the sandbox's thread
  * (`sandbox-worker.ts`). Runs are numbered by the gateway's side; inner calls by the run.
  *
- * Besides messages, the threads share two integers (`SLICE_RUN`, `SLICE_SINCE`): the run QuickJS
- * is executing right now (0: none) and since when (ms after the shared epoch), so the gateway's
+ * Besides messages, the threads share three integers: the run QuickJS is executing right now
+ * (`SLICE_RUN`, 0: none), since when (`SLICE_SINCE`, ms after the shared epoch) and the CPU time
+ * it had left then (`SLICE_BUDGET`), so the gateway's
  * side can see a run stuck in the engine's C code, where the interrupt handler is not consulted,
  * and end the thread.
  */
@@ -11,7 +12,9 @@ import { z } from "zod";
 
 export const SLICE_RUN = 0;
 export const SLICE_SINCE = 1;
-export const SLICE_SLOTS = 2;
+/** The CPU time (ms) the running run had left when it entered the engine. */
+export const SLICE_BUDGET = 2;
+export const SLICE_SLOTS = 3;
 
 const stopReason = z.enum([
   "cpu",

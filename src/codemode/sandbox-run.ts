@@ -31,7 +31,7 @@ export interface EngineRunOptions {
   /** What `Date.now()` answers inside the run (milliseconds since the epoch). */
   clockMs: number;
   /** Told when QuickJS starts (true) and stops (false) executing for this run. */
-  onSlice?: (active: boolean) => void;
+  onSlice?: (active: boolean, cpuLeftMs: number) => void;
 }
 
 /** Thrown by a run's `outcome` when the WebAssembly instance faulted; the instance must be dropped. */
@@ -218,7 +218,7 @@ class Run {
   private slice<T>(enter: () => T): T {
     if (this.faulted) throw new EngineFault("the instance was abandoned");
     this.sliceStart = performance.now();
-    this.options.onSlice?.(true);
+    this.options.onSlice?.(true, this.limits.cpuMs - this.cpuUsedMs);
     try {
       return enter();
     } catch (error) {
@@ -227,7 +227,7 @@ class Run {
       this.faulted = true;
       throw error;
     } finally {
-      this.options.onSlice?.(false);
+      this.options.onSlice?.(false, 0);
       this.cpuUsedMs += performance.now() - this.sliceStart;
       this.sliceStart = undefined;
     }

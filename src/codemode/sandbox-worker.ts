@@ -8,6 +8,7 @@ import { parentPort } from "node:worker_threads";
 import { dropInstance, loadedInstance, releaseRun, sandboxInstance } from "./sandbox-instance.ts";
 import {
   type FromSandbox,
+  SLICE_BUDGET,
   SLICE_RUN,
   SLICE_SINCE,
   SLICE_SLOTS,
@@ -113,8 +114,9 @@ async function execute(
           post({ type: "call", id, index, tool, argsJson });
         }),
     },
-    onSlice: (active) => {
+    onSlice: (active, cpuLeftMs) => {
       Atomics.store(slices, SLICE_SINCE, Date.now() - epoch);
+      Atomics.store(slices, SLICE_BUDGET, Math.max(0, Math.ceil(cpuLeftMs)));
       Atomics.store(slices, SLICE_RUN, active ? id : 0);
     },
   });

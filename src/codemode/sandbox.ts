@@ -13,7 +13,14 @@
  */
 import { WritError } from "../core/errors.ts";
 import { moduleWorker } from "../core/module-worker.ts";
-import { fromSandbox, SLICE_RUN, SLICE_SINCE, SLICE_SLOTS, type ToSandbox } from "./sandbox-protocol.ts";
+import {
+  fromSandbox,
+  SLICE_BUDGET,
+  SLICE_RUN,
+  SLICE_SINCE,
+  SLICE_SLOTS,
+  type ToSandbox,
+} from "./sandbox-protocol.ts";
 import type { CallAnswer, ProgramOutcome, SandboxLimits, StopReason } from "./sandbox-types.ts";
 
 export type { ProgramOutcome, SandboxLimits, StopReason } from "./sandbox-types.ts";
@@ -268,10 +275,8 @@ class SandboxThread {
     const now = Date.now();
     const running = Atomics.load(this.slices, SLICE_RUN);
     const active = running === 0 ? undefined : this.runs.get(running);
-    if (
-      active !== undefined &&
-      now - (this.epoch + Atomics.load(this.slices, SLICE_SINCE)) > active.limits.cpuMs + GRACE_MS
-    ) {
+    const inEngineMs = now - (this.epoch + Atomics.load(this.slices, SLICE_SINCE));
+    if (active !== undefined && inEngineMs > Atomics.load(this.slices, SLICE_BUDGET) + GRACE_MS) {
       void this.end(running, {
         reason: "cpu",
         message: `the program used more than ${active.limits.cpuMs} ms of CPU time`,
