@@ -11,8 +11,9 @@
  * from here by ending the thread. Every run gets a fresh QuickJS runtime and context there,
  * disposed when it ends, so no run sees another's globals.
  */
-import { WritError } from "../core/errors.ts";
+import { type FieldError, WritError } from "../core/errors.ts";
 import { moduleWorker } from "../core/module-worker.ts";
+import { INSTANCE_MEMORY_BYTES } from "./sandbox-instance.ts";
 import {
   fromSandbox,
   SLICE_BUDGET,
@@ -112,17 +113,35 @@ export async function runProgram(source: string, options: RunProgramOptions): Pr
   }
 }
 
-/** Every limit a positive number (a mistake here would leave a run without its bound). */
+/**
+ * Each limit's largest value. QuickJS's stack limit must stay inside the stack Emscripten gives
+ * the WebAssembly code (5 MB in this build: past it the stack runs over the heap) and, at a few
+ * native bytes per counted byte, inside the thread's stack; one run's memory inside the instance's.
+ */
+const MAX_LIMITS: Readonly<Record<string, number>> = {
+  stackBytes: 4 * 1024 * 1024,
+  memoryBytes: INSTANCE_MEMORY_BYTES,
+};
+
+/** Every limit a positive number within its bound (a mistake would leave a run without one). */
 function checkedLimits(limits: SandboxLimits): SandboxLimits {
-  const wrong = Object.entries(limits).filter(([, value]) => !(Number.isFinite(value) && value > 0));
+  const wrong: FieldError[] = [];
+  for (const [name, value] of Object.entries(limits)) {
+    const max = MAX_LIMITS[name];
+    if (!(Number.isFinite(value) && value > 0 && (max === undefined || value <= max))) {
+      const bound = max === undefined ? "" : ` up to ${max}`;
+      wrong.push({ path: `/${name}`, message: `${String(value)} is not a positive number${bound}` });
+    }
+  }
   if (wrong.length === 0) return limits;
-  throw new WritError("invalid_argument", "the Code Mode sandbox's limits must be positive numbers", {
-    suggestedFix: "give each limit as a positive number, or leave it out for its default",
-    fieldErrors: wrong.map(([name, value]) => ({
-      path: `/${name}`,
-      message: `${String(value)} is not a positive number`,
-    })),
-  });
+  throw new WritError(
+    "invalid_argument",
+    "the Code Mode sandbox's limits must be positive numbers within bounds",
+    {
+      suggestedFix: "give each limit as a positive number within its bound, or leave it out for its default",
+      fieldErrors: wrong,
+    },
+  );
 }
 
 /**

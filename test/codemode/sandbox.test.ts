@@ -122,12 +122,17 @@ describe("programs", () => {
     expect(outcomes.map(returned)).toEqual(["a", "b", "c"].map((who) => ({ args: { who, i: 4 }, index: 4 })));
   });
 
-  it("refuses limits that are not positive numbers", async () => {
-    await expect(
-      runProgram("return 1;", { tools: TOOLS, call: echo().call, limits: { cpuMs: 0 } }),
-    ).rejects.toMatchObject({
+  it("refuses limits that are not positive numbers within bounds", async () => {
+    const limits = { cpuMs: 0, stackBytes: 64 * 1024 * 1024 };
+    await expect(runProgram("return 1;", { tools: TOOLS, call: echo().call, limits })).rejects.toMatchObject({
       category: "invalid_argument",
-      fieldErrors: [{ path: "/cpuMs", message: "0 is not a positive number" }],
+      fieldErrors: [
+        {
+          path: "/stackBytes",
+          message: `${64 * 1024 * 1024} is not a positive number up to ${4 * 1024 * 1024}`,
+        },
+        { path: "/cpuMs", message: "0 is not a positive number" },
+      ],
     });
   });
 
