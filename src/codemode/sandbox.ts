@@ -39,10 +39,12 @@ export const DEFAULT_LIMITS: Readonly<SandboxLimits> = Object.freeze({
 
 /**
  * The sandbox thread's stack. QuickJS counts its stack limit in WebAssembly's linear memory, but
- * its C frames also take the thread's native stack, several times more per JavaScript call; on
- * Node's main thread (about 1 MB) 512 KiB of QuickJS stack overflowed the host first.
+ * its C frames also take the thread's native stack, more per counted byte: 3 to 4 times for
+ * recursive calls, 21 to 32 times for the parser on nested parentheses (measured: 2 MiB of
+ * QuickJS stack fits 64 MiB, 3 MiB does not). Node's main thread (about 1 MB) overflowed first at
+ * 512 KiB, and 256 KiB for the parser.
  */
-const THREAD_STACK_MB = 32;
+const THREAD_STACK_MB = 64;
 /** How often the gateway's side looks for a run stuck in the engine. */
 const WATCH_MS = 25;
 /** How long past its CPU limit a run may stay in the engine before its thread is ended. */
@@ -114,12 +116,13 @@ export async function runProgram(source: string, options: RunProgramOptions): Pr
 }
 
 /**
- * Each limit's largest value. QuickJS's stack limit must stay inside the stack Emscripten gives
- * the WebAssembly code (5 MB in this build: past it the stack runs over the heap) and, at a few
- * native bytes per counted byte, inside the thread's stack; one run's memory inside the instance's.
+ * Each limit's largest value. QuickJS's stack limit must stay well inside the thread's stack (see
+ * THREAD_STACK_MB: 1 MiB leaves it half free in the worst case measured) and the 5 MB stack
+ * Emscripten gives the WebAssembly code (past it the stack runs over the heap); one run's memory
+ * inside the instance's.
  */
 const MAX_LIMITS: Readonly<Record<string, number>> = {
-  stackBytes: 4 * 1024 * 1024,
+  stackBytes: 1024 * 1024,
   memoryBytes: INSTANCE_MEMORY_BYTES,
 };
 

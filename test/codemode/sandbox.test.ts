@@ -129,7 +129,7 @@ describe("programs", () => {
       fieldErrors: [
         {
           path: "/stackBytes",
-          message: `${64 * 1024 * 1024} is not a positive number up to ${4 * 1024 * 1024}`,
+          message: `${64 * 1024 * 1024} is not a positive number up to ${1024 * 1024}`,
         },
         { path: "/cpuMs", message: "0 is not a positive number" },
       ],
