@@ -121,16 +121,17 @@ export async function runProgram(source: string, options: RunProgramOptions): Pr
  * Emscripten gives the WebAssembly code (past it the stack runs over the heap); one run's memory
  * inside the instance's.
  */
-const MAX_LIMITS: Readonly<Record<string, number>> = {
+export const MAX_LIMITS = {
   stackBytes: 1024 * 1024,
   memoryBytes: INSTANCE_MEMORY_BYTES,
-};
+} as const satisfies Partial<Record<keyof SandboxLimits, number>>;
+const bounds: Readonly<Record<string, number>> = MAX_LIMITS;
 
 /** Every limit a positive number within its bound (a mistake would leave a run without one). */
 function checkedLimits(limits: SandboxLimits): SandboxLimits {
   const wrong: FieldError[] = [];
   for (const [name, value] of Object.entries(limits)) {
-    const max = MAX_LIMITS[name];
+    const max = bounds[name];
     if (!(Number.isFinite(value) && value > 0 && (max === undefined || value <= max))) {
       const bound = max === undefined ? "" : ` up to ${max}`;
       wrong.push({ path: `/${name}`, message: `${String(value)} is not a positive number${bound}` });
