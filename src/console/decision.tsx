@@ -87,6 +87,11 @@ export const DecisionPage: FC<{ viewer: Viewer; entry: DecisionLogEntry; chain: 
     </section>
     <section>
       <h2>Why: the reasons</h2>
+      <p>
+        <a href={explainHref(e, viewer)} data-explain>
+          Explain: the rules and lines that produced this result
+        </a>
+      </p>
       {e.reasons.length === 0 ? (
         <p class="muted">The policy gave no reasons.</p>
       ) : (
@@ -172,3 +177,11 @@ export const DecisionPage: FC<{ viewer: Viewer; entry: DecisionLogEntry; chain: 
     </section>
   </Layout>
 );
+
+/** The entry's explanation (with its tenant when it is another one's, as the list links it). */
+function explainHref(e: DecisionLogEntry, viewer: Viewer): string {
+  const path = `/console/decisions/${encodeURIComponent(e.decision_id)}/explain`;
+  return e.tenant === viewer.subject.tenant
+    ? path
+    : `${path}?${new URLSearchParams({ tenant: e.tenant ?? "*" })}`;
+}

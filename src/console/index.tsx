@@ -11,14 +11,17 @@ import { z } from "zod";
 import { approve, listApprovals, reject } from "../approvals/index.ts";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import type { Gateway } from "../core/gateway.ts";
-import { ChainMonitor } from "../decisionlog/index.ts";
+import { isRecord } from "../core/json.ts";
+import { ChainMonitor, SHADOW_PATH } from "../decisionlog/index.ts";
 import { toDecisionFilter } from "../decisionlog/query.ts";
 import { tenantScope } from "../http/middleware/auth/tenancy.ts";
 import { currentRevision } from "../pipeline/08-log.ts";
+import { explainDecision } from "../policy/explain.ts";
 import type { DecisionFilter, DecisionLogEntry, TenantScope } from "../store/types.ts";
 import { ApprovalsPage } from "./approvals.tsx";
 import { DecisionPage } from "./decision.tsx";
 import { DecisionListPage, decisionListQuerySchema } from "./decisions.tsx";
+import { ExplainPage } from "./explain.tsx";
 import { ErrorPage, sendPage } from "./layout.tsx";
 import { PolicyChangesPage } from "./policy.tsx";
 import { PolicyChangesSource, policyChangesQuerySchema } from "./policy-changes.ts";
@@ -235,6 +238,31 @@ export function consoleRoutes(
       c,
       <DecisionPage viewer={viewer} entry={entry} chain={await chain.checkEntries([entry])} />,
     );
+  });
+
+  app.get("/decisions/:id/explain", async (c) => {
+    const viewer = c.get("viewer");
+    requireAbility(viewer, "review", roles);
+    const id = parseExternal(idSchema, c.req.param("id"), "the decision id");
+    const { tenant } = parseExternal(decisionPageQuerySchema, c.req.query(), "the page address");
+    const scope = await scopeOf(c, tenant, "console /decisions/:id/explain");
+    const entry = await gw.log.getIn(scope, id);
+    if (entry === undefined) {
+      throw new WritError("not_found", `no decision ${id} in the log`, {
+        suggestedFix: "find the decision in the list and follow its link",
+      });
+    }
+    // A shadow policy's disagreement is explained on the input of the live decision it names.
+    const liveId =
+      entry.path === SHADOW_PATH && isRecord(entry.input) ? entry.input.live_decision_id : undefined;
+    const live = typeof liveId === "string" ? await gw.log.getIn(scope, liveId) : undefined;
+    const explained = await explainDecision(
+      entry,
+      await gw.store.getPolicyRevision(entry.bundles.writ.revision),
+      live,
+    );
+    const back = `/console/decisions/${encodeURIComponent(id)}${tenant === undefined ? "" : `?${new URLSearchParams({ tenant })}`}`;
+    return sendPage(c, <ExplainPage viewer={viewer} explained={explained} back={back} />);
   });
 
   const policyChanges = new PolicyChangesSource(gw);

@@ -17,6 +17,7 @@ header nav a { margin-right:1rem; }
 header .who { margin-left:auto; color:var(--muted); display:flex; gap:.6rem; align-items:center; }
 main { max-width: 1200px; margin: 1rem auto; padding: 0 1.2rem; }
 a { color: var(--accent); }
+.warning { border-left: 4px solid var(--approval); padding: .3rem .6rem; background:#fff; }
 h1 { font-size: 1.35rem; margin: .4rem 0 .8rem; }
 h2 { font-size: 1.05rem; margin: 1.2rem 0 .4rem; }
 section, .card { background:#fff; border:1px solid var(--line); border-radius:6px; padding: .8rem 1rem; margin-bottom: 1rem; }

@@ -1,7 +1,7 @@
 /**
- * The console's "Policy changes" page (issue 19), over HTTP with a reviewer's session: the
+ * The console's policy pages (issue 19), over HTTP with a reviewer's session: "Policy changes", the
  * archived revisions with the live one marked, and a candidate revision replayed against the
- * tenant's decisions, listing exactly the decisions it would change.
+ * tenant's decisions, listing exactly the decisions it would change; and a decision explained.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { canonicalCall, onlyOutcome, README_ARGS, WS } from "../e2e/api.ts";
@@ -68,5 +68,30 @@ describe("the Policy changes page", () => {
     const unknown = await page(reviewer, "?candidate=nope");
     expect(unknown.status).toBe(404);
     expect(unknown.html).toContain("is not in the archive");
+  });
+});
+
+describe("a decision's explanation in the console", () => {
+  it("links from the decision's page and names the rule and line of its reason", async () => {
+    const reviewer = await gw.token("rita", { roles: ["reviewer"] });
+    const mallory = await gw.token("mallory");
+    const denied = onlyOutcome(
+      await gw.propose(mallory, { format: "canonical", payload: canonicalCall("repo_read", README_ARGS) }),
+    );
+    await gw.gateway.log.drain();
+    const { cookie } = await sessionCookie(gw, reviewer);
+    const decision = await (
+      await fetch(`${gw.url}/console/decisions/${denied.decision_id}`, { headers: { cookie } })
+    ).text();
+    const href = /<a href="([^"]+)" data-explain[^>]*>/.exec(decision)?.[1];
+    expect(href).toBe(`/console/decisions/${denied.decision_id}/explain`);
+    const answer = await fetch(`${gw.url}${href}`, { headers: { cookie } });
+    expect(answer.status).toBe(200);
+    const html = await answer.text();
+    expect(html).toContain("the same result as logged");
+    // The not_owner reason's rule, with the line of its owner check.
+    expect(html).toMatch(/data-rule="data\.writ\.denials" data-line="\d+"/);
+    expect(html).toContain("hidden_reason(&quot;not_owner&quot;");
+    expect(html).toContain("input.resource.owner != input.subject.id");
   });
 });
