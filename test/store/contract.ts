@@ -18,6 +18,7 @@ import { approvalContract, idempotencyContract } from "./contract-approvals.ts";
 import { checkpointContract } from "./contract-checkpoints.ts";
 import { concurrencyContract } from "./contract-concurrency.ts";
 import { consoleSessionContract } from "./contract-console-sessions.ts";
+import { limitContract } from "./contract-limits.ts";
 import { logShippingContract } from "./contract-log-shipping.ts";
 import { tenancyContract } from "./contract-tenancy.ts";
 import { newEntry } from "./fixtures.ts";
@@ -438,4 +439,5 @@ export function storeContract(h: StoreHarness): void {
   tenancyContract(h);
   consoleSessionContract(h);
   logShippingContract(h);
+  limitContract(h);
 }
