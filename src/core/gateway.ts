@@ -7,6 +7,7 @@ import type { Checkpointer, DecisionLog, RefusalAggregator } from "../decisionlo
 import type { CredentialResolver } from "../dispatch/index.ts";
 import type { GrantSigner } from "../grants/index.ts";
 import type { IdentityVerifier } from "../identity/index.ts";
+import type { Limits } from "../limits/index.ts";
 import type { McpUpstreams } from "../mcp/upstream.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
 import type { PolicyEngine } from "../policy/index.ts";
@@ -37,6 +38,8 @@ export interface Gateway {
   credentials: CredentialResolver;
   /** Connections to the upstream MCP servers (`backend: {kind: mcp}` contracts). */
   mcp?: McpUpstreams;
+  /** Budgets and rate limits (`limits:`), charged at the decision stage; absent: none. */
+  limits?: Limits;
 }
 
 /** What a `require_approval` outcome carries (DESIGN section 2). */

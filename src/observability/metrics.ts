@@ -182,6 +182,15 @@ export class GatewayMetrics {
     "Decision-log entries not yet acknowledged by the decision-log service.",
   );
 
+  readonly limitCharged = new Counter(
+    "writ_limit_charged_total",
+    "Calls charged to a limit (limits:), by limit: the calls its buckets let through.",
+  );
+  readonly limitRefusals = new Counter(
+    "writ_limit_refusals_total",
+    "Calls refused because a limit (limits:) had no room, by limit.",
+  );
+
   private all(): Array<Counter | Histogram> {
     return [
       this.decisions,
@@ -192,6 +201,8 @@ export class GatewayMetrics {
       this.logShipped,
       this.logShipFailures,
       this.logShipLag,
+      this.limitCharged,
+      this.limitRefusals,
     ];
   }
 

@@ -51,7 +51,7 @@ import { intake } from "./01-intake.ts";
 import { normalizeCalls } from "./02-normalize.ts";
 import { identify } from "./03-identity.ts";
 import { resourceContext } from "./04-resource.ts";
-import { allows, decide, denial, policyInput, visible } from "./05-decide.ts";
+import { allows, denial, evaluateCall, policyInput, visible } from "./05-decide.ts";
 import { approvalRequired, openApproval, requestApproval } from "./06-approval.ts";
 import { issueGrant } from "./07-grant.ts";
 import { currentRevision, INTAKE_PATH, logDecision } from "./08-log.ts";
@@ -117,7 +117,8 @@ async function decideCall(
     source: call.source,
     session: req.session,
   });
-  const evaluation = stage("decide", traced, () => decide(gw, input, "call"), decisionAttributes); // 5
+  const decided = stage("decide", traced, () => evaluateCall(gw, input), decisionAttributes); // 5
+  const evaluation = decided instanceof Promise ? await decided : decided;
   const { decision, revision: policyRevision } = evaluation;
 
   let grant: IssuedGrantView | undefined;
@@ -158,7 +159,7 @@ async function decideCall(
       }),
     ); // 7
   } else {
-    error = denial(decision);
+    error = evaluation.overruled?.error ?? denial(decision);
   }
 
   await stage("log", traced, () =>
@@ -167,7 +168,7 @@ async function decideCall(
       evaluationEntry({
         decisionId,
         path: gw.policy.entrypoint,
-        input,
+        input: evaluation.input,
         evaluation,
         subject,
         action: n.action.name,

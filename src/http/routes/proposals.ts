@@ -10,7 +10,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import type { WritError } from "../../core/errors.ts";
 import { proposalFormats, type Subject } from "../../core/types.ts";
-import { type Gateway, handleProposal, logRefusedRequest } from "../../pipeline/index.ts";
+import { type CallOutcome, type Gateway, handleProposal, logRefusedRequest } from "../../pipeline/index.ts";
 import type { HttpEnv } from "../env.ts";
 import { idempotencyKeyOf, idempotent, type StoredAnswer } from "../idempotency.ts";
 import { jsonBody, parseWith } from "../request.ts";
@@ -23,6 +23,18 @@ const proposalBodySchema = z
     execute: z.boolean().default(false),
   })
   .strict();
+
+/**
+ * A proposal whose calls were refused by limits, none of them granted or waiting for approval:
+ * answered 429, with `Retry-After` the longest wait any of them names (when one names any).
+ */
+function rateLimited(results: readonly CallOutcome[]): { retryAfter: number | undefined } | undefined {
+  if (results.some((r) => r.grant !== undefined || r.approval !== undefined)) return undefined;
+  const limited = results.filter((r) => r.error?.category === "rate_limited");
+  if (limited.length === 0) return undefined;
+  const waits = limited.flatMap((r) => (r.error?.retry_after === undefined ? [] : [r.error.retry_after]));
+  return { retryAfter: waits.length === 0 ? undefined : Math.max(...waits) };
+}
 
 /**
  * A proposal whose body is refused before intake (a repeated or `__proto__` key) is logged like
@@ -48,6 +60,7 @@ export function proposalRoutes(gw: Gateway): Hono<HttpEnv> {
       "",
       "the proposal request",
     );
+    let retryAfter: number | undefined;
     const run = async (subject?: Subject): Promise<StoredAnswer> => {
       const results = await handleProposal(gw, {
         authorization: c.req.header("authorization"),
@@ -58,7 +71,9 @@ export function proposalRoutes(gw: Gateway): Hono<HttpEnv> {
         execute: body.execute,
         requestId: c.var.requestId,
       });
-      return { status: 200, body: { results } };
+      const limited = rateLimited(results);
+      retryAfter = limited?.retryAfter;
+      return { status: limited === undefined ? 200 : 429, body: { results } };
     };
     const key = idempotencyKeyOf(c.req.header("idempotency-key"));
     let answer: StoredAnswer;
@@ -71,6 +86,7 @@ export function proposalRoutes(gw: Gateway): Hono<HttpEnv> {
     } else {
       answer = await run();
     }
+    if (retryAfter !== undefined) c.header("Retry-After", String(retryAfter));
     return c.json(answer.body as object, answer.status as ContentfulStatusCode);
   });
 }
