@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { writErrorSchema } from "../../src/core/errors.ts";
 import { type Outcome, onlyOutcome, outcomeSchema, README_ARGS, WS } from "../e2e/api.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { postMcp } from "../support/mcp-client.ts";
@@ -57,8 +58,10 @@ describe("limits over HTTP", () => {
     }
     const answer = await propose(alice, "repo_search", SEARCH);
     const refused = limitedOutcome(answer);
-    // 30 per 60 s refills one call every 2 s.
+    // 30 per 60 s refills one call every 2 s. The body is the refusal (a WritError, as every 4xx)
+    // with the calls' results beside it.
     expect(answer.headers.get("retry-after")).toBe("2");
+    expect(writErrorSchema.parse(answer.json)).toMatchObject({ category: "rate_limited", retry_after: 2 });
     expect(refused).toMatchObject({
       decision: "deny",
       error: { category: "rate_limited", retryable: true, retry_after: 2, effect_committed: false },

@@ -8,7 +8,7 @@
 import { Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
-import type { WritError } from "../../core/errors.ts";
+import type { WritError, WritErrorBody } from "../../core/errors.ts";
 import { proposalFormats, type Subject } from "../../core/types.ts";
 import { type CallOutcome, type Gateway, handleProposal, logRefusedRequest } from "../../pipeline/index.ts";
 import type { HttpEnv } from "../env.ts";
@@ -26,14 +26,17 @@ const proposalBodySchema = z
 
 /**
  * A proposal whose calls were refused by limits, none of them granted or waiting for approval:
- * answered 429, with `Retry-After` the longest wait any of them names (when one names any).
+ * answered 429, its body the refusal with the longest wait (a WritError, like every 4xx) with the
+ * calls' `results` beside it, and `Retry-After` that wait (when one names any).
  */
-function rateLimited(results: readonly CallOutcome[]): { retryAfter: number | undefined } | undefined {
+function rateLimited(results: readonly CallOutcome[]): WritErrorBody | undefined {
   if (results.some((r) => r.grant !== undefined || r.approval !== undefined)) return undefined;
-  const limited = results.filter((r) => r.error?.category === "rate_limited");
-  if (limited.length === 0) return undefined;
-  const waits = limited.flatMap((r) => (r.error?.retry_after === undefined ? [] : [r.error.retry_after]));
-  return { retryAfter: waits.length === 0 ? undefined : Math.max(...waits) };
+  let longest: WritErrorBody | undefined;
+  for (const { error } of results) {
+    if (error?.category !== "rate_limited") continue;
+    if (longest === undefined || (error.retry_after ?? 0) > (longest.retry_after ?? 0)) longest = error;
+  }
+  return longest;
 }
 
 /**
@@ -72,8 +75,9 @@ export function proposalRoutes(gw: Gateway): Hono<HttpEnv> {
         requestId: c.var.requestId,
       });
       const limited = rateLimited(results);
-      retryAfter = limited?.retryAfter;
-      return { status: limited === undefined ? 200 : 429, body: { results } };
+      if (limited === undefined) return { status: 200, body: { results } };
+      retryAfter = limited.retry_after;
+      return { status: 429, body: { ...limited, results } };
     };
     const key = idempotencyKeyOf(c.req.header("idempotency-key"));
     let answer: StoredAnswer;
