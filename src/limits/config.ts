@@ -106,6 +106,8 @@ export const limitsConfigSchema = z
 
 export type LimitConfig = z.output<typeof limitConfigSchema>;
 export type LimitsConfig = z.output<typeof limitsConfigSchema>;
+/** The section as written in the configuration, before defaults. */
+export type LimitsConfigInput = z.input<typeof limitsConfigSchema>;
 
 /** Tools a limit names that no contract declares (a typo would silently limit nothing). */
 export function unknownLimitTools(limits: LimitsConfig, tools: ReadonlySet<string>): string[] {

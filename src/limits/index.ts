@@ -16,6 +16,7 @@ import type { LimitConfig, LimitDimension, LimitsConfig } from "./config.ts";
 export {
   type LimitConfig,
   type LimitsConfig,
+  type LimitsConfigInput,
   limitConfigSchema,
   limitsConfigSchema,
   unknownLimitTools,
