@@ -1,7 +1,11 @@
 /** The `limits:` section: what `writ config check` (parseConfig) says about a wrong one. */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import { ConfigError, parseConfig } from "../../src/config/index.ts";
 import { defaultConfigDocument } from "../support/config-file.ts";
+import { repoRoot } from "../support/paths.ts";
 
 async function problemsWith(limits: unknown): Promise<string> {
   const document = { ...(await defaultConfigDocument()), limits };
@@ -47,5 +51,12 @@ describe("the limits section", () => {
       "/limits/0/per/0",
     );
     expect(await problemsWith([{ name: "bad name", steps: 1 }])).toContain("/limits/0/name");
+  });
+
+  it("accepts the README's example", async () => {
+    const readme = await readFile(path.join(repoRoot, "README.md"), "utf8");
+    const example = /```yaml\n(limits:\n[\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toBeDefined();
+    expect(await problemsWith(parseYaml(example ?? "").limits)).toBe("");
   });
 });
