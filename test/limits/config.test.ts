@@ -3,19 +3,12 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { ConfigError, parseConfig } from "../../src/config/index.ts";
-import { defaultConfigDocument } from "../support/config-file.ts";
+import { parseConfig } from "../../src/config/index.ts";
+import { configProblems, defaultConfigDocument } from "../support/config-file.ts";
 import { repoRoot } from "../support/paths.ts";
 
 async function problemsWith(limits: unknown): Promise<string> {
-  const document = { ...(await defaultConfigDocument()), limits };
-  try {
-    parseConfig(document, "/tmp", "writ.yaml");
-  } catch (error) {
-    if (error instanceof ConfigError) return error.message;
-    throw error;
-  }
-  return "";
+  return configProblems({ ...(await defaultConfigDocument()), limits });
 }
 
 describe("the limits section", () => {
