@@ -22,7 +22,7 @@ import type {
   ResourceContext,
   Subject,
 } from "../core/types.ts";
-import { charge, type Limit, type Metered, meter } from "../limits/index.ts";
+import { charge, type Limit, type Metered, meter, NO_LIMITS } from "../limits/index.ts";
 import { PolicyFailure } from "../policy/index.ts";
 
 export interface PolicyContextParts {
@@ -149,8 +149,6 @@ export function applicableLimits(
 ): readonly Limit[] {
   return gw.limits?.applicable(subject, action) ?? NO_LIMITS;
 }
-
-const NO_LIMITS: readonly Limit[] = Object.freeze([]);
 
 /**
  * The usage of the limits that apply to a call, read before the policy runs (an approval's
