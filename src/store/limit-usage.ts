@@ -2,7 +2,8 @@
  * The buckets of limits (`limit_usage`, SQLite migration 10, PostgreSQL migration 11), shared by
  * both stores: one row per bucket key holding how much was used (`level`) as of a time (`at`,
  * milliseconds since the Unix epoch). A bucket drains continuously at its limit's rate, so what
- * is used now is `max(0, level - rate × elapsed)`; a step budget never drains.
+ * is used now is `max(0, level - rate × elapsed)`; a step budget never drains. An instance whose
+ * clock is behind the row's `at` drains nothing (it never frees room another instance took).
  *
  * Storing what was used (not what is left) keeps a bucket meaningful when its limit's size
  * changes in the configuration. A charge of several buckets is all or nothing: each store reads

@@ -106,6 +106,26 @@ describe("limits over HTTP", () => {
     expect(metrics).toContain('writ_limit_charged_total{limit="repo-search"} 32');
   });
 
+  it("releases the Idempotency-Key of a 429, so the retry after Retry-After runs", async () => {
+    clock = new Date(T0.getTime() + 360_000);
+    const alice = await gw.token("alice");
+    for (let i = 0; i < 30; i++) {
+      expect(onlyOutcome(await propose(alice, "repo_search", SEARCH)).decision).toBe("allow");
+    }
+    const executed = () =>
+      gw.request("POST", "/v1/proposals", {
+        token: alice,
+        headers: { "idempotency-key": "limited-1" },
+        body: { format: "canonical", payload: { tool: "repo_search", arguments: SEARCH }, execute: true },
+      });
+    const refused = await executed();
+    expect(refused.status).toBe(429);
+    clock = new Date(clock.getTime() + 2000);
+    const retried = onlyOutcome(await executed());
+    expect(retried.decision).toBe("allow");
+    expect(retried.result).toBeDefined();
+  });
+
   it("caps the sum of a value budget: 60 and 30 pass under 100, 20 is refused and consumes nothing", async () => {
     const alice = await gw.token("alice");
     const draft = (amount: number) =>
@@ -133,7 +153,7 @@ denials contains {"code": "search_budget_low", "message": "fewer than 28 searche
 `);
     await expect.poll(() => gw.gateway.policy.revision, { timeout: 10_000 }).not.toBe(revision);
     // A minute later alice's search bucket is empty again.
-    clock = new Date(T0.getTime() + 120_000);
+    clock = new Date(T0.getTime() + 1_200_000);
     try {
       const alice = await gw.token("alice");
       for (let i = 0; i < 3; i++) {
@@ -158,7 +178,7 @@ denials contains {"code": "search_budget_low", "message": "fewer than 28 searche
   });
 
   it("answers an MCP tools/call over a limit with a tool error carrying retry_after", async () => {
-    clock = new Date(T0.getTime() + 240_000);
+    clock = new Date(T0.getTime() + 2_400_000);
     const alice = await gw.token("alice");
     const call = (id: number) =>
       postMcp(gw.url, alice, {
