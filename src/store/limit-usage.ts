@@ -97,7 +97,12 @@ export function settleCharges(
   const after = charges.map((c, i) => (used[i] ?? 0) + c.cost);
   return {
     consumption: { ok: true, used: after },
-    writes: charges.map((c, i) => ({ key: c.key, level: after[i] ?? 0, at: now })),
+    // As of the later of now and the row's time: a clock behind never moves a bucket back.
+    writes: charges.map((c, i) => ({
+      key: c.key,
+      level: after[i] ?? 0,
+      at: Math.max(now, rows.get(c.key)?.at ?? now),
+    })),
   };
 }
 

@@ -45,6 +45,16 @@ export function limitContract(h: StoreHarness): void {
       expect(await store.limitUsage([value], at(86_400_000))).toEqual([100]);
     });
 
+    it("a store whose clock is behind drains nothing and moves no bucket back", async () => {
+      const store = await h.open();
+      await store.consumeLimits([calls("skew"), calls("skew-2")], at(20_000));
+      await store.consumeLimits([calls("skew")], at(20_000));
+      // 10 s behind: still 2 used; charged as of the row's time, not 10 s earlier.
+      expect(await store.consumeLimits([calls("skew")], at(10_000))).toEqual({ ok: true, used: [3] });
+      expect(await store.limitUsage([calls("skew")], at(20_000))).toEqual([3]);
+      expect(await store.limitUsage([calls("skew")], at(30_000))).toEqual([2]);
+    });
+
     it("refuses malformed charges", async () => {
       const store = await h.open();
       await expectWritError(store.consumeLimits([calls("c"), calls("c")], T0), "invalid_argument");
