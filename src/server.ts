@@ -14,9 +14,9 @@ import { samplePoliciesDir } from "./config/config.ts";
 import type { GatewayConfig } from "./config/index.ts";
 import { ContractRegistry } from "./contracts/index.ts";
 import { WritError } from "./core/errors.ts";
-import type { Gateway } from "./core/gateway.ts";
+import type { Gateway, ShadowCallContext } from "./core/gateway.ts";
 import type { InProcessHandler } from "./core/handlers.ts";
-import { DecisionLog, RefusalAggregator, startCheckpointer } from "./decisionlog/index.ts";
+import { DecisionLog, RefusalAggregator, shadowEntry, startCheckpointer } from "./decisionlog/index.ts";
 import { startShipper } from "./decisionlog/ship/index.ts";
 import { demoWorkspace, VirtualRepository } from "./demo/repository.ts";
 import { CredentialResolver } from "./dispatch/index.ts";
@@ -29,8 +29,8 @@ import { GatewayMetrics, mirrorSamples } from "./observability/metrics.ts";
 import { startTelemetry, type Telemetry } from "./observability/otel.ts";
 import { gatewaySamples } from "./observability/samples.ts";
 import { enableTracing } from "./observability/tracing.ts";
-import { CompiledPolicyCache } from "./policy/compiled-cache.ts";
-import { PolicyEngine, type PolicyEngineOptions } from "./policy/index.ts";
+import { compiledCacheBeside } from "./policy/compiled-cache.ts";
+import { PolicyEngine, type PolicyEngineOptions, RevisionArchive, ShadowPolicy } from "./policy/index.ts";
 import { openStore, postgresSettings } from "./store/index.ts";
 import type { Store } from "./store/types.ts";
 
@@ -66,37 +66,20 @@ export async function createGateway(
     const contracts = new ContractRegistry(config.tools, { pointer: "/tools" });
 
     const credentials = new CredentialResolver(config.credentials);
-    const bundleCredentials = config.policy.bundle_credentials_ref;
-    const policy = new PolicyEngine({
-      entrypoint: config.policy.entrypoint,
-      timeBudgetMs: config.policy.time_budget_ms,
-      ...compiledPolicyOptions(config),
-      ...(bundleCredentials === undefined
-        ? {}
-        : { bundleHeaders: () => credentials.resolve(bundleCredentials) }),
-    });
-    const source = config.policy.bundle ?? config.policy.dir;
-    if (config.policy.bundle) await policy.loadBundle(config.policy.bundle);
-    else await policy.loadDirectory(config.policy.dir);
-    metrics.policyReloads.inc({ result: "ok" });
-    if (config.policy.watch) {
-      const events = {
-        onReload: (revision: string) => {
-          metrics.policyReloads.inc({ result: "ok" });
-          console.log(`policy reloaded from ${source}: revision ${revision}`);
-        },
-        onError: (error: Error) => {
-          metrics.policyReloads.inc({ result: "failed" });
-          console.error(
-            `policy reload from ${source} failed, keeping revision ${policy.revision}:\n${error.message}`,
-          );
-        },
-      };
-      if (config.policy.bundle) {
-        policy.watchBundle(config.policy.bundle, events, config.policy.bundle_poll_interval_s * 1000);
-      } else policy.watchDirectory(config.policy.dir, events);
-      closers.push(() => policy.unwatch());
-    }
+    // Every revision loaded (the live policy's and a shadow policy's) is archived in the store,
+    // off the load's path (a failure is retried with the next load, never fails it).
+    const revisions = new RevisionArchive(store, (error, revision) =>
+      console.error(
+        `policy revision ${revision} not archived yet (tried again at the next load): ${String(error)}`,
+      ),
+    );
+    closers.push(() => revisions.settled());
+    const policy = await startPolicyEngine(
+      "policy",
+      config.policy,
+      { config, credentials, closers, revisions },
+      (result) => metrics.policyReloads.inc({ result }),
+    );
 
     const issuers: IssuerConfigInput[] = [...config.identity.issuers];
     if (config.identity.dev_issuer.enabled) {
@@ -168,6 +151,33 @@ export async function createGateway(
     // into the log before it drains).
     const refusals = new RefusalAggregator(log, { windowMs: config.decision_log.refusal_window_ms });
     log.beforeDrain(() => refusals.flush());
+    // A candidate policy in shadow mode: its disagreements are recorded before the log drains.
+    let shadow: ShadowPolicy<ShadowCallContext> | undefined;
+    if (config.policy.shadow) {
+      const candidate = await startPolicyEngine(
+        "shadow policy",
+        { ...config.policy.shadow, dir: config.policy.shadow.dir ?? "" },
+        { config, credentials, closers, revisions },
+      );
+      const own = new ShadowPolicy<ShadowCallContext>(
+        candidate,
+        ({ live, shadow: decided }, call) =>
+          log.append(
+            shadowEntry({
+              live,
+              shadow: decided,
+              subject: call.subject,
+              action: call.action,
+              resource: call.resource,
+              requestId: call.requestId,
+            }),
+          ),
+        metrics,
+        { maxQueue: config.policy.shadow.max_queue },
+      );
+      shadow = own;
+      log.beforeDrain(() => own.flush());
+    }
     const gateway: Gateway = {
       contracts,
       identity,
@@ -183,6 +193,7 @@ export async function createGateway(
       credentials,
       ...(mcp ? { mcp } : {}),
       ...(config.limits.length === 0 ? {} : { limits: new Limits(config.limits) }),
+      ...(shadow ? { shadow } : {}),
     };
     if (telemetry?.meter) {
       metrics.mirror(telemetry.meter);
@@ -204,20 +215,72 @@ export async function createGateway(
   }
 }
 
+/** Where a policy comes from: a folder, or a bundle file or server (`policy:`, `policy.shadow:`). */
+interface PolicySource {
+  dir: string;
+  bundle?: string | undefined;
+  bundle_poll_interval_s: number;
+  bundle_credentials_ref?: string | undefined;
+  watch: boolean;
+}
+
+/** Loads a policy engine for the configured entrypoint and keeps it watching its source. */
+async function startPolicyEngine(
+  what: "policy" | "shadow policy",
+  source: PolicySource,
+  parts: {
+    config: GatewayConfig;
+    credentials: CredentialResolver;
+    closers: Array<() => Promise<void> | void>;
+    revisions: RevisionArchive;
+  },
+  reloaded: (result: "ok" | "failed") => void = () => {},
+): Promise<PolicyEngine> {
+  const { config, credentials, closers, revisions } = parts;
+  const bundleCredentials = source.bundle_credentials_ref;
+  const engine = new PolicyEngine({
+    onLoad: (loaded) => revisions.keep(loaded),
+    entrypoint: config.policy.entrypoint,
+    timeBudgetMs: config.policy.time_budget_ms,
+    ...compiledPolicyOptions(config, source.dir),
+    ...(bundleCredentials === undefined
+      ? {}
+      : { bundleHeaders: () => credentials.resolve(bundleCredentials) }),
+  });
+  const from = source.bundle ?? source.dir;
+  if (source.bundle) await engine.loadBundle(source.bundle);
+  else await engine.loadDirectory(source.dir);
+  reloaded("ok");
+  if (source.watch) {
+    const events = {
+      onReload: (revision: string) => {
+        reloaded("ok");
+        console.log(`${what} reloaded from ${from}: revision ${revision}`);
+      },
+      onError: (error: Error) => {
+        reloaded("failed");
+        console.error(
+          `${what} reload from ${from} failed, keeping revision ${engine.revision}:\n${error.message}`,
+        );
+      },
+    };
+    if (source.bundle) engine.watchBundle(source.bundle, events, source.bundle_poll_interval_s * 1000);
+    else engine.watchDirectory(source.dir, events);
+    closers.push(() => engine.unwatch());
+  }
+  return engine;
+}
+
 /**
  * Compiled policies are kept beside a SQLite file (`.writ/policy-cache/`), so a restart does not
  * compile again; the package's sample policies are named from the package's root, as the entry
  * the build precompiled for them.
  */
-function compiledPolicyOptions(config: GatewayConfig): PolicyEngineOptions {
+function compiledPolicyOptions(config: GatewayConfig, dir: string): PolicyEngineOptions {
   const sqlite = postgresSettings(config.store) === undefined ? config.store.sqlite : undefined;
-  const writeDir =
-    sqlite === undefined || sqlite === ":memory:"
-      ? undefined
-      : path.join(path.dirname(sqlite), "policy-cache");
   return {
-    compiledCache: new CompiledPolicyCache(writeDir === undefined ? {} : { writeDir }),
-    ...(config.policy.dir === samplePoliciesDir ? { sourceRoot: path.dirname(samplePoliciesDir) } : {}),
+    compiledCache: compiledCacheBeside(sqlite),
+    ...(dir === samplePoliciesDir ? { sourceRoot: path.dirname(samplePoliciesDir) } : {}),
   };
 }
 

@@ -87,6 +87,16 @@ test_another_subjects_workspace_is_denied_without_telling_the_model_whose if {
 	r.visible_to_model == false
 }
 
+# Found by \`writ policy test --coverage\`: no test reached the tenant check.
+test_another_tenants_workspace_is_denied_without_telling_the_model if {
+	outsider := object.union(alice, {"tenant": "other"})
+	d := writ.decision with input as object.union(call("repo.read", {"workspace": "ws-demo", "path": "README.md"}), {"subject": outsider})
+	d.decision == "deny"
+	some r in d.reasons
+	r.code == "wrong_tenant"
+	r.visible_to_model == false
+}
+
 test_an_unknown_workspace_is_denied if {
 	unknown := {"type": "workspace", "id": "ws-nope", "known": false}
 	d := writ.decision with input as object.union(call("repo.read", {"workspace": "ws-nope", "path": "README.md"}), {"resource": unknown})

@@ -37,7 +37,7 @@ read the decision log (every logs command takes --config <file>, as serve)
   logs export [--since <t>] [--until <t>] [filters] [--format ndjson|opa]
       filters: --subject <id> --tenant <t> --action <name> --reason <code>
                --decision allow|deny|require_approval|allow_with_conditions|error
-               --resource <type>/<id> (or --resource-type <type> --resource-id <id>)
+               --resource <type>/<id> (or --resource-type <type> --resource-id <id>) --path <path>
                --since <time> --until <time>
 
 write policies
@@ -45,9 +45,17 @@ write policies
   policy build <path>... -e, --entrypoint <rule>... [-o, --output <bundle.tar.gz>] [--data <file>]...
                [-r, --revision <text>]
   policy eval -d, --data <path>... [-i, --input <input.json>] [--strict-builtin-errors] '<query>'
-  policy test <path>... [-v, --verbose] [--run <regex>]
+  policy test <path>... [-v, --verbose] [--run <regex>] [--coverage [--format text|json]]
   policy capabilities [--format writ|opa]
       the builtins policies can call (opa: a file for opa check --capabilities, Regal)
+
+change policies safely (both read the store --config names, as logs)
+  policy revisions [--config <file>] [--limit <n>] [--cursor <c>] [--format table|json] [<id>]
+      the policy revisions the gateway loaded, newest first; with an id, one with its sources
+  policy replay --policy <dir|bundle|url> [--config <file>] [filters] [--limit <n>]
+                [--format table|json] [--fail-on-change]
+      re-run logged decisions against a candidate policy: what would change (exit 1 with
+      --fail-on-change when an outcome changes)
 
   help [<command>]   this text, or one command's --help
   --version          Writ's version`;

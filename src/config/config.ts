@@ -73,6 +73,27 @@ export const gatewayConfigSchema = z
         /** Recompile when files in `dir` change; a broken change keeps the last good policy. */
         watch: z.boolean().default(true),
         time_budget_ms: z.number().positive().default(250),
+        /**
+         * Shadow mode: a candidate policy (a folder, a bundle file or a bundle server's URL)
+         * decides every call beside the live one, for the same entrypoint, off the answer's
+         * path. Its decisions never reach callers; disagreements are decision-log entries at
+         * `writ/shadow` linked to the live decision, and counted in /metrics.
+         */
+        shadow: z
+          .object({
+            dir: z.string().min(1).optional(),
+            bundle: z.string().min(1).optional(),
+            bundle_poll_interval_s: z.number().positive().default(10),
+            bundle_credentials_ref: z.string().min(1).optional(),
+            watch: z.boolean().default(true),
+            /** Calls waiting for the shadow policy beyond which new ones are skipped (and counted). */
+            max_queue: z.number().int().positive().default(1000),
+          })
+          .strict()
+          .refine((s) => (s.dir === undefined) !== (s.bundle === undefined), {
+            message: "name the candidate policy with exactly one of dir (a folder of .rego files) or bundle",
+          })
+          .optional(),
       })
       .strict()
       .prefault({}),
@@ -214,6 +235,17 @@ function resolvePaths(config: GatewayConfig, base: string): GatewayConfig {
             bundle: /^https?:\/\//i.test(config.policy.bundle)
               ? config.policy.bundle
               : at(config.policy.bundle),
+          }
+        : {}),
+      ...(config.policy.shadow
+        ? {
+            shadow: {
+              ...config.policy.shadow,
+              ...(config.policy.shadow.dir ? { dir: at(config.policy.shadow.dir) } : {}),
+              ...(config.policy.shadow.bundle && !/^https?:\/\//i.test(config.policy.shadow.bundle)
+                ? { bundle: at(config.policy.shadow.bundle) }
+                : {}),
+            },
           }
         : {}),
     },

@@ -15,7 +15,15 @@ import type { LayeredResult } from "../results/index.ts";
 import type { Store } from "../store/types.ts";
 import type { WritErrorBody } from "./errors.ts";
 import type { CallObserver, InProcessHandler } from "./handlers.ts";
-import type { DecisionKind, ProposalFormat, Reason, Subject } from "./types.ts";
+import type {
+  DecisionKind,
+  PolicyDecision,
+  PolicyInput,
+  ProposalFormat,
+  Reason,
+  ResourceRef,
+  Subject,
+} from "./types.ts";
 
 export interface Gateway {
   contracts: ContractRegistry;
@@ -40,6 +48,25 @@ export interface Gateway {
   mcp?: McpUpstreams;
   /** Budgets and rate limits (`limits:`), charged at the decision stage; absent: none. */
   limits?: Limits;
+  /** A candidate policy deciding beside the live one, off the answer's path (`policy.shadow`). */
+  shadow?: ShadowObserver;
+}
+
+/** Who and what a call the shadow policy decides is about, for its disagreement's entry. */
+export interface ShadowCallContext {
+  subject: Subject;
+  action: string;
+  resource: ResourceRef | null;
+  requestId: string;
+}
+
+export interface ShadowObserver {
+  /** Queues the call for the shadow policy; never throws, never waits. */
+  observe(
+    input: PolicyInput,
+    live: { decisionId: string; decision: PolicyDecision; revision: string },
+    context: ShadowCallContext,
+  ): void;
 }
 
 /** What a `require_approval` outcome carries (DESIGN section 2). */

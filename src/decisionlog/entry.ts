@@ -85,6 +85,49 @@ export function evaluationEntry(f: EvaluatedFacts): DecisionParts {
   };
 }
 
+/** The decision-log path of a shadow policy's disagreements (`policy.shadow`). */
+export const SHADOW_PATH = "writ/shadow";
+
+export interface ShadowFacts {
+  /** The live decision the shadow policy disagreed with. */
+  live: { decisionId: string; decision: PolicyDecision; revision: string };
+  shadow: { decision: PolicyDecision; revision: string; failure: string | undefined };
+  subject: Pick<Subject, "id" | "tenant">;
+  action: string;
+  resource: ResourceRef | null;
+  requestId: string;
+}
+
+/**
+ * A disagreement of the shadow policy: its decision, under its own revision, with the live
+ * decision's id (its entry holds the input both decided on) and what the live policy decided.
+ */
+export function shadowEntry(f: ShadowFacts): DecisionParts {
+  const { decision, revision, failure } = f.shadow;
+  return {
+    path: SHADOW_PATH,
+    input: {
+      live_decision_id: f.live.decisionId,
+      live: {
+        decision: f.live.decision.decision,
+        reasons: f.live.decision.reasons.map((r) => r.code),
+        policy_revision: f.live.revision,
+      },
+    },
+    ...(failure ? {} : { result: decision }),
+    policy_revision: revision,
+    subject: f.subject.id,
+    tenant: f.subject.tenant,
+    action: f.action,
+    resource: f.resource,
+    decision: decision.decision,
+    reasons: decision.reasons,
+    error: failure ?? null,
+    conditions: decision.conditions,
+    request_id: f.requestId,
+  };
+}
+
 /** The decision-log path of executions (`POST /v1/execute`, an approved MCP call). */
 export const EXECUTE_PATH = "writ/execute";
 

@@ -38,6 +38,9 @@ export {
   httpRefusalEntry,
   type RefusalFacts,
   refusalEntry,
+  SHADOW_PATH,
+  type ShadowFacts,
+  shadowEntry,
 } from "./entry.ts";
 export { hashEntry } from "./hash.ts";
 export {

@@ -29,6 +29,7 @@ export const decisionFilterFieldsSchema = z.object({
   reason: optionalText,
   resource_type: optionalText,
   resource_id: optionalText,
+  path: optionalText,
   since: optionalText,
   until: optionalText,
 });
@@ -45,6 +46,7 @@ export function toDecisionFilter(fields: Partial<DecisionFilterFields>): Decisio
     ...(fields.reason ? { reason: fields.reason } : {}),
     ...(fields.resource_type ? { resourceType: fields.resource_type } : {}),
     ...(fields.resource_id ? { resourceId: fields.resource_id } : {}),
+    ...(fields.path ? { path: fields.path } : {}),
     ...(fields.since ? { since: fields.since } : {}),
     ...(fields.until ? { until: fields.until } : {}),
   };

@@ -10,25 +10,44 @@
  *   window closes, or when the log drains at shutdown. Nothing is lost: the counts of a key's
  *   entries add up to the refusals seen.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { DecisionParts } from "./log.ts";
 
 interface TrackedRequest {
   refusalLogged: boolean;
 }
 
-const tracked = new AsyncLocalStorage<TrackedRequest>();
+/**
+ * The requests being tracked, by request id. Not an AsyncLocalStorage: one in use makes Node run
+ * a promise hook for every promise of the process, a cost every request paid (issue 16). The log
+ * knows each append's request id; a caller may send the same `X-Request-Id` on two requests at
+ * once, so an append whose id is tracked more than once marks none of them: each such request
+ * then logs its own refusal (a refusal on the record twice rather than none).
+ */
+const tracked = new Map<string, TrackedRequest[]>();
 
 /** Called by the log for every append: notes a refusal in the request that appended it. */
-export function noteAppend(parts: Pick<DecisionParts, "decision">): void {
-  const request = tracked.getStore();
-  if (request && (parts.decision === "deny" || parts.decision === "error")) request.refusalLogged = true;
+export function noteAppend(parts: Pick<DecisionParts, "decision" | "request_id">): void {
+  if (parts.decision !== "deny" && parts.decision !== "error") return;
+  const requests = tracked.get(parts.request_id);
+  if (requests?.length === 1) requests[0]!.refusalLogged = true;
 }
 
-/** Runs `fn` (one request); answers whether a refusal was appended while it ran. */
-export async function trackRefusals(fn: () => Promise<void>): Promise<{ refusalLogged: boolean }> {
+/** Runs `fn` (request `requestId`); answers whether a refusal was appended for it while it ran. */
+export async function trackRefusals(
+  requestId: string,
+  fn: () => Promise<void>,
+): Promise<{ refusalLogged: boolean }> {
   const request: TrackedRequest = { refusalLogged: false };
-  await tracked.run(request, fn);
+  const requests = tracked.get(requestId);
+  if (requests) requests.push(request);
+  else tracked.set(requestId, [request]);
+  try {
+    await fn();
+  } finally {
+    const list = tracked.get(requestId);
+    if (list?.length === 1) tracked.delete(requestId);
+    else list?.splice(list.indexOf(request), 1);
+  }
   return request;
 }
 

@@ -6,6 +6,7 @@
  *   GET  /v1/tools                routes/tools.ts      the tools the caller may use
  *   …    /v1/approvals[/:id/…]    routes/approvals.ts  list, read, approve, reject approvals
  *   GET  /v1/decisions[/:id]      routes/decisions.ts  the decision log (reviewer role)
+ *   GET  /v1/policy/revisions[/:id] routes/policy-revisions.ts  archived policy revisions (reviewer, admin)
  *   PUT|GET /v1/resources/:t/:id  routes/resources.ts  resources and owners (admin role)
  *   POST /mcp                     the MCP endpoint (Streamable HTTP, stateless; src/mcp/endpoint.ts)
  *   GET  /.well-known/jwks.json   routes/well-known.ts the public keys that verify grants
@@ -34,6 +35,7 @@ import { approvalRoutes } from "./routes/approvals.ts";
 import { decisionRoutes } from "./routes/decisions.ts";
 import { executeRoutes } from "./routes/execute.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { policyRevisionRoutes } from "./routes/policy-revisions.ts";
 import { proposalRoutes } from "./routes/proposals.ts";
 import { resourceRoutes } from "./routes/resources.ts";
 import { toolRoutes } from "./routes/tools.ts";
@@ -80,6 +82,10 @@ export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
   app.route("/v1/tools", toolRoutes(gw, discovery));
   app.route("/v1/approvals", approvalRoutes(gw, options.roles.platform));
   app.route("/v1/decisions", decisionRoutes(gw, options.roles.reviewer, options.roles.platform));
+  app.route(
+    "/v1/policy/revisions",
+    policyRevisionRoutes(gw, [...new Set([...options.roles.reviewer, ...options.roles.admin])]),
+  );
   app.route("/v1/resources", resourceRoutes(gw, options.roles.admin, options.roles.platform));
   app.route("/.well-known", wellKnownRoutes(gw));
   app.route("/", healthRoutes(gw));

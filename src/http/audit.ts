@@ -35,7 +35,7 @@ type AuditEnv = { Variables: RequestIdVariables & { subject?: Subject } };
 
 export function auditRefusals(audit: RefusalAudit): MiddlewareHandler<AuditEnv> {
   return async (c, next) => {
-    const { refusalLogged } = await trackRefusals(next);
+    const { refusalLogged } = await trackRefusals(c.get("requestId"), next);
     if (refusalLogged || !AUDITED.has(c.res.status)) return;
     const subject = c.get("subject") ?? null;
     const source = sourceOf(c);

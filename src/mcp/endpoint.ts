@@ -19,7 +19,6 @@
  *   results have no `isError`) with Writ's error in `error.data.error`. `resources/subscribe` is
  *   not offered (Method not found): the endpoint keeps no session to notify.
  */
-import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
@@ -605,7 +604,13 @@ async function withErrorData(response: Response): Promise<Response> {
 }
 
 /** The hono handler for `/mcp`. */
-export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context) => Promise<Response> {
+/** Set by the app's `requestId()` middleware, which runs before the endpoint. */
+type McpEnv = { Variables: { requestId: string } };
+
+export function mcpEndpoint(
+  gw: Gateway,
+  discovery: ToolDiscovery,
+): (c: Context<McpEnv>) => Promise<Response> {
   const cancellable = new CancellableCalls(gw.store);
   return async (c) => {
     if (c.req.method !== "POST") {
@@ -623,7 +628,7 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
         resource: gw.identity.protectedResource?.resource,
       });
     } catch (error) {
-      await logRefusedCalls(gw, c.req.raw, error, c.req.header("x-request-id") ?? randomUUID());
+      await logRefusedCalls(gw, c.req.raw, error, c.var.requestId);
       const body = asErrorBody(error);
       const refusal = authorization === undefined ? undefined : { description: body.message };
       const challenge = bearerChallenge(c.req.url, gw.identity.protectedResource, refusal);
@@ -632,7 +637,7 @@ export function mcpEndpoint(gw: Gateway, discovery: ToolDiscovery): (c: Context)
         headers: { "content-type": "application/json", "www-authenticate": challenge },
       });
     }
-    const requestId = c.req.header("x-request-id") ?? randomUUID();
+    const requestId = c.var.requestId;
     const body = await readMcpBody(gw, c.req.raw, requestId);
     if (!body.ok) return body.response;
     const stream = answersAsStream(body.messages, c.req.header("accept"));

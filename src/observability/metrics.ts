@@ -190,6 +190,14 @@ export class GatewayMetrics {
     "writ_limit_refusals_total",
     "Calls refused because a limit (limits:) had no room, by limit.",
   );
+  readonly shadowDecisions = new Counter(
+    "writ_shadow_decisions_total",
+    "Calls a shadow policy (policy.shadow) decided beside the live one, by outcome (agree, disagree, failed: it could not decide).",
+  );
+  readonly shadowDropped = new Counter(
+    "writ_shadow_dropped_total",
+    "Calls the shadow policy skipped because its queue was full (the live answer is never held up by it).",
+  );
 
   private all(): Array<Counter | Histogram> {
     return [
@@ -203,6 +211,8 @@ export class GatewayMetrics {
       this.logShipLag,
       this.limitCharged,
       this.limitRefusals,
+      this.shadowDecisions,
+      this.shadowDropped,
     ];
   }
 

@@ -179,6 +179,13 @@ async function decideCall(
       }),
     ),
   ); // 8
+  // A shadow policy decides too, off the answer's path; its decision never reaches the caller.
+  // It sees the live policy's input (with limits' usage) and is compared with its own decision.
+  gw.shadow?.observe(
+    evaluation.input,
+    { decisionId, decision: evaluation.overruled?.policy ?? decision, revision: policyRevision },
+    { subject, action: n.action.name, resource: n.resource ?? null, requestId: req.requestId },
+  );
 
   const outcome: CallOutcome = {
     call_id: call.callId,

@@ -114,6 +114,17 @@ export interface CompiledCacheOptions {
   fingerprint?: () => Promise<string>;
 }
 
+/**
+ * The cache of a gateway (or a command) on a store: the shipped entries, and a writable folder
+ * beside a SQLite file (`policy-cache/`), so that a restart does not compile again. None for
+ * PostgreSQL (undefined) or an in-memory database.
+ */
+export function compiledCacheBeside(sqliteFile: string | undefined): CompiledPolicyCache {
+  return sqliteFile === undefined || sqliteFile === ":memory:"
+    ? new CompiledPolicyCache()
+    : new CompiledPolicyCache({ writeDir: path.join(path.dirname(sqliteFile), "policy-cache") });
+}
+
 export class CompiledPolicyCache {
   private readonly readDirs: readonly string[];
   private readonly writeDir: string | undefined;

@@ -12,7 +12,6 @@
  */
 import { createHash } from "node:crypto";
 import { type FSWatcher, type Stats, unwatchFile, watch, watchFile } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
@@ -24,11 +23,15 @@ import { validateDecision } from "./decision.ts";
 import { PolicyFailure, PolicyLoadError } from "./errors.ts";
 import {
   BUNDLE_FETCH_TIMEOUT_MS,
+  bundleOrigin,
+  type DirectorySources,
   digestOf,
   isBundleUrl,
+  type LoadedRevision,
   mergeAt,
-  policyFiles,
   readBundleFile,
+  readDirectorySources,
+  splitPolicyFiles,
 } from "./sources.ts";
 
 export const DEFAULT_ENTRYPOINT = "writ/decision";
@@ -63,6 +66,11 @@ export interface PolicyEngineOptions {
    * the package's root, so that the entry precompiled by the build matches from any folder.
    */
   sourceRoot?: string;
+  /**
+   * Told of every revision installed (the first load, every reload), with what it was loaded
+   * from: the server archives it (src/policy/revisions.ts). Must not throw.
+   */
+  onLoad?: (loaded: LoadedRevision) => void;
 }
 
 /** What a watcher reports: a reload that worked (its revision) or one that failed. */
@@ -81,6 +89,7 @@ export class PolicyEngine {
   private readonly bundleHeaders: (() => Promise<Record<string, string>>) | undefined;
   private readonly compiledCache: CompiledPolicyCache;
   private readonly sourceRoot: string | undefined;
+  private readonly onLoad: ((loaded: LoadedRevision) => void) | undefined;
   /** The bundle last installed from a bundle server: where from, its digest and ETag. */
   private served: { url: string; digest: string; etag?: string } | undefined;
   /** The last reload failure, until a reload succeeds. */
@@ -92,6 +101,7 @@ export class PolicyEngine {
     this.bundleHeaders = options.bundleHeaders;
     this.compiledCache = options.compiledCache ?? new CompiledPolicyCache();
     this.sourceRoot = options.sourceRoot;
+    this.onLoad = options.onLoad;
   }
 
   get revision(): string | undefined {
@@ -100,40 +110,43 @@ export class PolicyEngine {
 
   /** Compiles the policies of a folder and swaps them in. Throws PolicyLoadError. */
   async loadDirectory(dir: string): Promise<string> {
-    const info = await stat(dir).catch(() => undefined);
-    if (!info?.isDirectory()) throw new PolicyLoadError(`policy folder ${dir} does not exist`, []);
-    const files = await policyFiles(dir);
-    if (files.rego.length === 0) throw new PolicyLoadError(`no .rego files in ${dir}`, []);
-    const sources = await Promise.all(
-      files.rego.map(async (f) => ({
-        file: path.relative(this.sourceRoot ?? process.cwd(), f) || f,
-        source: await readFile(f, "utf8"),
-      })),
-    );
+    return this.loadSources(await readDirectorySources(dir));
+  }
+
+  /**
+   * Compiles a folder's sources and data files as read (by `loadDirectory`, or back from the
+   * revision archive) and swaps them in. Throws PolicyLoadError.
+   */
+  async loadSources(sources: DirectorySources): Promise<string> {
+    const dir = sources.origin;
+    const { rego, data: dataFiles } = splitPolicyFiles(sources.files);
+    if (rego.length === 0) throw new PolicyLoadError(`no .rego files in ${dir}`, []);
+    const compiled = rego.map((f) => {
+      const file = path.join(dir, f.path);
+      return { file: path.relative(this.sourceRoot ?? process.cwd(), file) || file, source: f.text };
+    });
     const data: Record<string, unknown> = {};
-    for (const f of files.data) {
-      const text = await readFile(f, "utf8");
+    for (const f of dataFiles) {
       let value: unknown;
       try {
-        value = f.endsWith(".json") ? JSON.parse(text) : parseYaml(text);
+        value = f.path.endsWith(".json") ? JSON.parse(f.text) : parseYaml(f.text);
       } catch (error) {
-        throw new PolicyLoadError(`cannot read data file ${f}`, [
+        throw new PolicyLoadError(`cannot read data file ${path.join(dir, f.path)}`, [
           error instanceof Error ? error.message : String(error),
         ]);
       }
-      const rel = path.relative(dir, path.dirname(f));
-      mergeAt(data, rel === "" ? [] : rel.split(path.sep), value);
+      const rel = path.dirname(f.path);
+      mergeAt(data, rel === "." ? [] : rel.split(path.sep), value);
     }
     // The revision depends on the files' paths inside the folder and their contents only, so
     // instances started from different working directories agree on it.
     const hash = createHash("sha256");
-    files.rego.forEach((f, i) => {
-      hash.update(path.relative(dir, f)).update("\0").update(sources[i]!.source).update("\0");
-    });
+    for (const f of rego) hash.update(f.path).update("\0").update(f.text).update("\0");
     hash.update(JSON.stringify(data));
     const revision = hash.digest("hex").slice(0, 16);
 
-    this.install(await this.compile(sources, data, dir), revision);
+    this.install(await this.compile(compiled, data, dir), revision);
+    this.onLoad?.({ id: revision, sources });
     return revision;
   }
 
@@ -201,7 +214,13 @@ export class PolicyEngine {
     const revision =
       policy.manifest.revision || createHash("sha256").update(bytes).digest("hex").slice(0, 16);
     this.install(policy, revision);
+    this.onLoad?.({ id: revision, sources: { kind: "bundle", origin: bundleOrigin(source), bytes } });
     return revision;
+  }
+
+  /** Loads a bundle's bytes (as archived) and swaps it in. Throws PolicyLoadError. */
+  async loadBundleBytes(bytes: Uint8Array, origin: string): Promise<string> {
+    return this.installBundle(bytes, origin);
   }
 
   /**
@@ -338,6 +357,15 @@ export class PolicyEngine {
 
   /** Evaluates the decision entrypoint. Throws PolicyFailure when the answer cannot be used. */
   evaluate(input: PolicyInput): EvaluatedDecision {
+    return this.evaluateStored(input);
+  }
+
+  /**
+   * Evaluates the decision entrypoint for an input read back from the decision log (redacted,
+   * written by another release): any JSON value, as the module takes it. Throws PolicyFailure
+   * as `evaluate` does.
+   */
+  evaluateStored(input: unknown): EvaluatedDecision {
     const policy = this.current;
     if (!policy) throw new PolicyFailure("policy_unavailable", "no policy is loaded");
     const started = process.hrtime.bigint();

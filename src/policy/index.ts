@@ -6,3 +6,19 @@ export {
   type PolicyEngineOptions,
 } from "./engine.ts";
 export { PolicyFailure, PolicyLoadError } from "./errors.ts";
+export {
+  archivedRevision,
+  loadRevision,
+  RevisionArchive,
+  type RevisionDocument,
+  revisionDocument,
+  revisionSources,
+} from "./revisions.ts";
+export {
+  type Disagreement,
+  type LiveDecision,
+  ShadowPolicy,
+  type ShadowPolicyOptions,
+  sameDecision,
+} from "./shadow.ts";
+export type { DirectorySources, LoadedRevision, PolicyFile, RevisionSources } from "./sources.ts";

@@ -1,6 +1,6 @@
 /** Where policies come from: a folder of Rego and data files, a bundle file, or a bundle server. */
 import { createHash } from "node:crypto";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { isRecord } from "../core/json.ts";
 import { PolicyLoadError } from "./errors.ts";
@@ -13,6 +13,74 @@ export async function policyFiles(dir: string): Promise<{ rego: string[]; data: 
     rego: files.filter((f) => f.endsWith(".rego") && !f.endsWith("_test.rego")).sort(),
     data: files.filter((f) => /(^|\/)data\.(json|ya?ml)$/.test(f)).sort(),
   };
+}
+
+/** One file of a policy folder: its path inside the folder and its text. */
+export interface PolicyFile {
+  path: string;
+  text: string;
+}
+
+/** A policy folder as read: its `.rego` files, then its data files, each group sorted. */
+export interface DirectorySources {
+  kind: "directory";
+  /** The folder it was read from (its files' names in compile errors are under it). */
+  origin: string;
+  files: PolicyFile[];
+}
+
+/** A bundle as loaded: its bytes, and where they came from. */
+export interface BundleSources {
+  kind: "bundle";
+  origin: string;
+  bytes: Uint8Array;
+}
+
+export type RevisionSources = DirectorySources | BundleSources;
+
+/** A revision the engine installed, with what it was loaded from. */
+export interface LoadedRevision {
+  id: string;
+  sources: RevisionSources;
+}
+
+const DATA_FILE = /(^|[/\\])data\.(json|ya?ml)$/;
+
+/** Reads a policy folder's sources and data files. Throws PolicyLoadError when it is no folder. */
+export async function readDirectorySources(dir: string): Promise<DirectorySources> {
+  const info = await stat(dir).catch(() => undefined);
+  if (!info?.isDirectory()) throw new PolicyLoadError(`policy folder ${dir} does not exist`, []);
+  const found = await policyFiles(dir);
+  const files = await Promise.all(
+    [...found.rego, ...found.data].map(async (f) => ({
+      path: path.relative(dir, f),
+      text: await readFile(f, "utf8"),
+    })),
+  );
+  return { kind: "directory", origin: dir, files };
+}
+
+/** A folder's files split into Rego sources (tests excluded) and data files, in their order. */
+export function splitPolicyFiles(files: readonly PolicyFile[]): { rego: PolicyFile[]; data: PolicyFile[] } {
+  return {
+    rego: files.filter((f) => f.path.endsWith(".rego") && !f.path.endsWith("_test.rego")),
+    data: files.filter((f) => DATA_FILE.test(f.path)),
+  };
+}
+
+/** Where a bundle came from, as archived and listed: a bundle server's URL without credentials or query. */
+export function bundleOrigin(source: string): string {
+  if (!isBundleUrl(source)) return source;
+  try {
+    const url = new URL(source);
+    url.username = "";
+    url.password = "";
+    url.search = "";
+    url.hash = "";
+    return url.toString();
+  } catch {
+    return source;
+  }
 }
 
 /** Merges `value` into `target` at `at` (a data file's folder), like OPA's bundle loader. */

@@ -11,6 +11,7 @@ import type { IRPlan } from "./plan/ir.ts";
 import { plan } from "./plan/planner.ts";
 import type { Body, Module } from "./syntax/ast.ts";
 import { parseModule, parseQuery } from "./syntax/index.ts";
+import type { TraceSite } from "./trace.ts";
 import { CodeGenerator } from "./wasm/codegen.ts";
 import { Linker } from "./wasm/link.ts";
 
@@ -32,6 +33,11 @@ export interface BuildOptions {
    * of being undefined. Default false, as in OPA.
    */
   strictBuiltinErrors?: boolean;
+  /**
+   * An instrumented build (`trace.ts`): the module reports rules and expressions as they are
+   * evaluated, for explanations and coverage. It loads only with a trace sink, so it never serves.
+   */
+  instrument?: boolean;
 }
 
 export interface BuildResult {
@@ -42,6 +48,8 @@ export interface BuildResult {
   entrypoints: string[];
   /** Host builtins the module calls, by name. */
   hostBuiltins: string[];
+  /** An instrumented build's trace points, by the id its events carry (empty otherwise). */
+  sites: TraceSite[];
   errors: RegoError[];
 }
 
@@ -88,6 +96,7 @@ export function buildModules(
     plan: undefined,
     entrypoints: [],
     hostBuiltins: [],
+    sites: [],
     errors,
   });
   const errors = [...parseErrors];
@@ -120,6 +129,7 @@ export function buildModules(
   const planned = plan(
     compiled.policy,
     names.map((n) => ({ name: n, query: n })),
+    { instrument: options.instrument ?? false },
   );
   if (planned.errors.length > 0) return fail(planned.errors);
 
@@ -144,6 +154,7 @@ export function buildModules(
     plan: planned.plan,
     entrypoints: names,
     hostBuiltins: generator.hostBuiltinNames(),
+    sites: planned.sites,
     errors: [],
   };
 }

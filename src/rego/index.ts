@@ -6,6 +6,7 @@ export { type BuildOptions, type BuildResult, buildPolicy, type RegoSource } fro
 export { allBuiltins as builtinCatalog, type BuiltinSpec } from "./builtins/catalog.ts";
 export * from "./bundle/index.ts";
 export { RegoError, RegoErrors } from "./errors.ts";
+export { type ExplainOptions, explainEvaluation } from "./explain.ts";
 export {
   type BundlePolicy,
   type CompiledPolicyInput,
@@ -15,3 +16,10 @@ export {
   PolicyEvaluationError,
   PolicyLoadError,
 } from "./policy.ts";
+export type {
+  CoverageReport,
+  ExplainedRule,
+  Explanation,
+  FileCoverage,
+  LineRange,
+} from "./trace.ts";

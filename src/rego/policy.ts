@@ -11,7 +11,9 @@ import { z } from "zod";
 import { errorMessage } from "../core/errors.ts";
 import { type BuiltinContext, systemContext } from "./builtins/index.ts";
 import { type Bundle, type BundleManifest, type DataObject, readBundle } from "./bundle/index.ts";
-import { hasHostBuiltin, hostBuiltinsFor } from "./host/index.ts";
+import { hasHostBuiltin, hostBuiltinsFor, hostImportName } from "./host/index.ts";
+import { parseValueText, toJSON } from "./plan/value.ts";
+import { TRACE_BUILTIN, type TraceEvent, TraceKind } from "./trace.ts";
 import { Wasm, type WasmInstance, type WasmModule } from "./wasm/host.ts";
 
 /** A loaded policy. Evaluations run one at a time (the SDK's instance is not re-entrant). */
@@ -147,6 +149,11 @@ export interface CompiledPolicyInput {
    */
   hostBuiltins?: readonly string[];
   data?: DataObject;
+  /**
+   * Where an instrumented build's trace events go (`buildPolicy`'s `instrument`). A module that
+   * calls the trace builtin loads only with one: an instrumented build never serves traffic.
+   */
+  trace?: (event: TraceEvent) => void;
 }
 
 const encoder = new TextEncoder();
@@ -165,8 +172,21 @@ function jsonBuffer(value: unknown): ArrayBuffer | undefined {
   return copy;
 }
 
-async function load(module: WasmModule, hostBuiltins: readonly string[], data: DataObject): Promise<Policy> {
-  const missing = hostBuiltins.filter((name) => !SDK_BUILTINS.has(name) && !hasHostBuiltin(name));
+async function load(
+  module: WasmModule,
+  hostBuiltins: readonly string[],
+  data: DataObject,
+  trace?: (event: TraceEvent) => void,
+): Promise<Policy> {
+  const traceImports = hostBuiltins.filter((name) => isTraceImport(name));
+  if (traceImports.length > 0 && trace === undefined) {
+    throw new PolicyLoadError(
+      "the module is an instrumented build (for explanations and coverage), which never serves decisions: build the policy without instrumentation",
+    );
+  }
+  const missing = hostBuiltins.filter(
+    (name) => !SDK_BUILTINS.has(name) && !hasHostBuiltin(name) && !isTraceImport(name),
+  );
   if (missing.length > 0) {
     throw new PolicyLoadError(
       `the policy calls ${missing.join(", ")}, which Writ cannot run (see \`writ policy capabilities\`): remove the call${missing.length === 1 ? "" : "s"}, or replace ${missing.length === 1 ? "it" : "them"} with \`with\` in tests`,
@@ -175,9 +195,10 @@ async function load(module: WasmModule, hostBuiltins: readonly string[], data: D
   // One clock reading per evaluation: `evaluate` starts a fresh context.
   let context: BuiltinContext = systemContext();
   const custom = hostBuiltinsFor(
-    hostBuiltins.filter((name) => !SDK_BUILTINS.has(name)),
+    hostBuiltins.filter((name) => !SDK_BUILTINS.has(name) && !isTraceImport(name)),
     () => context,
   );
+  if (trace) for (const name of traceImports) custom[name] = traceBuiltin(trace);
   let sdk: LoadedPolicy;
   try {
     sdk = await loadPolicy(module, undefined, custom);
@@ -229,7 +250,35 @@ async function load(module: WasmModule, hostBuiltins: readonly string[], data: D
 export async function loadCompiledPolicy(input: CompiledPolicyInput): Promise<Policy> {
   const module = compileModule(input.wasm);
   const hostBuiltins = input.hostBuiltins ?? moduleBuiltins(module);
-  return load(module, hostBuiltins, input.data ?? {});
+  return load(module, hostBuiltins, input.data ?? {}, input.trace);
+}
+
+const traceImportNames = new Set([hostImportName(TRACE_BUILTIN), hostImportName(TRACE_BUILTIN, true)]);
+
+function isTraceImport(name: string): boolean {
+  return traceImportNames.has(name);
+}
+
+/** The trace builtin's host side: `(kind, site, bindings)` as Rego value text, to an event. */
+function traceBuiltin(sink: (event: TraceEvent) => void): (...args: unknown[]) => unknown {
+  return (kindText: unknown, siteText: unknown, bindingsText: unknown) => {
+    const kind = Number(kindText);
+    const site = Number(siteText);
+    if (
+      (kind === TraceKind.enter || kind === TraceKind.held || kind === TraceKind.rule) &&
+      Number.isInteger(site)
+    ) {
+      const bindings = typeof bindingsText === "string" ? toJSON(parseValueText(bindingsText)) : null;
+      sink({
+        kind,
+        site,
+        ...(typeof bindings === "object" && bindings !== null && !Array.isArray(bindings)
+          ? { bindings: Object.fromEntries(Object.entries(bindings)) }
+          : {}),
+      });
+    }
+    return "true";
+  };
 }
 
 /** Loads the module of a bundle (bytes of a `.tar.gz`, or a bundle already read) with its data. */

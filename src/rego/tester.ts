@@ -11,6 +11,13 @@ import type { DataObject } from "./bundle/index.ts";
 import type { Location, RegoError } from "./errors.ts";
 import { loadCompiledPolicy, PolicyEvaluationError } from "./policy.ts";
 import type { Module, Rule } from "./syntax/ast.ts";
+import {
+  type CoverageReport,
+  coverageReport,
+  type RuleSite,
+  type TraceEvent,
+  uncoveredRules,
+} from "./trace.ts";
 
 export interface TestCase {
   /** `data.pkg.test_name`; later definitions of the same name get `#01`, `#02`, … */
@@ -35,8 +42,14 @@ export interface TestResult {
 }
 
 export type TestRun =
-  | { errors: RegoError[]; results?: undefined }
-  | { errors?: undefined; results: TestResult[] };
+  | { errors: RegoError[]; results?: undefined; coverage?: undefined }
+  | { errors?: undefined; results: TestResult[]; coverage?: TestCoverage };
+
+/** What the tests evaluated (`coverage: true`): OPA's report and the rules no test reached. */
+export interface TestCoverage {
+  report: CoverageReport;
+  uncoveredRules: RuleSite[];
+}
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -119,7 +132,7 @@ function printed(args: unknown[]): string {
 export async function runTests(
   sources: readonly RegoSource[],
   data: DataObject,
-  options: { filter?: RegExp } = {},
+  options: { filter?: RegExp; coverage?: boolean } = {},
 ): Promise<TestRun> {
   const parsed = parseModules(sources);
   if (parsed.errors.length > 0) return { errors: parsed.errors };
@@ -128,11 +141,24 @@ export async function runTests(
   const runnable = tests.filter((t) => !t.skipped);
   if (runnable.length === 0) return { results: tests.map((test) => skippedResult(test)) };
 
+  const instrument = options.coverage ?? false;
   const built = buildModules(discovered.modules, {
     queries: runnable.map((t) => ({ name: t.name, query: t.query })),
+    instrument,
   });
   if (!built.wasm) return { errors: built.errors };
-  const policy = await loadCompiledPolicy({ wasm: built.wasm, hostBuiltins: built.hostBuiltins, data });
+  // Coverage needs each (kind, site) once, not every evaluation's bindings.
+  const events = new Map<string, TraceEvent>();
+  const record = (event: TraceEvent) => {
+    const key = `${event.kind}:${event.site}`;
+    if (!events.has(key)) events.set(key, { kind: event.kind, site: event.site });
+  };
+  const policy = await loadCompiledPolicy({
+    wasm: built.wasm,
+    hostBuiltins: built.hostBuiltins,
+    data,
+    ...(instrument ? { trace: record } : {}),
+  });
 
   const results: TestResult[] = [];
   for (const test of tests) {
@@ -163,7 +189,14 @@ export async function runTests(
     }
     results.push({ test, status, durationMs: performance.now() - start, detail, output });
   }
-  return { results };
+  if (!instrument) return { results };
+  return {
+    results,
+    coverage: {
+      report: coverageReport(built.sites, events.values()),
+      uncoveredRules: uncoveredRules(built.sites, events.values()),
+    },
+  };
 }
 
 function skippedResult(test: TestCase): TestResult {

@@ -10,6 +10,8 @@ export interface Dialect {
   placeholder(index: number): string;
   /** The generated column holding an entry's timestamp (`decisions`). */
   readonly timestampColumn: string;
+  /** The stored entry's `path` (`writ/decision`, `writ/shadow`, …), as the index on it has it. */
+  readonly entryPath: Sql;
   /** Whether the stored entry (column `decisions.entry`) has a reason with this code. */
   entryHasReason(code: string): Sql;
   /** Whether an approval's `approver_roles` include one of `roles`. */

@@ -27,6 +27,11 @@ export type {
   NewApproval,
   NewConsoleSession,
   NewDecisionEntry,
+  NewPolicyRevision,
+  PolicyRevisionInfo,
+  PolicyRevisionPage,
+  PolicyRevisionRecord,
+  PolicySourceKind,
   ResourceWrite,
   ScopedResourceWrite,
   Store,
@@ -34,4 +39,4 @@ export type {
   StoredResource,
   TenantScope,
 } from "./types.ts";
-export { ALL_TENANTS, approvalStatuses } from "./types.ts";
+export { ALL_TENANTS, approvalStatuses, policySourceKinds } from "./types.ts";

@@ -201,6 +201,36 @@ CREATE TABLE log_shipping (
   },
   {
     version: 10,
+    name: "decisions by path",
+    sql: `
+-- Entries by their policy path (writ/decision, writ/shadow, …): a shadow policy's disagreements
+-- are listed by it. The expression is the one the path filter uses (the dialect's entryPath).
+CREATE INDEX decisions_path ON decisions (json_extract(entry, '$.path'));
+`,
+  },
+  {
+    version: 11,
+    name: "policy revisions",
+    sql: `
+-- Every policy revision Writ loaded (src/policy/revisions.ts), under the id decision-log entries
+-- name: kind is directory (content: the folder's sources and data files as JSON) or bundle
+-- (content: the bundle's bytes); origin is where it was loaded from; loaded_at (milliseconds since
+-- the Unix epoch) its first load; digest the SHA-256 of content. One row per id: loading the same
+-- revision again changes nothing. Policies are the deployment's: no tenant.
+CREATE TABLE policy_revisions (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL CHECK (kind IN ('directory', 'bundle')),
+  origin TEXT NOT NULL,
+  loaded_at INTEGER NOT NULL,
+  size INTEGER NOT NULL CHECK (size >= 0),
+  digest TEXT NOT NULL,
+  content BLOB NOT NULL
+) STRICT;
+`,
+  },
+  {
+    version: 12,
     name: "limit usage",
     sql: `
 -- The buckets of limits (src/limits/, store/limit-usage.ts): key names the limit and the values it

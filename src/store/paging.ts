@@ -24,6 +24,7 @@ const filterSchema = z
     reason: z.string().optional(),
     resourceType: z.string().optional(),
     resourceId: z.string().optional(),
+    path: z.string().optional(),
     since: instantSchema.optional(),
     until: instantSchema.optional(),
   })
@@ -39,7 +40,7 @@ export function normalizeFilter(filter: DecisionFilter): DecisionFilter {
     throw new WritError("invalid_argument", "the decision filter is invalid", {
       fieldErrors: fieldErrorsFromZod(parsed.error, "/filter"),
       suggestedFix:
-        "use only subject, tenant, action, decision (allow|deny|require_approval|allow_with_conditions|error), reason, resourceType, resourceId, and ISO 8601 times for since/until (e.g. 2025-01-31T12:00:00Z)",
+        "use only subject, tenant, action, decision (allow|deny|require_approval|allow_with_conditions|error), reason, resourceType, resourceId, path, and ISO 8601 times for since/until (e.g. 2025-01-31T12:00:00Z)",
     });
   }
   return parsed.data;
@@ -128,6 +129,7 @@ export function matchesDecisionFilter(entry: DecisionLogEntry, filter: DecisionF
     (filter.reason === undefined || entry.reasons.some((reason) => reason.code === filter.reason)) &&
     (filter.resourceType === undefined || entry.resource?.type === filter.resourceType) &&
     (filter.resourceId === undefined || entry.resource?.id === filter.resourceId) &&
+    (filter.path === undefined || entry.path === filter.path) &&
     (filter.since === undefined || entry.timestamp >= filter.since) &&
     (filter.until === undefined || entry.timestamp < filter.until)
   );

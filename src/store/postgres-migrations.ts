@@ -207,9 +207,35 @@ CREATE TABLE log_shipping (
   },
   {
     version: 11,
+    name: "decisions by path",
+    sql: `
+-- As SQLite's version 10: entries by their policy path (the dialect's entryPath).
+CREATE INDEX decisions_path ON decisions ((entry::jsonb ->> 'path'));
+`,
+  },
+  {
+    version: 12,
+    name: "policy revisions",
+    sql: `
+-- As SQLite's version 11: every policy revision Writ loaded, under the id decision-log entries
+-- name, with its content (a folder's sources and data as JSON, or a bundle's bytes); one row per id.
+CREATE TABLE policy_revisions (
+  seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL CHECK (kind IN ('directory', 'bundle')),
+  origin TEXT NOT NULL,
+  loaded_at BIGINT NOT NULL,
+  size BIGINT NOT NULL CHECK (size >= 0),
+  digest TEXT NOT NULL,
+  content BYTEA NOT NULL
+);
+`,
+  },
+  {
+    version: 13,
     name: "limit usage",
     sql: `
--- As SQLite's version 10: one row per bucket of a limit, what was used (level) as of at
+-- As SQLite's version 12: one row per bucket of a limit, what was used (level) as of at
 -- (milliseconds since the Unix epoch).
 CREATE TABLE limit_usage (
   key TEXT PRIMARY KEY,

@@ -42,7 +42,7 @@ import {
   parseStored,
   usesRowSchema,
 } from "./rows.ts";
-import { type Sql, sql } from "./sql.ts";
+import { raw, type Sql, sql } from "./sql.ts";
 import { SqlStore } from "./sql-store.ts";
 import type {
   ApprovalRecord,
@@ -182,6 +182,7 @@ function postgresUnique(error: unknown): boolean {
 export const postgresDialect: Dialect = {
   placeholder: (index) => `$${index}`,
   timestampColumn: "logged_at",
+  entryPath: raw("(entry::jsonb ->> 'path')"),
   entryHasReason: (code) =>
     sql`EXISTS (SELECT 1 FROM jsonb_array_elements(decisions.entry::jsonb -> 'reasons') AS r WHERE r ->> 'code' = ${code})`,
   approverRolesOverlap: (roles) => sql`approver_roles && ${roles}::text[]`,

@@ -31,6 +31,7 @@ export function decisionsQuery(
   equal("decision", filter.decision);
   equal("resource_type", filter.resourceType);
   equal("resource_id", filter.resourceId);
+  if (filter.path !== undefined) conditions.push(sql`${dialect.entryPath} = ${filter.path}`);
   if (filter.reason !== undefined) {
     // The side table narrows by index; the entry itself confirms.
     conditions.push(

@@ -38,6 +38,13 @@ import {
   readBatchSize,
 } from "./paging.ts";
 import {
+  archiveRevisionQuery,
+  revisionQuery,
+  revisionRecordOf,
+  revisionsPageOf,
+  revisionsQuery,
+} from "./policy-revisions.ts";
+import {
   approvalsQuery,
   CHECKPOINT_COLUMNS,
   DECISION_COLUMNS,
@@ -82,6 +89,9 @@ import type {
   NewApproval,
   NewConsoleSession,
   NewDecisionEntry,
+  NewPolicyRevision,
+  PolicyRevisionPage,
+  PolicyRevisionRecord,
   ResourceWrite,
   ScopedResourceWrite,
   Store,
@@ -450,6 +460,22 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   async logShipping(target: string): Promise<LogShippingState | undefined> {
     const [row] = await this.rows("read decision-log shipping", shippingStateQuery(target));
     return row === undefined ? undefined : shippingStateOf(row);
+  }
+
+  // ------------------------------------------------------------------------------ policy revisions
+
+  async archivePolicyRevision(revision: NewPolicyRevision, now: Date = this.clock()): Promise<boolean> {
+    return (await this.execute("archive a policy revision", archiveRevisionQuery(revision, now))) === 1;
+  }
+
+  async listPolicyRevisions(limit: number, cursor?: string): Promise<PolicyRevisionPage> {
+    const { query, size } = revisionsQuery(limit, cursor);
+    return revisionsPageOf(await this.rows("list policy revisions", query), size);
+  }
+
+  async getPolicyRevision(id: string): Promise<PolicyRevisionRecord | undefined> {
+    const [row] = await this.rows("read a policy revision", revisionQuery(id));
+    return row === undefined ? undefined : revisionRecordOf(row);
   }
 
   // ------------------------------------------------------------------------------ approvals

@@ -36,7 +36,7 @@ import {
   usesRowSchema,
 } from "./rows.ts";
 import { GENESIS_HASH } from "./schema.ts";
-import { type Sql, sql } from "./sql.ts";
+import { raw, type Sql, sql } from "./sql.ts";
 import { sqliteStoreError } from "./sqlite-errors.ts";
 import { type PlainError, plainError } from "./sqlite-writer-protocol.ts";
 import type {
@@ -56,6 +56,7 @@ export function sqliteUnique(error: unknown): boolean {
 export const sqliteDialect: Dialect = {
   placeholder: () => "?",
   timestampColumn: "timestamp",
+  entryPath: raw("json_extract(entry, '$.path')"),
   entryHasReason: (code) =>
     sql`EXISTS (SELECT 1 FROM json_each(decisions.entry, '$.reasons') AS r WHERE json_extract(r.value, '$.code') = ${code})`,
   approverRolesOverlap: (roles) =>

@@ -111,6 +111,8 @@ export interface DecisionFilter {
   reason?: string;
   resourceType?: string;
   resourceId?: string;
+  /** The entry's policy path: `writ/shadow` lists a shadow policy's disagreements. */
+  path?: string;
   /** Inclusive lower bound, ISO 8601. */
   since?: string;
   /** Exclusive upper bound, ISO 8601. */
@@ -289,6 +291,43 @@ export type NewConsoleSession = Omit<ConsoleSession, "last_seen_at" | "revoked_a
 export type ConsoleSessionUse =
   | { state: "active"; session: ConsoleSession }
   | { state: "revoked" | "expired" | "idle" | "unknown" };
+
+/** Where a policy revision came from: a folder of sources and data, or a bundle. */
+export const policySourceKinds = ["directory", "bundle"] as const;
+export type PolicySourceKind = (typeof policySourceKinds)[number];
+
+/** A policy revision Writ loaded, as listed (src/policy/revisions.ts says what its content holds). */
+export interface PolicyRevisionInfo {
+  /** The revision id decision-log entries name (`bundles.writ.revision`). */
+  id: string;
+  kind: PolicySourceKind;
+  /** Where it was loaded from: the folder, the bundle file, the bundle server's URL. */
+  origin: string;
+  /** ISO 8601: when this revision was first loaded. */
+  loaded_at: string;
+  /** The content's size in bytes. */
+  size: number;
+  /** SHA-256 (hex) of the content. */
+  digest: string;
+}
+
+/** An archived revision with its content: the sources and data files, or the bundle's bytes. */
+export interface PolicyRevisionRecord extends PolicyRevisionInfo {
+  content: Uint8Array;
+}
+
+/** What archiving a revision takes; the store adds the time, size and digest. */
+export interface NewPolicyRevision {
+  id: string;
+  kind: PolicySourceKind;
+  origin: string;
+  content: Uint8Array;
+}
+
+export interface PolicyRevisionPage {
+  revisions: PolicyRevisionInfo[];
+  next_cursor?: string;
+}
 
 export interface Store {
   /** Creates the schema (idempotent, versioned migrations). */
@@ -485,6 +524,16 @@ export interface Store {
   revokeConsoleSession(idHash: string, now?: Date): Promise<ConsoleSession | undefined>;
   /** Deletes sessions past `expires_at` (revoked or not); returns how many. */
   pruneConsoleSessions(now?: Date): Promise<number>;
+
+  /**
+   * Keeps a policy revision Writ loaded (policies are the deployment's: no tenant). Idempotent:
+   * true when it was new, false (nothing written) when that id is archived already.
+   */
+  archivePolicyRevision(revision: NewPolicyRevision, now?: Date): Promise<boolean>;
+  /** The archived revisions, newest first, without their content. */
+  listPolicyRevisions(limit: number, cursor?: string): Promise<PolicyRevisionPage>;
+  /** One archived revision with its content, or undefined when that id was never archived. */
+  getPolicyRevision(id: string): Promise<PolicyRevisionRecord | undefined>;
 
   /**
    * Present when the store also holds the grant signing key set, shared by every instance on it

@@ -218,6 +218,55 @@ describe("writ policy test", () => {
     expect(run.stdout).toMatch(/^FAIL: 2\/4$/m);
   });
 
+  it("reports coverage: the rules no test reached, as text and in opa test --coverage's JSON", async () => {
+    const run = await writ(["policy", "test", "policy", "--coverage"], root);
+    expect(run.code).toBe(0);
+    const file = path.join("policy", "authz", "policy.rego");
+    // decision (line 7) is never evaluated; owner (line 9) is always replaced by a mock.
+    expect(run.stdout).toContain(
+      `rules no test reached:\n  ${file}:7: data.authz.decision\n  ${file}:9: data.authz.owner\n`,
+    );
+    expect(run.stdout).toMatch(
+      new RegExp(`^ {2}${file.replaceAll(".", "\\.")}: [\\d.]+%, not covered: lines 7, 9$`, "m"),
+    );
+    const json = await writ(["policy", "test", "policy", "--coverage", "--format", "json"], root);
+    expect(json.code).toBe(0);
+    const report = z
+      .object({
+        files: z.record(
+          z.string(),
+          z
+            .object({
+              covered: z.array(
+                z.object({ start: z.object({ row: z.number() }), end: z.object({ row: z.number() }) }),
+              ),
+              not_covered: z.array(
+                z.object({ start: z.object({ row: z.number() }), end: z.object({ row: z.number() }) }),
+              ),
+              covered_lines: z.number(),
+              not_covered_lines: z.number(),
+              coverage: z.number(),
+            })
+            .partial({ covered: true, not_covered: true }),
+        ),
+        covered_lines: z.number(),
+        not_covered_lines: z.number(),
+        coverage: z.number(),
+      })
+      .parse(JSON.parse(json.stdout));
+    expect(report.files[file]?.not_covered).toEqual([
+      { start: { row: 7 }, end: { row: 7 } },
+      { start: { row: 9 }, end: { row: 9 } },
+    ]);
+    expect(report.files[file]?.covered).toEqual([
+      { start: { row: 3 }, end: { row: 3 } },
+      { start: { row: 5 }, end: { row: 5 } },
+      { start: { row: 11 }, end: { row: 11 } },
+    ]);
+    const bad = await writ(["policy", "test", "policy", "--coverage", "--format", "xml"], root);
+    expect(bad.code).toBe(2);
+  });
+
   it("selects tests with --run and groups them by file with -v", async () => {
     const run = await writ(["policy", "test", "-v", "--run", "guest", "failing"], root);
     expect(run.code).toBe(1);
@@ -342,8 +391,12 @@ describe("writ policy capabilities", () => {
 
 describe("the sample policies", () => {
   it("pass their own tests with writ policy test", async () => {
-    const run = await writ(["policy", "test", "policies"], repoRoot);
-    expect(run.stdout).toMatch(/^PASS: 18\/18$/m);
+    const run = await writ(["policy", "test", "policies", "--coverage"], repoRoot);
+    expect(run.stdout).toMatch(/^PASS: 19\/19$/m);
     expect(run.code).toBe(0);
+    // Every rule but the default decision (the else chain always decides) is reached.
+    expect(run.stdout).toMatch(
+      /^rules no test reached:\n {2}policies\/writ\/decision\.rego:\d+: default data\.writ\.decision\n?$/m,
+    );
   });
 });

@@ -268,6 +268,32 @@ describe("HTTP refusals are on the record", () => {
     }
   });
 
+  it("logs a refusal the pipeline logged once, and loses none when two requests share a request id", async () => {
+    // The pipeline logs a malformed proposal itself; the HTTP layer must not log its 400 again.
+    const malformed = { format: "canonical", payload: { tool: 42 } };
+    const rid = randomUUID();
+    errorOf(
+      await gw.request("POST", "/v1/proposals", { token: alice, body: malformed, requestId: rid }),
+      400,
+    );
+    const logged = await onlyEntryOf(rid);
+    expect(logged).toMatchObject({ error: "invalid_argument" });
+    expect(logged.path).not.toBe("writ/http");
+    // The same id on requests in flight together: whichever refusal each logged, none is lost.
+    const shared = randomUUID();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        i % 2 === 0
+          ? gw.request("POST", "/v1/proposals", { token: alice, body: malformed, requestId: shared })
+          : gw.request("GET", "/v1/decisions", { token: alice, requestId: shared }),
+      ),
+    );
+    for (const [i, answer] of answers.entries()) errorOf(answer, i % 2 === 0 ? 400 : 403);
+    const entries = await entriesOf(shared);
+    expect(entries.filter((e) => e.error === "forbidden")).toHaveLength(5);
+    expect(entries.filter((e) => e.error === "invalid_argument").length).toBeGreaterThanOrEqual(5);
+  });
+
   it("logs a malformed body, a repeated key and a body over the limit", async () => {
     const bodies: Array<{ raw: string; status: number; category: string }> = [
       { raw: "{not json", status: 400, category: "invalid_argument" },

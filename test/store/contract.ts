@@ -20,6 +20,7 @@ import { concurrencyContract } from "./contract-concurrency.ts";
 import { consoleSessionContract } from "./contract-console-sessions.ts";
 import { limitContract } from "./contract-limits.ts";
 import { logShippingContract } from "./contract-log-shipping.ts";
+import { policyRevisionContract } from "./contract-policy-revisions.ts";
 import { tenancyContract } from "./contract-tenancy.ts";
 import { newEntry } from "./fixtures.ts";
 
@@ -330,6 +331,8 @@ export function storeContract(h: StoreHarness): void {
               decision: s.decision,
               reasons: s.codes.map((code) => ({ code, message: code, visible_to_model: true })),
               resource: s.type === null || s.id === null ? null : { type: s.type, id: s.id },
+              // One entry of another policy path (a shadow policy's disagreement).
+              ...(s.action === "pay" ? { path: "writ/shadow" } : {}),
             }),
           ),
         );
@@ -353,6 +356,8 @@ export function storeContract(h: StoreHarness): void {
       expect(await seqs({ resourceType: "repo" })).toEqual([3, 2, 1]);
       expect(await seqs({ resourceType: "repo", resourceId: "r1" })).toEqual([2, 1]);
       expect(await seqs({ resourceId: "a1" })).toEqual([4]);
+      expect(await seqs({ path: "writ/shadow" })).toEqual([4]);
+      expect(await seqs({ path: "writ/absent" })).toEqual([]);
       expect(await seqs({ since: at(10) })).toEqual([5, 4, 3, 2]);
       expect(await seqs({ until: at(10) })).toEqual([1]);
       expect(await seqs({ since: at(10), until: at(30) })).toEqual([3, 2]);
@@ -440,4 +445,5 @@ export function storeContract(h: StoreHarness): void {
   consoleSessionContract(h);
   logShippingContract(h);
   limitContract(h);
+  policyRevisionContract(h);
 }

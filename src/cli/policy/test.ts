@@ -1,14 +1,14 @@
 /** `writ policy test`: run the `test_…` rules of a policy, as `opa test` does. */
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { runTests, type TestResult, type TestStatus } from "../../rego/tester.ts";
+import { runTests, type TestCoverage, type TestResult, type TestStatus } from "../../rego/tester.ts";
 import { checkArgs, helpOption, parseCommandArgs, usageError } from "./args.ts";
 import { loadPolicyInputs } from "./inputs.ts";
 import { reportFailure, reportRegoErrors } from "./output.ts";
 
 const command = "writ policy test";
 
-export const testUsage = `usage: writ policy test <path>... [-v] [--run <regex>]
+export const testUsage = `usage: writ policy test <path>... [-v] [--run <regex>] [--coverage [--format text|json]]
 
 Runs every rule named test_… in every package under the paths (folders are searched for .rego
 files; data.json/data.yaml files are merged into data at their folder's path). A test passes
@@ -20,11 +20,19 @@ options:
   -v, --verbose        group tests by file, say where each is defined, and show the print()
                        output of passing tests too (failing tests always show theirs)
       --run <regex>    run only the tests whose name (data.pkg.test_name) matches
+      --coverage       also report which rules and body lines the tests evaluated: a line
+                       holding an expression is covered once it was evaluated, a rule's head
+                       once the rule produced a value (the policy is built instrumented)
+      --format <f>     with --coverage: text (the tests, then coverage per file and the rules
+                       no test reached; default) or json (only the report, in the shape of
+                       \`opa test --coverage\`)
   -h, --help           show this text`;
 
 const options = {
   verbose: { type: "boolean", short: "v" },
   run: { type: "string" },
+  coverage: { type: "boolean" },
+  format: { type: "string" },
   ...helpOption,
 } as const;
 
@@ -32,6 +40,8 @@ const argsSchema = z.object({
   paths: z.array(z.string()).min(1, "name the folders (or .rego files) holding the policy and its tests"),
   verbose: z.boolean().default(false),
   run: z.string().optional(),
+  coverage: z.boolean().default(false),
+  format: z.enum(["text", "json"], { error: "--format is text or json" }).default("text"),
 });
 
 const RULE = "-".repeat(80);
@@ -46,6 +56,28 @@ function printResult(r: TestResult, verbose: boolean): void {
   if (verbose) console.log(`  at ${r.test.location.file}:${r.test.location.line}`);
   if (r.detail !== undefined) console.log(`  ${r.detail}`);
   if (verbose || r.status !== "PASS") for (const line of r.output) console.log(`  ${line}`);
+}
+
+/** The coverage summary: each file's share of lines covered, then the rules no test reached. */
+function printCoverage(coverage: TestCoverage): void {
+  const { report, uncoveredRules } = coverage;
+  console.log(RULE);
+  console.log(
+    `coverage: ${report.coverage}% (${report.covered_lines} of ${report.covered_lines + report.not_covered_lines} lines)`,
+  );
+  for (const [file, c] of Object.entries(report.files)) {
+    const missed = (c.not_covered ?? []).map((r) =>
+      r.start.row === r.end.row ? `${r.start.row}` : `${r.start.row}-${r.end.row}`,
+    );
+    console.log(
+      `  ${file}: ${c.coverage}%${missed.length > 0 ? `, not covered: lines ${missed.join(", ")}` : ""}`,
+    );
+  }
+  if (uncoveredRules.length > 0) {
+    console.log("rules no test reached:");
+    for (const rule of uncoveredRules)
+      console.log(`  ${rule.file}:${rule.line}: ${rule.default ? "default " : ""}${rule.rule}`);
+  }
 }
 
 export async function testCommand(argv: string[]): Promise<number> {
@@ -70,9 +102,14 @@ export async function testCommand(argv: string[]): Promise<number> {
 
   try {
     const inputs = await loadPolicyInputs(args.paths, { bundles: false });
-    const run = await runTests(inputs.sources, inputs.data, { filter });
+    const run = await runTests(inputs.sources, inputs.data, { filter, coverage: args.coverage });
     if (run.errors) return reportRegoErrors(command, run.errors, "no tests run");
     const results = run.results;
+    const failed = results.filter((r) => r.status === "FAIL" || r.status === "ERROR").length;
+    if (run.coverage && args.format === "json") {
+      console.log(JSON.stringify(run.coverage.report, null, 2));
+      return failed > 0 || results.length === 0 ? 1 : 0;
+    }
     if (results.length === 0) {
       console.error(
         `${command}: no tests found in ${args.paths.join(", ")}${filter ? ` matching ${args.run}` : ""}: tests are rules named test_…`,
@@ -98,7 +135,8 @@ export async function testCommand(argv: string[]): Promise<number> {
       const n = count(status);
       if (n > 0 || status === "PASS") console.log(`${status}: ${n}/${results.length}`);
     }
-    return count("FAIL") + count("ERROR") > 0 ? 1 : 0;
+    if (run.coverage) printCoverage(run.coverage);
+    return failed > 0 ? 1 : 0;
   } catch (error) {
     return reportFailure(command, error);
   }

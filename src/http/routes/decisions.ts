@@ -23,6 +23,7 @@ const decisionQuerySchema = z
     reason: z.string().optional(),
     resource_type: z.string().optional(),
     resource_id: z.string().optional(),
+    path: z.string().optional(),
     since: z.string().optional(),
     until: z.string().optional(),
     limit: z.coerce.number().int().min(1).max(500).default(50),

@@ -26,6 +26,7 @@ import type {
   RuleGroup,
 } from "../compile/kernel.ts";
 import { RegoError } from "../errors.ts";
+import { type ExprSite, type RuleSite, TRACE_BUILTIN, TraceKind, type TraceSite } from "../trace.ts";
 import {
   DATA,
   type ErrorSite,
@@ -143,18 +144,32 @@ function site(file: string, loc: { line: number; col: number }, message: string)
   return { file, line: loc.line, col: loc.col, message };
 }
 
+export interface PlanOptions {
+  /** Trace rules and body expressions (`../trace.ts`): for explanations and coverage, never for serving. */
+  instrument?: boolean;
+}
+
 export class Planner {
   private readonly functions = new Map<string, IRFunction>();
   private readonly pending: Array<() => void> = [];
   private readonly builtinsUsed = new Set<string>();
   private readonly groupIds: string[];
   readonly errors: RegoError[] = [];
+  /** The trace points of an instrumented plan, by id; the same source place has one id. */
+  readonly sites: TraceSite[] = [];
+  private readonly siteIds = new Map<string, number>();
+  /** The rule whose body is being planned (its site id), when instrumenting. */
+  private tracedRule: number | undefined;
 
-  constructor(private readonly policy: CompiledPolicy) {
+  constructor(
+    private readonly policy: CompiledPolicy,
+    private readonly options: PlanOptions = {},
+  ) {
     this.groupIds = [...policy.groups.keys()].sort();
   }
 
   plan(entrypoints: readonly PlanEntrypoint[]): IRPlan {
+    if (this.options.instrument) this.registerSites();
     const ep = entrypoints.map((e) => {
       const query = this.policy.queries.find((q) => q.name === e.query);
       if (!query) throw new Error(`planner: no compiled query named ${e.query}`);
@@ -237,21 +252,31 @@ export class Planner {
             this.planChain(fb, rule, env, result, file, message, params.slice(2));
           if (group.defaultRule) {
             const d = group.defaultRule;
-            fb.block(() => {
-              fb.emit({ op: "isundefined", local: result });
-              this.withArgs(fb, d, env, params.slice(2), (argEnv) => {
-                this.term(fb, d.value, argEnv, (v) => fb.emit({ op: "assign", source: v, target: result }));
-              });
-            });
+            this.tracingRule(d, () =>
+              fb.block(() => {
+                fb.emit({ op: "isundefined", local: result });
+                this.withArgs(fb, d, env, params.slice(2), (argEnv) => {
+                  this.term(fb, d.value, argEnv, (v) => {
+                    fb.emit({ op: "assign", source: v, target: result });
+                    this.traceRuleFired(fb);
+                  });
+                });
+              }),
+            );
           }
           break;
         }
         case "multivalue": {
           fb.emit({ op: "makeset", target: result });
           for (const rule of group.rules) {
-            fb.block(() =>
-              this.body(fb, rule.body, 0, env, (done) =>
-                this.term(fb, rule.key!, done, (k) => fb.emit({ op: "setadd", set: result, value: k })),
+            this.tracingRule(rule, () =>
+              fb.block(() =>
+                this.body(fb, rule.body, 0, env, (done) =>
+                  this.term(fb, rule.key!, done, (k) => {
+                    fb.emit({ op: "setadd", set: result, value: k });
+                    this.traceRuleFired(fb);
+                  }),
+                ),
               ),
             );
           }
@@ -262,22 +287,26 @@ export class Planner {
           for (const rule of group.rules) {
             const error = site(rule.file, rule.loc, "object keys must be unique");
             const element = rule.key;
-            fb.block(() =>
-              this.body(fb, rule.body, 0, env, (done) =>
-                this.terms(fb, rule.keyPath, done, (keys, env2) => {
-                  if (element) {
-                    return this.term(fb, element, env2, (v) =>
-                      fb.emit({ op: "objectsetaddpath", object: result, path: keys, value: v }),
-                    );
-                  }
-                  this.term(fb, rule.value, env2, (v) =>
-                    fb.emit(
-                      keys.length === 1
-                        ? { op: "objectinsert", object: result, key: keys[0]!, value: v, error }
-                        : { op: "objectinsertpath", object: result, path: keys, value: v, error },
-                    ),
-                  );
-                }),
+            this.tracingRule(rule, () =>
+              fb.block(() =>
+                this.body(fb, rule.body, 0, env, (done) =>
+                  this.terms(fb, rule.keyPath, done, (keys, env2) => {
+                    if (element) {
+                      return this.term(fb, element, env2, (v) => {
+                        fb.emit({ op: "objectsetaddpath", object: result, path: keys, value: v });
+                        this.traceRuleFired(fb);
+                      });
+                    }
+                    this.term(fb, rule.value, env2, (v) => {
+                      fb.emit(
+                        keys.length === 1
+                          ? { op: "objectinsert", object: result, key: keys[0]!, value: v, error }
+                          : { op: "objectinsertpath", object: result, path: keys, value: v, error },
+                      );
+                      this.traceRuleFired(fb);
+                    });
+                  }),
+                ),
               ),
             );
           }
@@ -362,16 +391,19 @@ export class Planner {
     const chainValue = elements.length > 1 ? fb.local() : result;
     elements.forEach((element, i) => {
       const error = site(element.file, element.loc, message);
-      fb.block(() => {
-        if (i > 0) fb.emit({ op: "isundefined", local: chainValue });
-        this.withArgs(fb, element, env, params, (argEnv) =>
-          this.body(fb, element.body, 0, argEnv, (done) =>
-            this.term(fb, element.value, done, (v) =>
-              fb.emit({ op: "assignonce", source: v, target: chainValue, error }),
+      this.tracingRule(element, () =>
+        fb.block(() => {
+          if (i > 0) fb.emit({ op: "isundefined", local: chainValue });
+          this.withArgs(fb, element, env, params, (argEnv) =>
+            this.body(fb, element.body, 0, argEnv, (done) =>
+              this.term(fb, element.value, done, (v) => {
+                fb.emit({ op: "assignonce", source: v, target: chainValue, error });
+                this.traceRuleFired(fb);
+              }),
             ),
-          ),
-        );
-      });
+          );
+        }),
+      );
     });
     if (chainValue !== result) {
       fb.block(() => {
@@ -386,6 +418,128 @@ export class Planner {
     }
   }
 
+  // ------------------------------------------------------------------------------ tracing
+
+  /** Plans `fill` (a rule's body) with its trace points when instrumenting. */
+  private tracingRule(rule: KRule, fill: () => void): void {
+    if (!this.options.instrument) return fill();
+    const outer = this.tracedRule;
+    this.tracedRule = this.ruleSite(rule);
+    try {
+      fill();
+    } finally {
+      this.tracedRule = outer;
+    }
+  }
+
+  /**
+   * Every rule's trace points, registered before planning: coverage lists the rules nothing
+   * refers to as well, which are never planned.
+   */
+  private registerSites(): void {
+    const rules: KRule[] = [];
+    for (const id of this.groupIds) {
+      const group = this.policy.groups.get(id)!;
+      for (const rule of [...group.rules, ...(group.defaultRule ? [group.defaultRule] : [])])
+        rules.push(rule, ...rule.chain);
+    }
+    rules.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.loc.offset - b.loc.offset));
+    for (const rule of rules) {
+      const id = this.ruleSite(rule);
+      const nested = (body: KBody): void => {
+        for (const e of body) {
+          this.exprSite(e, id);
+          forEachNestedBody(e, nested);
+        }
+      };
+      nested(rule.body);
+    }
+  }
+
+  /** The site id of a rule, with its body's expressions. */
+  private ruleSite(rule: KRule): number {
+    const id = this.siteId(
+      `rule:${rule.file}:${rule.loc.line}:${rule.loc.col}:${rule.path.join("/")}`,
+      () => {
+        const ruleSite: RuleSite = {
+          kind: "rule",
+          file: rule.file,
+          line: rule.loc.line,
+          col: rule.loc.col,
+          rule: `data.${rule.path.join(".")}`,
+          default: rule.default,
+          body: [],
+        };
+        return ruleSite;
+      },
+    );
+    const site = this.sites[id];
+    if (site?.kind === "rule" && site.body.length === 0)
+      site.body = rule.body.map((e) => this.exprSite(e, id));
+    return id;
+  }
+
+  private traceRuleFired(fb: FunctionBuilder): void {
+    if (this.tracedRule !== undefined) this.trace(fb, TraceKind.rule, this.tracedRule, undefined);
+  }
+
+  private exprSite(e: KExpr, rule: number): number {
+    const file = this.fileOf(e);
+    return this.siteId(`expr:${file}:${e.loc.line}:${e.loc.col}:${e.kind}:${rule}`, () => {
+      const exprSite: ExprSite = { kind: "expr", file, line: e.loc.line, col: e.loc.col, rule };
+      return exprSite;
+    });
+  }
+
+  private siteId(key: string, make: () => TraceSite): number {
+    let id = this.siteIds.get(key);
+    if (id === undefined) {
+      id = this.sites.length;
+      this.sites.push(make());
+      this.siteIds.set(key, id);
+    }
+    return id;
+  }
+
+  /**
+   * A call of the trace builtin: `(kind, site, bindings)`, the bindings an object of the named
+   * variables that hold a value (`null` for events without them). Its result is always defined.
+   */
+  private trace(
+    fb: FunctionBuilder,
+    kind: TraceKind,
+    id: number,
+    bindings: ReadonlyArray<[name: string, local: Local]> | undefined,
+  ): void {
+    let third: Operand = { kind: "null" };
+    if (bindings !== undefined) {
+      const obj = fb.local();
+      fb.emit({ op: "makeobject", target: obj });
+      for (const [name, local] of bindings) {
+        fb.block(() => {
+          fb.emit({ op: "isdefined", local });
+          fb.emit({
+            op: "objectinsert",
+            object: obj,
+            key: { kind: "string", value: name },
+            value: { kind: "local", local },
+            error: undefined,
+          });
+        });
+      }
+      third = { kind: "local", local: obj };
+    }
+    const where = this.sites[id]!;
+    this.builtinsUsed.add(TRACE_BUILTIN);
+    fb.emit({
+      op: "callbuiltin",
+      name: TRACE_BUILTIN,
+      args: [{ kind: "number", value: String(kind) }, { kind: "number", value: String(id) }, third],
+      target: fb.local(),
+      site: site(where.file, where, "trace"),
+    });
+  }
+
   // ------------------------------------------------------------------------------- bodies
 
   private body(fb: FunctionBuilder, body: KBody, i: number, env: Env, k: Cont): void {
@@ -394,6 +548,17 @@ export class Planner {
   }
 
   private expr(fb: FunctionBuilder, e: KExpr, env: Env, k: Cont): void {
+    const rule = this.tracedRule;
+    if (rule === undefined) return this.untracedExpr(fb, e, env, k);
+    const id = this.exprSite(e, rule);
+    this.trace(fb, TraceKind.enter, id, undefined);
+    this.untracedExpr(fb, e, env, (held) => {
+      this.trace(fb, TraceKind.held, id, bindingsOf(e, held));
+      k(held);
+    });
+  }
+
+  private untracedExpr(fb: FunctionBuilder, e: KExpr, env: Env, k: Cont): void {
     switch (e.kind) {
       case "term":
         return this.term(fb, e.term, env, (v, env2) => {
@@ -1261,8 +1426,54 @@ function stripLoc(t: KTerm): unknown {
 export function plan(
   policy: CompiledPolicy,
   entrypoints: readonly PlanEntrypoint[],
-): { plan: IRPlan; errors: RegoError[] } {
-  const planner = new Planner(policy);
+  options: PlanOptions = {},
+): { plan: IRPlan; errors: RegoError[]; sites: TraceSite[] } {
+  const planner = new Planner(policy, options);
   const result = planner.plan(entrypoints);
-  return { plan: result, errors: planner.errors };
+  return { plan: result, errors: planner.errors, sites: planner.sites };
+}
+
+/**
+ * The variables of an expression that the source named (not the compiler's temporaries), with
+ * the locals they are bound to after it held, under their source names.
+ */
+function bindingsOf(e: KExpr, env: Env): Array<[string, Local]> {
+  const names = new Set<string>();
+  collectVars(e, names);
+  const out: Array<[string, Local]> = [];
+  for (const name of names) {
+    const local = env.vars.get(name);
+    if (local === undefined || name.startsWith("$")) continue;
+    out.push([name.replace(/\$\d+$/, ""), local]);
+  }
+  return out;
+}
+
+/** Calls `visit` with each body nested in an expression (`not`, `every`, `with`, comprehensions). */
+function forEachNestedBody(node: unknown, visit: (body: KBody) => void): void {
+  if (Array.isArray(node)) {
+    for (const item of node) forEachNestedBody(item, visit);
+    return;
+  }
+  if (typeof node !== "object" || node === null) return;
+  for (const [key, value] of Object.entries(node)) {
+    if (key === "loc") continue;
+    if (key === "body" && Array.isArray(value)) visit(value);
+    else forEachNestedBody(value, visit);
+  }
+}
+
+/** Names of the vars in a kernel expression or term, nested bodies included. */
+function collectVars(node: unknown, into: Set<string>): void {
+  if (Array.isArray(node)) {
+    for (const item of node) collectVars(item, into);
+    return;
+  }
+  if (typeof node !== "object" || node === null) return;
+  if (Reflect.get(node, "type") === "var") {
+    const name: unknown = Reflect.get(node, "name");
+    if (typeof name === "string") into.add(name);
+    return;
+  }
+  for (const [key, value] of Object.entries(node)) if (key !== "loc") collectVars(value, into);
 }

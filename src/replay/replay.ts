@@ -1,0 +1,209 @@
+/**
+ * Replay (issue 19): the logged inputs of past decisions re-run against a candidate policy, to
+ * know what a policy change would change before it ships.
+ *
+ * The entries replayed are the policy evaluations (`path` = the entrypoint: calls and approvals,
+ * as `evaluationEntry` logs them) matching a filter, read from the store a page at a time, newest
+ * first; nothing is written. Each is evaluated by the candidate (a `PolicyEngine`: Writ's compiler,
+ * the opa-wasm SDK) failing closed as the live gateway does, and compared with what the live
+ * policy answered then (`result`; a policy failure was a deny). Only the outcome counts as a
+ * change (allow → deny …); reasons and conditions are reported beside it.
+ *
+ * An entry whose input was redacted before it was logged (its `erased` or `masked` pointers) is
+ * replayed with what was kept, and reported as inexact: its answer may differ from what the whole
+ * input would give, so it is counted apart and never as a change. An entry without an input is
+ * not replayable.
+ */
+import type { DecisionKind, Reason } from "../core/types.ts";
+import { policyDecisionSchema } from "../core/types.ts";
+import { type PolicyEngine, PolicyFailure } from "../policy/index.ts";
+import type { DecisionFilter, DecisionLogEntry, Store } from "../store/types.ts";
+
+/** What one policy said about one input: its outcome, and why. */
+export interface ReplayAnswer {
+  decision: DecisionKind;
+  reasons: Reason[];
+  conditions: unknown[];
+  /** Set when the policy could not decide (the decision is then the fail-closed deny). */
+  failure?: string;
+}
+
+/** One logged decision replayed. */
+export interface ReplayedDecision {
+  kind: "replayed";
+  decision_id: string;
+  seq: number;
+  timestamp: string;
+  subject: string | null;
+  tenant: string | null;
+  action: string | null;
+  /** The revision that decided it then. */
+  revision: string;
+  before: ReplayAnswer;
+  after: ReplayAnswer;
+  /** Whether the outcome differs (for an inexact entry: may differ). */
+  changed: boolean;
+  /** False when the stored input was redacted: the answer is over what was kept of it. */
+  exact: boolean;
+  erased: string[];
+  masked: string[];
+}
+
+/** A logged decision that cannot be replayed at all. */
+export interface UnreplayableDecision {
+  kind: "not_replayable";
+  decision_id: string;
+  seq: number;
+  timestamp: string;
+  why: "missing_input";
+}
+
+export type ReplayResult = ReplayedDecision | UnreplayableDecision;
+
+export interface ReplaySummary {
+  /** The candidate's revision. */
+  candidate_revision: string;
+  /** Policy evaluations matching the filter that were looked at. */
+  considered: number;
+  /** Replayed with their whole input. */
+  exact: number;
+  /** Exact replays whose outcome changed. */
+  changed: number;
+  /** Counts of exact replays by `before → after` outcome. */
+  transitions: Record<string, number>;
+  /** Replayed over a redacted input, and how many of those came out different. */
+  inexact: { count: number; changed: number; transitions: Record<string, number> };
+  not_replayable: number;
+  /** Time spent reading the log and evaluating the candidate, in milliseconds. */
+  read_ms: number;
+  eval_ms: number;
+}
+
+export interface ReplayOptions {
+  /** Which entries (time range, subject, action …); the entrypoint's evaluations among them. */
+  filter?: DecisionFilter;
+  /** At most this many policy evaluations (the newest). */
+  limit?: number;
+  /** Entries read per page (default 500). */
+  pageSize?: number;
+  signal?: AbortSignal;
+}
+
+/** The separator of a transition's key: `allow → deny`. */
+export const ARROW = " → ";
+
+/** What the live policy answered, as the entry recorded it. */
+export function loggedAnswer(entry: DecisionLogEntry): ReplayAnswer {
+  const result = policyDecisionSchema.safeParse(entry.result);
+  if (result.success) {
+    const { decision, reasons, conditions } = result.data;
+    return { decision, reasons, conditions };
+  }
+  // No result: the policy failed, and the call was denied (entry.error names the failure).
+  return {
+    decision: "deny",
+    reasons: entry.reasons,
+    conditions: [],
+    failure: entry.error ?? "policy_undefined",
+  };
+}
+
+/** What `engine` answers for `input`, failing closed as the decide stage does. */
+export function candidateAnswer(engine: PolicyEngine, input: unknown): ReplayAnswer {
+  try {
+    const { decision, reasons, conditions } = engine.evaluateStored(input).decision;
+    return { decision, reasons, conditions };
+  } catch (error) {
+    if (!(error instanceof PolicyFailure)) throw error;
+    return {
+      decision: "deny",
+      reasons: [{ code: error.code, message: error.message, visible_to_model: false }],
+      conditions: [],
+      failure: error.code,
+    };
+  }
+}
+
+/** Replays the entries of `store` against `engine`: iterate for the results, then read `summary`. */
+export class Replay implements AsyncIterable<ReplayResult> {
+  readonly #store: Pick<Store, "queryDecisions">;
+  readonly #engine: PolicyEngine;
+  readonly #options: ReplayOptions;
+  readonly #summary: ReplaySummary;
+
+  constructor(store: Pick<Store, "queryDecisions">, engine: PolicyEngine, options: ReplayOptions = {}) {
+    this.#store = store;
+    this.#engine = engine;
+    this.#options = options;
+    this.#summary = {
+      candidate_revision: engine.revision ?? "none",
+      considered: 0,
+      exact: 0,
+      changed: 0,
+      transitions: {},
+      inexact: { count: 0, changed: 0, transitions: {} },
+      not_replayable: 0,
+      read_ms: 0,
+      eval_ms: 0,
+    };
+  }
+
+  /** The counts so far (complete once the iteration ended). */
+  get summary(): ReplaySummary {
+    return this.#summary;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<ReplayResult> {
+    const { filter = {}, limit = Number.POSITIVE_INFINITY, pageSize = 500, signal } = this.#options;
+    const s = this.#summary;
+    let cursor: string | undefined;
+    do {
+      signal?.throwIfAborted();
+      const started = performance.now();
+      const page = await this.#store.queryDecisions(filter, pageSize, cursor);
+      s.read_ms += performance.now() - started;
+      for (const entry of page.entries) {
+        if (entry.path !== this.#engine.entrypoint) continue;
+        if (s.considered >= limit) return;
+        s.considered++;
+        yield this.#replay(entry);
+      }
+      cursor = page.next_cursor;
+    } while (cursor !== undefined && s.considered < limit);
+  }
+
+  #replay(entry: DecisionLogEntry): ReplayResult {
+    const s = this.#summary;
+    const where = { decision_id: entry.decision_id, seq: entry.seq, timestamp: entry.timestamp };
+    if (entry.input === undefined || entry.input === null) {
+      s.not_replayable++;
+      return { kind: "not_replayable", ...where, why: "missing_input" };
+    }
+    const before = loggedAnswer(entry);
+    const started = performance.now();
+    const after = candidateAnswer(this.#engine, entry.input);
+    s.eval_ms += performance.now() - started;
+    const changed = before.decision !== after.decision;
+    const exact = entry.erased.length === 0 && entry.masked.length === 0;
+    const key = `${before.decision}${ARROW}${after.decision}`;
+    const counts = exact ? s : s.inexact;
+    counts.transitions[key] = (counts.transitions[key] ?? 0) + 1;
+    if (changed) counts.changed++;
+    if (exact) s.exact++;
+    else s.inexact.count++;
+    return {
+      kind: "replayed",
+      ...where,
+      subject: entry.subject,
+      tenant: entry.tenant,
+      action: entry.action,
+      revision: entry.bundles.writ.revision,
+      before,
+      after,
+      changed,
+      exact,
+      erased: entry.erased,
+      masked: entry.masked,
+    };
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The statements and row shape of archived policy revisions (`policy_revisions`, a migration of
+ * its own in each dialect), shared by both stores through sql-store.ts: every revision Writ
+ * loaded, under the id decision-log entries name (`bundles.writ.revision`), with its content (a
+ * folder's sources and data files, or a bundle's bytes). Archiving is idempotent: the first load
+ * of a revision is kept, later loads of it change nothing.
+ */
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
+import { decodeCursor, encodeCursor, pageSize } from "./paging.ts";
+import { pageOf } from "./queries.ts";
+import { parseStored } from "./rows.ts";
+import { raw, type Sql, sql } from "./sql.ts";
+import {
+  type NewPolicyRevision,
+  type PolicyRevisionInfo,
+  type PolicyRevisionPage,
+  type PolicyRevisionRecord,
+  policySourceKinds,
+} from "./types.ts";
+
+const INFO_COLUMNS = raw("seq, id, kind, origin, loaded_at, size, digest");
+
+const newRevisionSchema = z.object({
+  id: z.string().min(1).max(200),
+  kind: z.enum(policySourceKinds),
+  origin: z.string().max(2000),
+  content: z.instanceof(Uint8Array),
+});
+
+const infoRowSchema = z.object({
+  seq: z.number().int().positive(),
+  id: z.string(),
+  kind: z.enum(policySourceKinds),
+  origin: z.string(),
+  loaded_at: z.number().int(),
+  size: z.number().int().nonnegative(),
+  digest: z.string(),
+});
+
+const recordRowSchema = infoRowSchema.extend({ content: z.instanceof(Uint8Array) });
+
+function infoOf(row: z.output<typeof infoRowSchema>): PolicyRevisionInfo {
+  const { seq: _, loaded_at, ...rest } = row;
+  return { ...rest, loaded_at: new Date(loaded_at).toISOString() };
+}
+
+/** The INSERT of a revision, after checking it; it changes nothing when the id is archived already. */
+export function archiveRevisionQuery(revision: NewPolicyRevision, now: Date): Sql {
+  const parsed = newRevisionSchema.safeParse(revision);
+  if (!parsed.success) {
+    throw new WritError("invalid_argument", "the policy revision to archive is invalid", {
+      fieldErrors: fieldErrorsFromZod(parsed.error, "/revision"),
+      suggestedFix:
+        "archive revisions as the policy engine reports them (src/policy/revisions.ts): an id, kind directory or bundle, an origin and the content's bytes",
+    });
+  }
+  const r = parsed.data;
+  const digest = createHash("sha256").update(r.content).digest("hex");
+  return sql`INSERT INTO policy_revisions (id, kind, origin, loaded_at, size, digest, content)
+    VALUES (${r.id}, ${r.kind}, ${r.origin}, ${now.getTime()}, ${r.content.byteLength}, ${digest}, ${r.content})
+    ON CONFLICT (id) DO NOTHING`;
+}
+
+/** Newest first, a page of `limit` after `cursor`; one row more than the page tells whether another follows. */
+export function revisionsQuery(limit: number, cursor: string | undefined): { query: Sql; size: number } {
+  const size = pageSize(limit);
+  const before = cursor === undefined ? raw("") : sql`WHERE seq < ${decodeCursor(cursor)}`;
+  return {
+    query: sql`SELECT ${INFO_COLUMNS} FROM policy_revisions ${before} ORDER BY seq DESC LIMIT ${size + 1}`,
+    size,
+  };
+}
+
+export function revisionsPageOf(rows: readonly unknown[], size: number): PolicyRevisionPage {
+  const page = pageOf(
+    rows,
+    size,
+    (row) => parseStored(infoRowSchema, row, "a policy revision"),
+    (r) => r.seq,
+    encodeCursor,
+  );
+  const revisions = page.items.map(infoOf);
+  return page.next_cursor === undefined ? { revisions } : { revisions, next_cursor: page.next_cursor };
+}
+
+export function revisionQuery(id: string): Sql {
+  return sql`SELECT ${INFO_COLUMNS}, content FROM policy_revisions WHERE id = ${id}`;
+}
+
+export function revisionRecordOf(row: unknown): PolicyRevisionRecord {
+  const r = parseStored(recordRowSchema, row, "a policy revision");
+  const { content, ...info } = r;
+  // Stores hand BLOB/BYTEA columns back as Buffers: the record carries plain bytes.
+  return { ...infoOf(info), content: new Uint8Array(content.buffer, content.byteOffset, content.byteLength) };
+}
