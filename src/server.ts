@@ -31,6 +31,7 @@ import { gatewaySamples } from "./observability/samples.ts";
 import { enableTracing } from "./observability/tracing.ts";
 import { compiledCacheBeside } from "./policy/compiled-cache.ts";
 import { PolicyEngine, type PolicyEngineOptions, RevisionArchive, ShadowPolicy } from "./policy/index.ts";
+import { createScheduling } from "./schedule/index.ts";
 import { openStore, postgresSettings } from "./store/index.ts";
 import type { Store } from "./store/types.ts";
 
@@ -194,6 +195,7 @@ export async function createGateway(
       ...(mcp ? { mcp } : {}),
       ...(config.limits.length === 0 ? {} : { limits: new Limits(config.limits) }),
       ...(shadow ? { shadow } : {}),
+      scheduling: createScheduling(config.scheduling, { store, metrics }),
     };
     if (telemetry?.meter) {
       metrics.mirror(telemetry.meter);

@@ -12,6 +12,8 @@ commands:
   query     decisions matching filters (subject, tenant, action, decision, reason, resource,
             time range), as a table or NDJSON, a page at a time
   show <id> one decision in full: redacted input, result, reasons, revisions, grant, approval
+  explain <id>  why the policy decided it: the rules that produced the result, with the lines and
+            values that made them hold (the archived revision, built instrumented)
   verify    walk the hash chain and check it against the signed checkpoints of its head (and a
             witness's with --witness); exit 0 only when intact, 1 naming what is broken
   export    matching decisions since/until a time, as NDJSON or OPA decision-log events
@@ -27,6 +29,10 @@ const commands = new Map<string, () => Promise<{ run: LogsCommand; usage: string
     async () => import("./logs/query.ts").then((m) => ({ run: m.queryCommand, usage: m.queryUsage })),
   ],
   ["show", async () => import("./logs/show.ts").then((m) => ({ run: m.showCommand, usage: m.showUsage }))],
+  [
+    "explain",
+    async () => import("./logs/explain.ts").then((m) => ({ run: m.explainCommand, usage: m.explainUsage })),
+  ],
   [
     "verify",
     async () => import("./logs/verify.ts").then((m) => ({ run: m.verifyCommand, usage: m.verifyUsage })),

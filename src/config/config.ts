@@ -17,6 +17,7 @@ import { grantsConfigSchema } from "../grants/index.ts";
 import { issuerConfigSchema } from "../identity/index.ts";
 import { limitsConfigSchema, unknownLimitTools } from "../limits/config.ts";
 import { mcpConfigSchema } from "../mcp/config.ts";
+import { schedulingConfigSchema } from "../schedule/config.ts";
 import { storeConfigSchema } from "../store/config.ts";
 
 const resourceSeedSchema = z
@@ -170,6 +171,8 @@ export const gatewayConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /** How a proposal's calls run side by side, and the bounds of concurrency groups (src/schedule/). */
+    scheduling: schedulingConfigSchema.prefault({}),
     tools: toolContractsSchema.default([]),
     /** Budgets and rate limits, charged when the policy allows a call (src/limits/). */
     limits: limitsConfigSchema,

@@ -20,6 +20,8 @@ import { ApprovalsPage } from "./approvals.tsx";
 import { DecisionPage } from "./decision.tsx";
 import { DecisionListPage, decisionListQuerySchema } from "./decisions.tsx";
 import { ErrorPage, sendPage } from "./layout.tsx";
+import { PolicyChangesPage } from "./policy.tsx";
+import { PolicyChangesSource, policyChangesQuerySchema } from "./policy-changes.ts";
 import {
   CONSOLE_PATH,
   type ConsoleEnv,
@@ -233,6 +235,16 @@ export function consoleRoutes(
       c,
       <DecisionPage viewer={viewer} entry={entry} chain={await chain.checkEntries([entry])} />,
     );
+  });
+
+  const policyChanges = new PolicyChangesSource(gw);
+  app.get("/policy", async (c) => {
+    const viewer = c.get("viewer");
+    requireAbility(viewer, "review", roles);
+    const query = parseExternal(policyChangesQuerySchema, c.req.query(), "the page address");
+    const scope = await scopeOf(c, query.tenant, "console /policy");
+    const changes = await policyChanges.read(scope, query);
+    return sendPage(c, <PolicyChangesPage viewer={viewer} query={query} changes={changes} />);
   });
 
   app.get("/approvals", async (c) => {

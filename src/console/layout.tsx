@@ -71,6 +71,7 @@ export const Layout: FC<PropsWithChildren<{ title: string; viewer?: Viewer | und
         {viewer && (
           <nav>
             {viewer.canReview && <a href="/console/decisions">Decisions</a>}
+            {viewer.canReview && <a href="/console/policy">Policy changes</a>}
             {viewer.canApprove && <a href="/console/approvals">Approvals</a>}
           </nav>
         )}

@@ -12,6 +12,7 @@ import type { McpUpstreams } from "../mcp/upstream.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
 import type { PolicyEngine } from "../policy/index.ts";
 import type { LayeredResult } from "../results/index.ts";
+import type { Scheduling } from "../schedule/index.ts";
 import type { Store } from "../store/types.ts";
 import type { WritErrorBody } from "./errors.ts";
 import type { CallObserver, InProcessHandler } from "./handlers.ts";
@@ -46,6 +47,8 @@ export interface Gateway {
   credentials: CredentialResolver;
   /** Connections to the upstream MCP servers (`backend: {kind: mcp}` contracts). */
   mcp?: McpUpstreams;
+  /** How a proposal's calls run side by side, and concurrency groups (default: `scheduling`'s defaults). */
+  scheduling?: Scheduling;
   /** Budgets and rate limits (`limits:`), charged at the decision stage; absent: none. */
   limits?: Limits;
   /** A candidate policy deciding beside the live one, off the answer's path (`policy.shadow`). */
@@ -61,6 +64,8 @@ export interface ShadowCallContext {
 }
 
 export interface ShadowObserver {
+  /** The shadow policy's revision (undefined before it loaded). */
+  readonly revision: string | undefined;
   /** Queues the call for the shadow policy; never throws, never waits. */
   observe(
     input: PolicyInput,

@@ -198,6 +198,32 @@ export class GatewayMetrics {
     "writ_shadow_dropped_total",
     "Calls the shadow policy skipped because its queue was full (the live answer is never held up by it).",
   );
+  readonly groupWaiting = new Gauge(
+    "writ_concurrency_group_waiting",
+    "Calls of a concurrency group waiting for their turn in this instance, by group.",
+  );
+  readonly groupRunning = new Gauge(
+    "writ_concurrency_group_running",
+    "Calls of a concurrency group running in this instance (0 or 1), by group.",
+  );
+  readonly groupWaits = new Counter(
+    "writ_concurrency_group_waits_total",
+    "Calls that found their concurrency group busy and waited, by group and result (ran, timed_out, cancelled).",
+  );
+  readonly groupWaitSeconds = new Histogram(
+    "writ_concurrency_group_wait_seconds",
+    "Time a call of a concurrency group waited for its turn (0 when the group was free), by group.",
+    [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30],
+  );
+  readonly scheduledCalls = new Counter(
+    "writ_scheduled_calls_total",
+    "Calls of proposals with several calls, by schedule: concurrent (read-only, run beside each other) or ordered (side effects, run alone in order).",
+  );
+  readonly concurrentCalls = new Histogram(
+    "writ_proposal_concurrent_calls",
+    "The most calls of one proposal (with several calls) that ran at the same time.",
+    [1, 2, 3, 4, 6, 8, 16, 32],
+  );
 
   private all(): Array<Counter | Histogram> {
     return [
@@ -213,6 +239,12 @@ export class GatewayMetrics {
       this.limitRefusals,
       this.shadowDecisions,
       this.shadowDropped,
+      this.groupWaiting,
+      this.groupRunning,
+      this.groupWaits,
+      this.groupWaitSeconds,
+      this.scheduledCalls,
+      this.concurrentCalls,
     ];
   }
 

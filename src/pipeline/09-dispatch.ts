@@ -17,6 +17,7 @@ import { dispatchHttp } from "../dispatch/index.ts";
 import { GrantError, type GrantErrorCode, verifyGrant } from "../executor/index.ts";
 import { promptOutput, resourceOutput, upstreamOutput } from "../mcp/output.ts";
 import { type NormalizedCall, resourceMatch } from "../normalize/index.ts";
+import { schedulingOf } from "../schedule/index.ts";
 import type { StoredResource } from "../store/types.ts";
 import { executorOf } from "./07-grant.ts";
 
@@ -239,7 +240,27 @@ export async function dispatch(gw: Gateway, req: DispatchRequest): Promise<Dispa
   if (req.subject && (claims.sub !== req.subject.id || claims.tnt !== req.subject.tenant)) {
     throw new GrantRefusedError("wrong_subject", `it was issued to ${claims.sub}, not to the caller`, claims);
   }
+  const group = n.contract.concurrency_group;
+  if (group === undefined) return runGranted(gw, req, args, claims, started);
+  // Calls of one group never overlap: the turn comes before the conditions read the resource,
+  // and a call that waits too long fails before its grant is used.
+  const turn = await schedulingOf(gw).groups.enter(n.contract, group, req.observer?.signal);
+  try {
+    return await runGranted(gw, req, args, claims, started);
+  } finally {
+    await turn.release();
+  }
+}
 
+/** A verified grant's call: its conditions enforced, the grant used, the backend run. */
+async function runGranted(
+  gw: Gateway,
+  req: DispatchRequest,
+  args: Record<string, unknown>,
+  claims: GrantClaims,
+  started: number,
+): Promise<Dispatched> {
+  const { n } = req;
   // Conditions, against the resource as it is now; then the single use.
   const stored = n.resource ? await gw.store.getResource(n.resource.type, n.resource.id) : undefined;
   enforceConditions(claims.cnd, args, stored?.revision);

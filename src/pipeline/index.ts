@@ -14,6 +14,9 @@
  *   10. result     — 10-result:    the layered result of DESIGN section 7
  *
  * The log entry is written before dispatch so that no grant exists without its entry.
+ * A proposal's calls walk stages 4–10 in the order of `schedule.ts`: read-only calls side by side,
+ * calls with side effects alone and in order; calls of one `concurrency_group` take turns at
+ * dispatch (src/schedule/groups.ts).
  *
  * Each stage call goes through `stage()` (src/observability/tracing.ts): a child span of the
  * request's when OpenTelemetry traces the request, the call itself otherwise.
@@ -47,6 +50,7 @@ import {
   tracedCall,
 } from "../observability/tracing.ts";
 import { type LayeredResult, ToolFailedError } from "../results/index.ts";
+import { schedulingOf } from "../schedule/index.ts";
 import { intake } from "./01-intake.ts";
 import { normalizeCalls } from "./02-normalize.ts";
 import { identify } from "./03-identity.ts";
@@ -57,6 +61,7 @@ import { issueGrant } from "./07-grant.ts";
 import { currentRevision, INTAKE_PATH, logDecision } from "./08-log.ts";
 import { type DispatchRequest, dispatch, GrantRefusedError } from "./09-dispatch.ts";
 import { result } from "./10-result.ts";
+import { runScheduled } from "./schedule.ts";
 
 export { type DiscoveredTool, ToolDiscovery } from "../discovery/index.ts";
 export { logRefusedRequest } from "./03-identity.ts";
@@ -84,8 +89,8 @@ export async function handleProposal(gw: Gateway, req: ProposalRequest): Promise
     () => identify(gw, req, calls, normalized),
     subjectAttributes,
   ); // 3
-  const outcomes: CallOutcome[] = [];
-  for (const [i, call] of calls.entries()) {
+  const decideOne = async (i: number): Promise<CallOutcome> => {
+    const call = calls[i]!;
     const n = normalized[i]!;
     const callStarted = performance.now();
     const outcome =
@@ -94,9 +99,30 @@ export async function handleProposal(gw: Gateway, req: ProposalRequest): Promise
         : await decideCall(gw, req, call, subject, n);
     gw.metrics.decisions.inc({ decision: outcome.decision });
     gw.metrics.decisionSeconds.observe((performance.now() - callStarted) / 1000);
-    outcomes.push(outcome);
-  }
-  return outcomes;
+    return outcome;
+  };
+  if (calls.length <= 1) return calls.length === 0 ? [] : [await decideOne(0)];
+  // Read-only calls side by side (bounded), calls with side effects alone and in order (4–10).
+  const { results, stats } = await runScheduled(
+    {
+      count: calls.length,
+      // A call that did not normalize is refused without running: it has no side effect.
+      readOnly: (i) => {
+        const n = normalized[i]!;
+        return n instanceof WritError || n.contract.side_effect === "none";
+      },
+      group: (i) => {
+        const n = normalized[i]!;
+        return n instanceof WritError ? undefined : n.contract.concurrency_group;
+      },
+      limit: schedulingOf(gw).maxConcurrentReads,
+    },
+    decideOne,
+  );
+  gw.metrics.scheduledCalls.inc({ schedule: "concurrent" }, stats.concurrent);
+  gw.metrics.scheduledCalls.inc({ schedule: "ordered" }, stats.ordered);
+  gw.metrics.concurrentCalls.observe(stats.peak);
+  return results;
 }
 
 /** Stages 4–10 for one well-formed call of an authenticated caller. */

@@ -13,7 +13,6 @@
 import { createHash } from "node:crypto";
 import { type FSWatcher, type Stats, unwatchFile, watch, watchFile } from "node:fs";
 import path from "node:path";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import type { PolicyDecision, PolicyInput } from "../core/types.ts";
 import type { RegoSource } from "../rego/build.ts";
@@ -25,10 +24,10 @@ import {
   BUNDLE_FETCH_TIMEOUT_MS,
   bundleOrigin,
   type DirectorySources,
+  dataOfFiles,
   digestOf,
   isBundleUrl,
   type LoadedRevision,
-  mergeAt,
   readBundleFile,
   readDirectorySources,
   splitPolicyFiles,
@@ -125,19 +124,7 @@ export class PolicyEngine {
       const file = path.join(dir, f.path);
       return { file: path.relative(this.sourceRoot ?? process.cwd(), file) || file, source: f.text };
     });
-    const data: Record<string, unknown> = {};
-    for (const f of dataFiles) {
-      let value: unknown;
-      try {
-        value = f.path.endsWith(".json") ? JSON.parse(f.text) : parseYaml(f.text);
-      } catch (error) {
-        throw new PolicyLoadError(`cannot read data file ${path.join(dir, f.path)}`, [
-          error instanceof Error ? error.message : String(error),
-        ]);
-      }
-      const rel = path.dirname(f.path);
-      mergeAt(data, rel === "." ? [] : rel.split(path.sep), value);
-    }
+    const data = dataOfFiles(dataFiles, dir);
     // The revision depends on the files' paths inside the folder and their contents only, so
     // instances started from different working directories agree on it.
     const hash = createHash("sha256");

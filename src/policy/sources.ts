@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
+import { parse as parseYaml } from "yaml";
 import { isRecord } from "../core/json.ts";
 import { PolicyLoadError } from "./errors.ts";
 
@@ -58,6 +59,27 @@ export async function readDirectorySources(dir: string): Promise<DirectorySource
     })),
   );
   return { kind: "directory", origin: dir, files };
+}
+
+/**
+ * A folder's data files merged into one document, each at its folder's path (as OPA loads
+ * bundles). Throws PolicyLoadError naming a file that does not parse.
+ */
+export function dataOfFiles(dataFiles: readonly PolicyFile[], dir: string): Record<string, unknown> {
+  const data: Record<string, unknown> = {};
+  for (const f of dataFiles) {
+    let value: unknown;
+    try {
+      value = f.path.endsWith(".json") ? JSON.parse(f.text) : parseYaml(f.text);
+    } catch (error) {
+      throw new PolicyLoadError(`cannot read data file ${path.join(dir, f.path)}`, [
+        error instanceof Error ? error.message : String(error),
+      ]);
+    }
+    const rel = path.dirname(f.path);
+    mergeAt(data, rel === "." ? [] : rel.split(path.sep), value);
+  }
+  return data;
 }
 
 /** A folder's files split into Rego sources (tests excluded) and data files, in their order. */

@@ -11,12 +11,15 @@
  *
  * An entry whose input was redacted before it was logged (its `erased` or `masked` pointers) is
  * replayed with what was kept, and reported as inexact: its answer may differ from what the whole
- * input would give, so it is counted apart and never as a change. An entry without an input is
- * not replayable.
+ * input would give, so it is counted apart and never as a change. With the archive of revisions
+ * (`archive`), the revision that decided it then is evaluated over the same kept input too (the
+ * `baseline`), so that an inexact entry counts as changed only when the policies disagree over the
+ * same input, not because of what redaction removed. An entry without an input is not replayable.
  */
 import type { DecisionKind, Reason } from "../core/types.ts";
 import { policyDecisionSchema } from "../core/types.ts";
-import { type PolicyEngine, PolicyFailure } from "../policy/index.ts";
+import type { CompiledPolicyCache } from "../policy/compiled-cache.ts";
+import { loadRevision, PolicyEngine, PolicyFailure } from "../policy/index.ts";
 import type { DecisionFilter, DecisionLogEntry, Store } from "../store/types.ts";
 
 /** What one policy said about one input: its outcome, and why. */
@@ -41,7 +44,15 @@ export interface ReplayedDecision {
   revision: string;
   before: ReplayAnswer;
   after: ReplayAnswer;
-  /** Whether the outcome differs (for an inexact entry: may differ). */
+  /**
+   * For an inexact entry whose revision is archived: what that revision answers over the kept
+   * input (what `after` is compared with).
+   */
+  baseline?: ReplayAnswer;
+  /**
+   * Whether the outcome differs: from `before` for an exact entry; for an inexact one, from
+   * `baseline` when there is one, else from `before` (then it may be redaction's doing).
+   */
   changed: boolean;
   /** False when the stored input was redacted: the answer is over what was kept of it. */
   exact: boolean;
@@ -71,8 +82,11 @@ export interface ReplaySummary {
   changed: number;
   /** Counts of exact replays by `before → after` outcome. */
   transitions: Record<string, number>;
-  /** Replayed over a redacted input, and how many of those came out different. */
-  inexact: { count: number; changed: number; transitions: Record<string, number> };
+  /**
+   * Replayed over a redacted input, how many of those came out different, how many were compared
+   * with their archived revision over the same input.
+   */
+  inexact: { count: number; changed: number; baselined: number; transitions: Record<string, number> };
   not_replayable: number;
   /** Time spent reading the log and evaluating the candidate, in milliseconds. */
   read_ms: number;
@@ -86,6 +100,12 @@ export interface ReplayOptions {
   limit?: number;
   /** Entries read per page (default 500). */
   pageSize?: number;
+  /** The archived revisions: an inexact entry is also evaluated by the revision that decided it. */
+  archive?: {
+    store: Pick<Store, "getPolicyRevision">;
+    /** Where their compiled modules are looked up and kept. */
+    compiledCache?: CompiledPolicyCache;
+  };
   signal?: AbortSignal;
 }
 
@@ -108,13 +128,18 @@ export function loggedAnswer(entry: DecisionLogEntry): ReplayAnswer {
   };
 }
 
-/** What `engine` answers for `input`, failing closed as the decide stage does. */
-export function candidateAnswer(engine: PolicyEngine, input: unknown): ReplayAnswer {
+/**
+ * What `engine` answers for `input`, failing closed as the decide stage does. An evaluation over
+ * the time budget is tried once more before it counts: a replay shares its machine with other
+ * work (and its own garbage collection), and a CI gate must not fail on one slow turn.
+ */
+export function candidateAnswer(engine: PolicyEngine, input: unknown, retrySlow = true): ReplayAnswer {
   try {
     const { decision, reasons, conditions } = engine.evaluateStored(input).decision;
     return { decision, reasons, conditions };
   } catch (error) {
     if (!(error instanceof PolicyFailure)) throw error;
+    if (error.code === "policy_too_slow" && retrySlow) return candidateAnswer(engine, input, false);
     return {
       decision: "deny",
       reasons: [{ code: error.code, message: error.message, visible_to_model: false }],
@@ -130,6 +155,8 @@ export class Replay implements AsyncIterable<ReplayResult> {
   readonly #engine: PolicyEngine;
   readonly #options: ReplayOptions;
   readonly #summary: ReplaySummary;
+  /** Engines of archived revisions, by id (undefined: not archived, or it does not load). */
+  readonly #archived = new Map<string, Promise<PolicyEngine | undefined>>();
 
   constructor(store: Pick<Store, "queryDecisions">, engine: PolicyEngine, options: ReplayOptions = {}) {
     this.#store = store;
@@ -141,7 +168,7 @@ export class Replay implements AsyncIterable<ReplayResult> {
       exact: 0,
       changed: 0,
       transitions: {},
-      inexact: { count: 0, changed: 0, transitions: {} },
+      inexact: { count: 0, changed: 0, baselined: 0, transitions: {} },
       not_replayable: 0,
       read_ms: 0,
       eval_ms: 0,
@@ -154,7 +181,9 @@ export class Replay implements AsyncIterable<ReplayResult> {
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<ReplayResult> {
-    const { filter = {}, limit = Number.POSITIVE_INFINITY, pageSize = 500, signal } = this.#options;
+    const { limit = Number.POSITIVE_INFINITY, pageSize = 500, signal } = this.#options;
+    // The store selects the entrypoint's evaluations (the path index) unless a path is asked for.
+    const filter = { path: this.#engine.entrypoint, ...this.#options.filter };
     const s = this.#summary;
     let cursor: string | undefined;
     do {
@@ -166,13 +195,34 @@ export class Replay implements AsyncIterable<ReplayResult> {
         if (entry.path !== this.#engine.entrypoint) continue;
         if (s.considered >= limit) return;
         s.considered++;
-        yield this.#replay(entry);
+        yield await this.#replay(entry);
       }
       cursor = page.next_cursor;
     } while (cursor !== undefined && s.considered < limit);
   }
 
-  #replay(entry: DecisionLogEntry): ReplayResult {
+  /** The engine of an archived revision, loaded once; undefined when it is not to be had. */
+  #revisionEngine(id: string): Promise<PolicyEngine | undefined> {
+    const archive = this.#options.archive;
+    if (archive === undefined) return Promise.resolve(undefined);
+    let engine = this.#archived.get(id);
+    if (engine === undefined) {
+      engine = (async () => {
+        const record = await archive.store.getPolicyRevision(id);
+        if (record === undefined) return undefined;
+        const loaded = new PolicyEngine({
+          entrypoint: this.#engine.entrypoint,
+          ...(archive.compiledCache === undefined ? {} : { compiledCache: archive.compiledCache }),
+        });
+        await loadRevision(loaded, record);
+        return loaded;
+      })().catch(() => undefined);
+      this.#archived.set(id, engine);
+    }
+    return engine;
+  }
+
+  async #replay(entry: DecisionLogEntry): Promise<ReplayResult> {
     const s = this.#summary;
     const where = { decision_id: entry.decision_id, seq: entry.seq, timestamp: entry.timestamp };
     if (entry.input === undefined || entry.input === null) {
@@ -183,8 +233,11 @@ export class Replay implements AsyncIterable<ReplayResult> {
     const started = performance.now();
     const after = candidateAnswer(this.#engine, entry.input);
     s.eval_ms += performance.now() - started;
-    const changed = before.decision !== after.decision;
     const exact = entry.erased.length === 0 && entry.masked.length === 0;
+    const archived = exact ? undefined : await this.#revisionEngine(entry.bundles.writ.revision);
+    const baseline = archived === undefined ? undefined : candidateAnswer(archived, entry.input);
+    if (baseline !== undefined) s.inexact.baselined++;
+    const changed = (baseline ?? before).decision !== after.decision;
     const key = `${before.decision}${ARROW}${after.decision}`;
     const counts = exact ? s : s.inexact;
     counts.transitions[key] = (counts.transitions[key] ?? 0) + 1;
@@ -200,6 +253,7 @@ export class Replay implements AsyncIterable<ReplayResult> {
       revision: entry.bundles.writ.revision,
       before,
       after,
+      ...(baseline === undefined ? {} : { baseline }),
       changed,
       exact,
       erased: entry.erased,

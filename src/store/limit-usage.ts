@@ -1,5 +1,5 @@
 /**
- * The buckets of limits (`limit_usage`, SQLite migration 12, PostgreSQL migration 13), shared by
+ * The buckets of limits (`limit_usage`, SQLite migration 13, PostgreSQL migration 14), shared by
  * both stores: one row per bucket key holding how much was used (`level`) as of a time (`at`,
  * milliseconds since the Unix epoch). A bucket drains continuously at its limit's rate, so what
  * is used now is `max(0, level - rate × elapsed)`; a step budget never drains. An instance whose

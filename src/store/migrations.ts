@@ -231,6 +231,20 @@ CREATE TABLE policy_revisions (
   },
   {
     version: 12,
+    name: "concurrency group leases",
+    sql: `
+-- Who runs a committing call of a concurrency group now (src/schedule/groups.ts), across every
+-- instance on this file: one row per group while its lease is held; lease_until is milliseconds
+-- since the Unix epoch, renewed while the call runs, and a lease past it is taken over.
+CREATE TABLE group_leases (
+  grp TEXT PRIMARY KEY,
+  holder TEXT NOT NULL,
+  lease_until INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+`,
+  },
+  {
+    version: 13,
     name: "limit usage",
     sql: `
 -- The buckets of limits (src/limits/, store/limit-usage.ts): key names the limit and the values it

@@ -233,9 +233,22 @@ CREATE TABLE policy_revisions (
   },
   {
     version: 13,
+    name: "concurrency group leases",
+    sql: `
+-- As SQLite's version 12: the holder of each concurrency group's lease while its committing call
+-- runs, across every instance (lease_until in milliseconds since the Unix epoch).
+CREATE TABLE group_leases (
+  grp TEXT PRIMARY KEY,
+  holder TEXT NOT NULL,
+  lease_until BIGINT NOT NULL
+);
+`,
+  },
+  {
+    version: 14,
     name: "limit usage",
     sql: `
--- As SQLite's version 12: one row per bucket of a limit, what was used (level) as of at
+-- As SQLite's version 13: one row per bucket of a limit, what was used (level) as of at
 -- (milliseconds since the Unix epoch).
 CREATE TABLE limit_usage (
   key TEXT PRIMARY KEY,

@@ -21,6 +21,7 @@ import {
   useSessionQuery,
 } from "./console-sessions.ts";
 import type { Dialect } from "./dialect.ts";
+import { claimGroupLeaseQuery, releaseGroupLeaseQuery } from "./group-leases.ts";
 import { type LimitBucket, usageQuery, usageRows, usedNow } from "./limit-usage.ts";
 import {
   advanceShippingQuery,
@@ -476,6 +477,25 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   async getPolicyRevision(id: string): Promise<PolicyRevisionRecord | undefined> {
     const [row] = await this.rows("read a policy revision", revisionQuery(id));
     return row === undefined ? undefined : revisionRecordOf(row);
+  }
+
+  // ------------------------------------------------------------------------------ group leases
+
+  async claimGroupLease(
+    group: string,
+    holder: string,
+    leaseUntil: Date,
+    now: Date = this.clock(),
+  ): Promise<boolean> {
+    const rows = await this.rows(
+      "claim a concurrency group's lease",
+      claimGroupLeaseQuery(group, holder, leaseUntil, now),
+    );
+    return rows.length === 1;
+  }
+
+  async releaseGroupLease(group: string, holder: string): Promise<void> {
+    await this.execute("release a concurrency group's lease", releaseGroupLeaseQuery(group, holder));
   }
 
   // ------------------------------------------------------------------------------ approvals

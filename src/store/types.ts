@@ -445,6 +445,14 @@ export interface Store {
   logShipping(target: string): Promise<LogShippingState | undefined>;
 
   /**
+   * Takes or renews the lease of concurrency group `group` for `holder` (until `leaseUntil`)
+   * unless another holder's lease still runs at `now`: whether `holder` has it now. Committing
+   * calls of one group run only while their instance holds its lease (src/schedule/groups.ts).
+   */
+  claimGroupLease(group: string, holder: string, leaseUntil: Date, now?: Date): Promise<boolean>;
+  /** Gives the lease up when `holder` has it (its call ended): the next claim gets it at once. */
+  releaseGroupLease(group: string, holder: string): Promise<void>;
+  /**
    * What is used of each bucket at `now` (0 for a bucket never charged), in the order given: the
    * usage the policy sees before it decides (src/limits/).
    */

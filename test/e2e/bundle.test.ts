@@ -136,6 +136,16 @@ describe("a gateway whose policy comes from a bundle server", () => {
     bundle = await bundleOf(sample.replace('\t"repo.read": "read",\n', ""), "rev-2");
     etag = '"rev-2"';
     await revisionBecomes("rev-2");
+    // Both revisions polled from the server are archived, with the bytes it served.
+    const archived = await waitFor("rev-2 archived", async () =>
+      gw?.gateway.store.getPolicyRevision("rev-2"),
+    );
+    expect(archived).toMatchObject({
+      kind: "bundle",
+      origin: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/bundles\/writ\.tar\.gz$/),
+    });
+    expect(Buffer.from(archived.content)).toEqual(Buffer.from(bundle));
+    expect(await gw?.gateway.store.getPolicyRevision("rev-1")).toMatchObject({ kind: "bundle" });
     const token = await gw?.token("alice", { tenant: "demo" });
     expect((await gw?.propose(token, readCall))?.text).toContain('"decision":"deny"');
 

@@ -16,6 +16,7 @@ import {
   RevisionArchive,
   revisionDocument,
 } from "../../src/policy/index.ts";
+import { bundleOrigin } from "../../src/policy/sources.ts";
 import { buildPolicy } from "../../src/rego/build.ts";
 import { writeBundle } from "../../src/rego/bundle/index.ts";
 import { SqliteStore } from "../../src/store/index.ts";
@@ -145,6 +146,13 @@ describe("archived policy revisions", () => {
     expect(archive.unarchived).toEqual([]);
     const ids = (await store.listPolicyRevisions(10)).revisions.map((r) => r.id);
     expect(ids.sort()).toEqual([first, second].sort());
+  });
+
+  it("names a bundle server without the credentials or query of its URL", () => {
+    expect(bundleOrigin("https://user:secret@bundles.example/writ.tar.gz?token=abc#x")).toBe(
+      "https://bundles.example/writ.tar.gz",
+    );
+    expect(bundleOrigin("bundles/writ.tar.gz")).toBe("bundles/writ.tar.gz");
   });
 
   it("reports each load to onLoad with what it was loaded from", async () => {

@@ -5,7 +5,7 @@
  * policy; redacted inputs are reported as inexact and an entry without input as not replayable;
  * --since/--until, filters and --limit select the right entries.
  */
-import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,16 +14,16 @@ import type { CommandIo } from "../../src/cli/logs/io.ts";
 import { replayCommand } from "../../src/cli/policy/replay.ts";
 import { policyCommand } from "../../src/cli/policy.ts";
 import { compiledCacheBeside } from "../../src/policy/compiled-cache.ts";
-import { PolicyEngine } from "../../src/policy/index.ts";
+import { archivedRevision, PolicyEngine } from "../../src/policy/index.ts";
+import { readDirectorySources } from "../../src/policy/sources.ts";
 import { loadCandidate, Replay, type ReplayResult } from "../../src/replay/index.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { writeConfigFile } from "../support/config-file.ts";
-import { repoRoot } from "../support/paths.ts";
-import { type WrittenEntry, writeReplayLog } from "../support/replay-log.ts";
+import { samplePolicy, tightenedSample, type WrittenEntry, writeReplayLog } from "../support/replay-log.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
 const FROM = new Date("2026-11-01T00:00:00.000Z");
-const sample = path.join(repoRoot, "policies");
+const sample = samplePolicy;
 
 let tmp: string;
 let store: SqliteStore;
@@ -31,18 +31,6 @@ let config: string;
 let tight: string;
 let written: WrittenEntry[];
 const NO_INPUT_ID = "d-no-input";
-
-/** The sample policy with one more refusal: repository search is closed. */
-async function tightenedCopy(dir: string): Promise<string> {
-  await cp(sample, dir, { recursive: true });
-  const file = path.join(dir, "writ", "decision.rego");
-  const source = await readFile(file, "utf8");
-  await writeFile(
-    file,
-    `${source}\ndenials contains reason("search_closed", "repository search is closed") if input.action.name == "repo.search"\n`,
-  );
-  return dir;
-}
 
 beforeAll(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), "writ-replay-"));
@@ -63,7 +51,7 @@ beforeAll(async () => {
     input: null,
     path: "writ/decision",
   });
-  tight = await tightenedCopy(path.join(tmp, "tight"));
+  tight = await tightenedSample(path.join(tmp, "tight"));
 }, 60_000);
 
 afterAll(async () => {
@@ -117,10 +105,8 @@ const reportSchema = z.object({
 
 describe("replaying a week of decisions", () => {
   it("reports exactly the decisions the tightened rule changes, with counts by transition", async () => {
-    const candidate = await loadCandidate(tight, {
-      entrypoint: "writ/decision",
-      compiledCache: compiledCacheBeside(path.join(tmp, "writ.db")),
-    });
+    const cache = compiledCacheBeside(path.join(tmp, "writ.db"));
+    const candidate = await loadCandidate(tight, { entrypoint: "writ/decision", compiledCache: cache });
     const replay = new Replay(store, candidate, { pageSize: 300 });
     const results: ReplayResult[] = [];
     for await (const result of replay) results.push(result);
@@ -165,6 +151,25 @@ describe("replaying a week of decisions", () => {
     expect(s.inexact.count).toBe(redacted.length);
     expect(s.read_ms).toBeGreaterThan(0);
     expect(s.eval_ms).toBeGreaterThan(0);
+    expect(s.inexact.baselined).toBe(0);
+
+    // With the revision that decided them archived, redacted inputs are also run through it: the
+    // sample over a masked query allows as it did, so the candidate's denial is the policies' doing.
+    const live = await readDirectorySources(sample);
+    const liveId = results.find((r) => r.kind === "replayed")?.revision ?? "";
+    await store.archivePolicyRevision(archivedRevision({ id: liveId, sources: live }));
+    const archived = new Replay(store, candidate, { archive: { store, compiledCache: cache } });
+    const inexact: ReplayResult[] = [];
+    for await (const r of archived) if (r.kind === "replayed" && !r.exact) inexact.push(r);
+    expect(archived.summary.inexact.baselined).toBe(redacted.length);
+    for (const r of inexact) {
+      if (r.kind !== "replayed") continue;
+      expect(r.baseline?.decision).toBe(r.before.decision);
+      expect(r.changed).toBe(r.baseline?.decision !== r.after.decision);
+    }
+    expect(archived.summary.inexact.changed).toBe(
+      redacted.filter((e) => e.decision === "allow" && e.action === "repo.search").length,
+    );
   });
 
   it("--fail-on-change exits 1 for the tightened policy and 0 for the same policy; json lists what changed and what is inexact", async () => {
@@ -197,7 +202,12 @@ describe("replaying a week of decisions", () => {
     expect(table.out).toMatch(
       new RegExp(`^changed .*allow → deny.*${expected[0]?.decision_id}  reasons -? ?→ search_closed`, "m"),
     );
-    expect(table.out).toMatch(/^inexact .*masked \/action\/args\/query/m);
+    expect(table.out).toMatch(
+      /^inexact .*masked \/action\/args\/query; its revision over the kept input: allow$/m,
+    );
+    expect(table.out).toMatch(
+      /^over redacted inputs: \d+ of \d+ may have changed \(\d+ compared with the archived revision/m,
+    );
     expect(table.out).toContain(`${NO_INPUT_ID}  the entry holds no input`);
   });
 

@@ -18,6 +18,7 @@ import { approvalContract, idempotencyContract } from "./contract-approvals.ts";
 import { checkpointContract } from "./contract-checkpoints.ts";
 import { concurrencyContract } from "./contract-concurrency.ts";
 import { consoleSessionContract } from "./contract-console-sessions.ts";
+import { groupLeaseContract } from "./contract-group-leases.ts";
 import { limitContract } from "./contract-limits.ts";
 import { logShippingContract } from "./contract-log-shipping.ts";
 import { policyRevisionContract } from "./contract-policy-revisions.ts";
@@ -446,4 +447,5 @@ export function storeContract(h: StoreHarness): void {
   logShippingContract(h);
   limitContract(h);
   policyRevisionContract(h);
+  groupLeaseContract(h);
 }

@@ -45,7 +45,14 @@ export interface Deployment {
 
 const LISTENING = /writ listening on (http:\/\/\S+)/;
 
-export async function startDeployment(store: DeploymentStore): Promise<Deployment> {
+/**
+ * `configure` changes the configuration document before it is written (tools, scheduling, …);
+ * it gets the deployment's temp folder, e.g. to write a policy into `<tmp>/policies`.
+ */
+export async function startDeployment(
+  store: DeploymentStore,
+  configure?: (document: Record<string, unknown>, tmp: string) => Promise<Record<string, unknown>>,
+): Promise<Deployment> {
   const tmp = await mkdtemp(path.join(os.tmpdir(), "writ-scale-"));
   const processes: WritProcess[] = [];
   let jwks: JwksServer | undefined;
@@ -57,22 +64,20 @@ export async function startDeployment(store: DeploymentStore): Promise<Deploymen
     const configFile = path.join(tmp, "writ.json");
     // JSON is YAML; relative paths are resolved against this file's folder.
     const defaults = await defaultConfigDocument();
-    await writeFile(
-      configFile,
-      JSON.stringify({
-        ...defaults,
-        server: { host: "127.0.0.1", port: 0 },
-        store: "postgres" in store ? { postgres: { url: store.postgres, max_connections: 10 } } : store,
-        policy: { dir: policyDir, watch: true },
-        identity: {
-          issuers: [
-            { issuer: TEST_ISSUER, audience: TEST_AUDIENCE, algorithms: ["EdDSA"], jwks_uri: jwks.url },
-          ],
-          dev_issuer: { enabled: false },
-        },
-        grants: { issuer: "writ", default_ttl_s: 300, max_ttl_s: 600 },
-      }),
-    );
+    const document: Record<string, unknown> = {
+      ...defaults,
+      server: { host: "127.0.0.1", port: 0 },
+      store: "postgres" in store ? { postgres: { url: store.postgres, max_connections: 10 } } : store,
+      policy: { dir: policyDir, watch: true },
+      identity: {
+        issuers: [
+          { issuer: TEST_ISSUER, audience: TEST_AUDIENCE, algorithms: ["EdDSA"], jwks_uri: jwks.url },
+        ],
+        dev_issuer: { enabled: false },
+      },
+      grants: { issuer: "writ", default_ttl_s: 300, max_ttl_s: 600 },
+    };
+    await writeFile(configFile, JSON.stringify(configure ? await configure(document, tmp) : document));
     const server = jwks;
     return {
       store,

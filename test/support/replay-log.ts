@@ -1,16 +1,25 @@
 /**
  * A decision log to replay, written quickly: realistic policy inputs for the sample policy's tools
  * (repository reads, searches, edits, payment drafts and commits, by owners and others), decided
- * by a loaded engine, redacted as the log redacts them, and appended straight through the store
- * in batches with timestamps spread over a time span. A few refusals decided before the policy
+ * by a loaded engine, and appended through the decision log (redacted, written to the store in
+ * batches) with timestamps spread over a time span. A few refusals decided before the policy
  * (`writ/intake`) are mixed in, as in a real log. Used by test/replay/ and bench/replay.ts.
  */
 
+import { cp, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { WritError } from "../../src/core/errors.ts";
 import type { PolicyInput, SideEffect } from "../../src/core/types.ts";
-import { evaluationEntry, redact, refusalEntry } from "../../src/decisionlog/index.ts";
+import {
+  DecisionLog,
+  type DecisionParts,
+  evaluationEntry,
+  redact,
+  refusalEntry,
+} from "../../src/decisionlog/index.ts";
 import type { PolicyEngine } from "../../src/policy/index.ts";
-import type { NewDecisionEntry, Store } from "../../src/store/types.ts";
+import type { Store } from "../../src/store/types.ts";
+import { repoRoot } from "./paths.ts";
 
 /** What the test needs to know of each entry written. */
 export interface WrittenEntry {
@@ -33,6 +42,24 @@ export interface LogSpec {
   batch?: number;
   /** Seed of the deterministic mix. */
   seed?: number;
+}
+
+/** The sample policy folder. */
+export const samplePolicy = path.join(repoRoot, "policies");
+
+/**
+ * A copy of the sample policy in `dir` with one more refusal: repository search is closed (the
+ * reason `search_closed`). Replayed, it changes exactly the searches that were allowed.
+ */
+export async function tightenedSample(dir: string): Promise<string> {
+  await cp(samplePolicy, dir, { recursive: true });
+  const file = path.join(dir, "writ", "decision.rego");
+  const source = await readFile(file, "utf8");
+  await writeFile(
+    file,
+    `${source}\ndenials contains reason("search_closed", "repository search is closed") if input.action.name == "repo.search"\n`,
+  );
+  return dir;
 }
 
 const WORKSPACE = {
@@ -165,35 +192,35 @@ export async function writeReplayLog(
   const batchSize = spec.batch ?? 500;
   const written: WrittenEntry[] = [];
   const step = spec.entries > 1 ? spec.spanMs / (spec.entries - 1) : 0;
-  let batch: NewDecisionEntry[] = [];
+  // The log as the gateway writes it (redaction, group commit), its clock set per entry.
+  let at = spec.from;
+  const log = new DecisionLog(store, { now: () => at });
+  let appends: Promise<unknown>[] = [];
   for (let i = 0; i < spec.entries; i++) {
-    const at = new Date(spec.from.getTime() + Math.round(i * step));
+    at = new Date(spec.from.getTime() + Math.round(i * step));
     const subject = pickWeighted(subjects, pick());
     const decisionId = `d-${String(i).padStart(7, "0")}-${Math.floor(pick() * 1e9).toString(36)}`;
     const requestId = `r-${i}`;
     const who = { id: subject.id, tenant: "demo" };
-    let entry: NewDecisionEntry;
+    let parts: DecisionParts;
     if (pick() < 0.02) {
       // A malformed call refused before the policy ran.
       const error = new WritError("invalid_argument", "arguments do not match the contract", {
         suggestedFix: "fix the arguments",
       });
-      entry = newEntry(
-        {
-          ...refusalEntry({
-            path: "writ/intake",
-            input: { raw: "{" },
-            policyRevision: engine.revision ?? "none",
-            subject: who,
-            action: null,
-            resource: null,
-            error,
-            requestId,
-          }),
-          decision_id: decisionId,
-        },
-        at,
-      );
+      parts = {
+        ...refusalEntry({
+          path: "writ/intake",
+          input: { raw: "{" },
+          policyRevision: engine.revision ?? "none",
+          subject: who,
+          action: null,
+          resource: null,
+          error,
+          requestId,
+        }),
+        decision_id: decisionId,
+      };
     } else {
       const call = pickWeighted(calls, pick()).call(pick);
       const input: PolicyInput = {
@@ -218,67 +245,39 @@ export async function writeReplayLog(
         context: { time_ns: at.getTime() * 1e6, request_id: requestId, source: "canonical", phase: "call" },
       };
       const evaluated = engine.evaluate(input);
-      entry = newEntry(
-        evaluationEntry({
-          decisionId,
-          path: engine.entrypoint,
-          input,
-          evaluation: {
-            decision: evaluated.decision,
-            revision: evaluated.revision,
-            failure: undefined,
-            evalNs: evaluated.evalNs,
-          },
-          subject: who,
-          action: call.action,
-          resource: { type: call.resource.type, id: call.resource.id },
-          requestId,
-        }),
-        at,
-      );
+      parts = evaluationEntry({
+        decisionId,
+        path: engine.entrypoint,
+        input,
+        evaluation: {
+          decision: evaluated.decision,
+          revision: evaluated.revision,
+          failure: undefined,
+          evalNs: evaluated.evalNs,
+        },
+        subject: who,
+        action: call.action,
+        resource: { type: call.resource.type, id: call.resource.id },
+        requestId,
+      });
     }
+    const { erased, masked } = redact(parts.input);
     written.push({
-      decision_id: entry.decision_id,
-      timestamp: entry.timestamp,
-      path: entry.path,
+      decision_id: decisionId,
+      timestamp: at.toISOString(),
+      path: parts.path,
       subject: subject.id,
-      action: entry.action ?? "-",
-      decision: entry.decision,
-      redacted: entry.erased.length + entry.masked.length > 0,
+      action: parts.action ?? "-",
+      decision: parts.decision,
+      redacted: erased.length + masked.length > 0,
     });
-    batch.push(entry);
-    if (batch.length >= batchSize) {
-      await store.appendDecisions(batch);
-      batch = [];
+    appends.push(log.append(parts));
+    if (appends.length >= batchSize) {
+      await Promise.all(appends);
+      appends = [];
     }
   }
-  if (batch.length > 0) await store.appendDecisions(batch);
+  await Promise.all(appends);
+  await log.drain();
   return written;
-}
-
-/** An entry as the decision log would store it: redacted, stamped `at`. */
-function newEntry(parts: ReturnType<typeof evaluationEntry>, at: Date): NewDecisionEntry {
-  const { input, erased, masked } = redact(parts.input);
-  return {
-    decision_id: parts.decision_id ?? `d-${at.getTime()}`,
-    timestamp: at.toISOString(),
-    path: parts.path,
-    input,
-    result: parts.result,
-    bundles: { writ: { revision: parts.policy_revision } },
-    metrics: parts.metrics ?? {},
-    erased,
-    masked,
-    subject: parts.subject,
-    tenant: parts.tenant,
-    action: parts.action,
-    resource: parts.resource,
-    decision: parts.decision,
-    reasons: parts.reasons ?? [],
-    error: parts.error ?? null,
-    grant_jti: parts.grant_jti ?? null,
-    approval_id: parts.approval_id ?? null,
-    conditions: parts.conditions ?? [],
-    request_id: parts.request_id,
-  };
 }

@@ -4,6 +4,7 @@
  * with what to do next.
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { z } from "zod";
 import { ConfigError, type GatewayConfig, loadConfig } from "../../config/index.ts";
 import { errorMessage, WritError } from "../../core/errors.ts";
 import { DecisionLog } from "../../decisionlog/index.ts";
@@ -146,4 +147,30 @@ export function reportError(io: CommandIo, command: string, usage: string, error
     return error.category === "invalid_argument" ? EXIT.usage : EXIT.unreadable;
   }
   throw error;
+}
+
+const oneDecisionSchema = z.object({
+  format: z.enum(["text", "json"]).default("text"),
+  id: z.string().min(1),
+});
+
+/**
+ * The flags of a command about one decision (`show`, `explain`): `--config`, `--format text|json`
+ * and the decision id. Prints `usage` for `--help` (then the exit code is returned instead).
+ */
+export async function oneDecisionFlags(
+  argv: string[],
+  io: CommandIo,
+  usage: string,
+): Promise<{ config: string | undefined; format: "text" | "json"; id: string } | number> {
+  const { values, positionals } = parseFlags(argv, { ...configOption, format: { type: "string" } }, true);
+  if (values.help) {
+    await io.out(usage);
+    return EXIT.ok;
+  }
+  const parsed = oneDecisionSchema.safeParse({ format: values.format, id: positionals[0] });
+  if (!parsed.success || positionals.length !== 1) {
+    throw new UsageError("give exactly one decision id (and --format text or json)");
+  }
+  return { config: values.config, ...parsed.data };
 }

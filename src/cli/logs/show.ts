@@ -1,6 +1,5 @@
 /** `writ logs show <id>`: one entry in full — redacted input, result, reasons, revisions, timings. */
-import { z } from "zod";
-import { configOption, EXIT, parseFlags, UsageError, withLog } from "./common.ts";
+import { EXIT, oneDecisionFlags, withLog } from "./common.ts";
 import type { CommandIo } from "./io.ts";
 import { entryReport } from "./render.ts";
 
@@ -10,23 +9,11 @@ Prints one decision-log entry in full: the stored (redacted) input, the policy's
 reasons, the policy and resource revisions, the grant, the approval, what was erased or masked,
 timings and its place in the hash chain. Exit code 1 when no entry has that id.`;
 
-const showSchema = z.object({
-  format: z.enum(["text", "json"]).default("text"),
-  id: z.string().min(1),
-});
-
 export async function showCommand(argv: string[], io: CommandIo): Promise<number> {
-  const { values, positionals } = parseFlags(argv, { ...configOption, format: { type: "string" } }, true);
-  if (values.help) {
-    await io.out(showUsage);
-    return EXIT.ok;
-  }
-  const parsed = showSchema.safeParse({ format: values.format, id: positionals[0] });
-  if (!parsed.success || positionals.length !== 1) {
-    throw new UsageError("give exactly one decision id (and --format text or json)");
-  }
-  const { format, id } = parsed.data;
-  return withLog(values.config, async ({ log }) => {
+  const flags = await oneDecisionFlags(argv, io, showUsage);
+  if (typeof flags === "number") return flags;
+  const { config, format, id } = flags;
+  return withLog(config, async ({ log }) => {
     const entry = await log.get(id);
     if (entry === undefined) {
       io.err(`writ logs show: no decision ${id}\n  next: find its id with writ logs query`);

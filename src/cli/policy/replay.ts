@@ -38,7 +38,8 @@ the filters, newest first) against a candidate policy, and reports what would ch
 old outcome → new outcome, every decision whose outcome changes (its id, reasons before and
 after), and the entries that cannot be replayed exactly (their input was redacted before it was
 logged: replayed over what was kept, listed with the pointers erased or masked, never counted as
-a change) or at all (no input). The log is read from the store --config names (as writ serve);
+a change; when the revision that decided it is archived, it is run over the same kept input too,
+so that only a disagreement of the two policies shows as a possible change) or at all (no input). The log is read from the store --config names (as writ serve);
 nothing is written.
 
 options:
@@ -84,13 +85,16 @@ export async function replayCommand(argv: string[], io: CommandIo): Promise<numb
   const args = parsed.data;
   const filter = filterOf(values);
   return withLog(values.config, async ({ store, config }) => {
+    // A candidate replayed again (CI, a policy author's edits) is compiled once.
+    const compiledCache = compiledCacheBeside(
+      postgresSettings(config.store) ? undefined : config.store.sqlite,
+    );
     let candidate: Awaited<ReturnType<typeof loadCandidate>>;
     try {
       candidate = await loadCandidate(args.policy, {
         entrypoint: config.policy.entrypoint,
         timeBudgetMs: config.policy.time_budget_ms,
-        // A candidate replayed again (CI, a policy author's edits) is compiled once.
-        compiledCache: compiledCacheBeside(postgresSettings(config.store) ? undefined : config.store.sqlite),
+        compiledCache,
       });
     } catch (error) {
       if (!(error instanceof PolicyLoadError)) throw error;
@@ -103,6 +107,8 @@ export async function replayCommand(argv: string[], io: CommandIo): Promise<numb
       filter,
       ...(args.limit === undefined ? {} : { limit: args.limit }),
       signal: io.signal,
+      // Redacted inputs are also run through the revision that decided them, when archived.
+      archive: { store, compiledCache },
     });
     const report = args.format === "json" ? new JsonReport() : new TableReport(io);
     for await (const result of replay) await report.add(result);
@@ -179,7 +185,9 @@ class TableReport implements Report {
       ...(r.erased.length > 0 ? [`erased ${r.erased.join(" ")}`] : []),
       ...(r.masked.length > 0 ? [`masked ${r.masked.join(" ")}`] : []),
     ];
-    const why = `reasons ${codes(r.before)}${ARROW}${codes(r.after)}${redacted.length > 0 ? `; input redacted: ${redacted.join("; ")}` : ""}`;
+    const baseline =
+      r.baseline === undefined ? "" : `; its revision over the kept input: ${r.baseline.decision}`;
+    const why = `reasons ${codes(r.before)}${ARROW}${codes(r.after)}${redacted.length > 0 ? `; input redacted: ${redacted.join("; ")}` : ""}${baseline}`;
     await this.#io.out(
       row([status, r.timestamp, subject, r.action ?? "-", transition, `${r.decision_id}  ${why}`]),
     );
@@ -191,9 +199,12 @@ class TableReport implements Report {
     await io.out(
       `replayed ${s.considered} decision${s.considered === 1 ? "" : "s"}: ${s.exact} exactly, ${s.inexact.count} over a redacted input, ${s.not_replayable} without input`,
     );
-    await io.out(
-      `changed: ${s.changed}${s.inexact.changed > 0 ? ` (and ${s.inexact.changed} inexact that may)` : ""}`,
-    );
+    await io.out(`changed: ${s.changed}`);
+    if (s.inexact.count > 0) {
+      await io.out(
+        `over redacted inputs: ${s.inexact.changed} of ${s.inexact.count} may have changed (${s.inexact.baselined} compared with the archived revision that decided them, over the same input)`,
+      );
+    }
     const lines = Object.entries(s.transitions).sort(([a], [b]) => a.localeCompare(b));
     if (lines.length > 0) await io.out("outcomes (before → after, exact replays):");
     for (const [transition, count] of lines) await io.out(`  ${transition.padEnd(48)}${count}`);

@@ -1,0 +1,44 @@
+/**
+ * Scheduling by side effect (src/pipeline/schedule.ts orders a proposal's calls) and concurrency
+ * groups (`groups.ts`, entered at dispatch): the gateway's part that holds their bounds.
+ */
+import type { Gateway } from "../core/gateway.ts";
+import { type SchedulingConfig, schedulingConfigSchema } from "./config.ts";
+import { ConcurrencyGroups } from "./groups.ts";
+
+export { type SchedulingConfig, schedulingConfigSchema } from "./config.ts";
+export { ConcurrencyGroups, type GroupTurn } from "./groups.ts";
+
+export interface Scheduling {
+  /** Read-only calls of one proposal that run at the same time. */
+  maxConcurrentReads: number;
+  groups: ConcurrencyGroups;
+}
+
+export function createScheduling(
+  config: SchedulingConfig,
+  parts: Pick<Gateway, "store" | "metrics">,
+): Scheduling {
+  return {
+    maxConcurrentReads: config.max_concurrent_reads,
+    groups: new ConcurrencyGroups({
+      store: parts.store,
+      metrics: parts.metrics,
+      maxWaitMs: config.group_max_wait_ms,
+      leaseMs: config.group_lease_ms,
+    }),
+  };
+}
+
+/** The scheduling of gateways assembled without one (tests, benchmarks): the defaults, one per gateway. */
+const defaults = new WeakMap<Gateway, Scheduling>();
+
+export function schedulingOf(gw: Gateway): Scheduling {
+  if (gw.scheduling !== undefined) return gw.scheduling;
+  let scheduling = defaults.get(gw);
+  if (scheduling === undefined) {
+    scheduling = createScheduling(schedulingConfigSchema.parse({}), gw);
+    defaults.set(gw, scheduling);
+  }
+  return scheduling;
+}
