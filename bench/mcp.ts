@@ -132,6 +132,8 @@ const config = parseConfig(
     demo: { repository: false },
     seeds: { resources: [] },
     credentials: {},
+    // No limits: the default's name the demo tools this configuration replaces.
+    limits: [],
     tools: [
       {
         name: "echo.say",

@@ -23,6 +23,7 @@ import { CredentialResolver } from "./dispatch/index.ts";
 import { GrantSigner } from "./grants/index.ts";
 import { createApp, type HttpEnv } from "./http/app.ts";
 import { DevIssuer, IdentityVerifier, type IssuerConfigInput } from "./identity/index.ts";
+import { Limits } from "./limits/index.ts";
 import type { McpUpstreams } from "./mcp/index.ts";
 import { GatewayMetrics, mirrorSamples } from "./observability/metrics.ts";
 import { startTelemetry, type Telemetry } from "./observability/otel.ts";
@@ -192,6 +193,7 @@ export async function createGateway(
       executorId: config.server.executor_id,
       credentials,
       ...(mcp ? { mcp } : {}),
+      ...(config.limits.length === 0 ? {} : { limits: new Limits(config.limits) }),
       ...(shadow ? { shadow } : {}),
       scheduling: createScheduling(config.scheduling, { store, metrics }),
     };

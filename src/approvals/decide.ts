@@ -19,7 +19,7 @@ import type { Gateway } from "../core/gateway.ts";
 import type { Reason, Subject } from "../core/types.ts";
 import { evaluationEntry } from "../decisionlog/index.ts";
 import { resourceContext } from "../pipeline/04-resource.ts";
-import { decide, policyInput } from "../pipeline/05-decide.ts";
+import { chargeLimits, decide, meterCall, policyInput } from "../pipeline/05-decide.ts";
 import { nowOf } from "../pipeline/06-approval.ts";
 import { logDecision } from "../pipeline/08-log.ts";
 import type { ApprovalRecord, ApprovalUpdate } from "../store/types.ts";
@@ -155,6 +155,9 @@ export async function approve(
   // Re-read the resource; the policy sees it as it is now, with the original subject and action.
   const ref = a.resource ?? undefined;
   const { context: resource, stored } = await resourceContext(gw.store, ref);
+  // The requester's limits: the policy sees their usage, and an approval that releases a grant
+  // is charged to them (a call waiting for approval consumed nothing).
+  const metered = await meterCall(gw, a.requester, a.action, a.session ?? undefined);
   const input = policyInput(a.requester, a.action, resource, {
     requestId,
     source: a.source,
@@ -165,6 +168,7 @@ export async function approve(
       at_ns: now.getTime() * 1_000_000,
     },
     at: now,
+    ...(metered === undefined ? {} : { usage: metered.usage }),
   });
   const evaluation = decide(gw, input, "approval");
   const { decision, revision } = evaluation;
@@ -258,6 +262,13 @@ export async function approve(
   // Allowed: the decision is kept; the grant is minted from it when the requester collects it,
   // bound to the request's exact action and resource (and the revision checked just now).
   contractOf(gw, a); // a tool no longer configured is refused now, not at collection
+  // Over a limit: the request stays pending (the approver may approve again later); on record.
+  const limited = metered === undefined ? undefined : await chargeLimits(gw, metered, a.action, decision);
+  if (limited !== undefined) {
+    const reasons: Reason[] = [{ code: limited.category, message: limited.message, visible_to_model: true }];
+    await logged({ outcome: { decision: "deny", reasons, error: limited.category } });
+    throw limited;
+  }
   const decided = await gw.store.decideApproval(
     a.id,
     "pending",

@@ -15,6 +15,7 @@ import { shipConfigSchema } from "../decisionlog/ship/index.ts";
 import { credentialsConfigSchema } from "../dispatch/index.ts";
 import { grantsConfigSchema } from "../grants/index.ts";
 import { issuerConfigSchema } from "../identity/index.ts";
+import { limitsConfigSchema, unknownLimitTools } from "../limits/config.ts";
 import { mcpConfigSchema } from "../mcp/config.ts";
 import { schedulingConfigSchema } from "../schedule/config.ts";
 import { storeConfigSchema } from "../store/config.ts";
@@ -173,6 +174,8 @@ export const gatewayConfigSchema = z
     /** How a proposal's calls run side by side, and the bounds of concurrency groups (src/schedule/). */
     scheduling: schedulingConfigSchema.prefault({}),
     tools: toolContractsSchema.default([]),
+    /** Budgets and rate limits, charged when the policy allows a call (src/limits/). */
+    limits: limitsConfigSchema,
     /** Upstream MCP servers (`backend: {kind: mcp}` tools) and Writ's own `/mcp` endpoint. */
     mcp: mcpConfigSchema.prefault({}),
     /** Backend credentials by name (`credentials_ref` of HTTP tools): from the environment or a file. */
@@ -303,6 +306,7 @@ export function parseConfig(document: unknown, base: string, source = "configura
       : [
           `  /decision_log/ship/credentials_ref: no credentials named ${JSON.stringify(parsed.data.decision_log.ship?.credentials_ref)} under credentials:`,
         ]),
+    ...unknownLimitTools(parsed.data.limits, new Set(parsed.data.tools.map((t) => t.name))),
     ...parsed.data.mcp.servers.flatMap((s, i) =>
       s.transport === "http" && !credentials(s.credentials_ref)
         ? [

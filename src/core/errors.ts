@@ -45,6 +45,8 @@ export const writErrorSchema = z.object({
   field_errors: z.array(fieldErrorSchema),
   suggested_fix: z.string(),
   effect_committed: z.union([z.boolean(), z.literal("unknown")]),
+  /** Seconds after which the same call can succeed (a `rate_limited` refusal; HTTP `Retry-After`). */
+  retry_after: z.number().int().min(1).optional(),
 });
 export type WritErrorBody = z.infer<typeof writErrorSchema>;
 
@@ -77,6 +79,8 @@ export class WritError extends Error {
   readonly fieldErrors: FieldError[];
   readonly suggestedFix: string;
   readonly effectCommitted: boolean | "unknown";
+  /** Seconds after which the same call can succeed (a limit's bucket has room again). */
+  readonly retryAfter: number | undefined;
 
   constructor(
     category: ErrorCategory,
@@ -86,6 +90,7 @@ export class WritError extends Error {
       fieldErrors?: FieldError[];
       retryable?: boolean;
       effectCommitted?: boolean | "unknown";
+      retryAfter?: number;
       cause?: unknown;
     },
   ) {
@@ -99,6 +104,8 @@ export class WritError extends Error {
     }));
     this.suggestedFix = options.suggestedFix;
     this.effectCommitted = options.effectCommitted ?? false;
+    this.retryAfter =
+      options.retryAfter === undefined ? undefined : Math.max(1, Math.ceil(options.retryAfter));
   }
 
   /**
@@ -125,6 +132,7 @@ export class WritError extends Error {
       field_errors: this.fieldErrors,
       suggested_fix: this.suggestedFix,
       effect_committed: this.effectCommitted,
+      ...(this.retryAfter === undefined ? {} : { retry_after: this.retryAfter }),
     };
   }
 

@@ -7,6 +7,7 @@ import type { Checkpointer, DecisionLog, RefusalAggregator } from "../decisionlo
 import type { CredentialResolver } from "../dispatch/index.ts";
 import type { GrantSigner } from "../grants/index.ts";
 import type { IdentityVerifier } from "../identity/index.ts";
+import type { Limits } from "../limits/index.ts";
 import type { McpUpstreams } from "../mcp/upstream.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
 import type { PolicyEngine } from "../policy/index.ts";
@@ -48,6 +49,8 @@ export interface Gateway {
   mcp?: McpUpstreams;
   /** How a proposal's calls run side by side, and concurrency groups (default: `scheduling`'s defaults). */
   scheduling?: Scheduling;
+  /** Budgets and rate limits (`limits:`), charged at the decision stage; absent: none. */
+  limits?: Limits;
   /** A candidate policy deciding beside the live one, off the answer's path (`policy.shadow`). */
   shadow?: ShadowObserver;
 }

@@ -91,6 +91,18 @@ export interface ApprovalContext {
   at_ns: number;
 }
 
+/** One limit's usage as the policy sees it (`input.context.usage["<limit name>"]`, src/limits/). */
+export interface LimitUsage {
+  kind: "calls" | "steps" | "value";
+  /** Used now: calls, steps, or the sum of values (a bucket drains, so it may be fractional). */
+  used: number;
+  /** The bucket's size: `burst` (default `calls`), `steps`, or the value budget's `max`. */
+  limit: number;
+  remaining: number;
+  /** The window the bucket refills over; absent for a step budget. */
+  window_s?: number;
+}
+
 export interface PolicyInput {
   subject: Subject;
   action: CanonicalAction;
@@ -102,6 +114,8 @@ export interface PolicyInput {
     session?: string;
     phase: "call" | "discover";
     approval?: ApprovalContext;
+    /** The usage of every limit that applies to the call, by limit name (absent when none does). */
+    usage?: Record<string, LimitUsage>;
   };
 }
 

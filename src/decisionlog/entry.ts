@@ -42,6 +42,8 @@ export interface EvaluationFacts {
   revision: string;
   failure: { code: string } | undefined;
   evalNs: number;
+  /** A limit refused what the policy allowed: the policy's own decision is the entry's result. */
+  overruled?: { policy: PolicyDecision; error: { category: string } };
 }
 
 export interface EvaluatedFacts {
@@ -61,12 +63,12 @@ export interface EvaluatedFacts {
 
 /** An evaluated decision: the policy's result (unless it failed), its timing and what followed. */
 export function evaluationEntry(f: EvaluatedFacts): DecisionParts {
-  const { decision, revision, failure, evalNs } = f.evaluation;
+  const { decision, revision, failure, evalNs, overruled } = f.evaluation;
   return {
     decision_id: f.decisionId,
     path: f.path,
     input: f.input,
-    ...(failure ? {} : { result: decision }),
+    ...(failure ? {} : { result: overruled?.policy ?? decision }),
     policy_revision: revision,
     metrics: { timer_rego_query_eval_ns: evalNs },
     subject: f.subject.id,
@@ -75,7 +77,7 @@ export function evaluationEntry(f: EvaluatedFacts): DecisionParts {
     resource: f.resource,
     decision: f.outcome?.decision ?? decision.decision,
     reasons: f.outcome?.reasons ?? decision.reasons,
-    error: f.outcome?.error ?? (failure ? failure.code : null),
+    error: f.outcome?.error ?? (failure ? failure.code : (overruled?.error.category ?? null)),
     grant_jti: f.grantJti ?? null,
     approval_id: f.approvalId ?? null,
     conditions: decision.conditions,

@@ -88,6 +88,11 @@ export async function idempotent(
     }
     answer = { status: e.httpStatus, body: e.toJSON() };
   }
+  // Refused by limits, nothing ran: the key is released, so it can be retried after Retry-After.
+  if (answer.status === 429) {
+    await store.releaseIdempotency(owner, key);
+    return answer;
+  }
   await store.completeIdempotency(owner, key, answer);
   return answer;
 }

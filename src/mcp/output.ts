@@ -34,6 +34,7 @@ export function upstreamOutput(contract: ToolContract, server: string, result: C
           retryable: e.retryable,
           effectCommitted: e.effect_committed,
           fieldErrors: e.field_errors,
+          ...(e.retry_after === undefined ? {} : { retryAfter: e.retry_after }),
         },
       );
     }

@@ -182,6 +182,14 @@ export class GatewayMetrics {
     "Decision-log entries not yet acknowledged by the decision-log service.",
   );
 
+  readonly limitCharged = new Counter(
+    "writ_limit_charged_total",
+    "Calls charged to a limit (limits:), by limit: the calls its buckets let through.",
+  );
+  readonly limitRefusals = new Counter(
+    "writ_limit_refusals_total",
+    "Calls refused because a limit (limits:) had no room, by limit.",
+  );
   readonly shadowDecisions = new Counter(
     "writ_shadow_decisions_total",
     "Calls a shadow policy (policy.shadow) decided beside the live one, by outcome (agree, disagree, failed: it could not decide).",
@@ -227,6 +235,8 @@ export class GatewayMetrics {
       this.logShipped,
       this.logShipFailures,
       this.logShipLag,
+      this.limitCharged,
+      this.limitRefusals,
       this.shadowDecisions,
       this.shadowDropped,
       this.groupWaiting,

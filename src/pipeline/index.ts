@@ -55,7 +55,7 @@ import { intake } from "./01-intake.ts";
 import { normalizeCalls } from "./02-normalize.ts";
 import { identify } from "./03-identity.ts";
 import { resourceContext } from "./04-resource.ts";
-import { allows, decide, denial, policyInput, visible } from "./05-decide.ts";
+import { allows, denial, evaluateCall, policyInput, visible } from "./05-decide.ts";
 import { approvalRequired, openApproval, requestApproval } from "./06-approval.ts";
 import { issueGrant } from "./07-grant.ts";
 import { currentRevision, INTAKE_PATH, logDecision } from "./08-log.ts";
@@ -143,7 +143,8 @@ async function decideCall(
     source: call.source,
     session: req.session,
   });
-  const evaluation = stage("decide", traced, () => decide(gw, input, "call"), decisionAttributes); // 5
+  const decided = stage("decide", traced, () => evaluateCall(gw, input), decisionAttributes); // 5
+  const evaluation = decided instanceof Promise ? await decided : decided;
   const { decision, revision: policyRevision } = evaluation;
 
   let grant: IssuedGrantView | undefined;
@@ -184,7 +185,7 @@ async function decideCall(
       }),
     ); // 7
   } else {
-    error = denial(decision);
+    error = evaluation.overruled?.error ?? denial(decision);
   }
 
   await stage("log", traced, () =>
@@ -193,7 +194,7 @@ async function decideCall(
       evaluationEntry({
         decisionId,
         path: gw.policy.entrypoint,
-        input,
+        input: evaluation.input,
         evaluation,
         subject,
         action: n.action.name,
@@ -205,9 +206,10 @@ async function decideCall(
     ),
   ); // 8
   // A shadow policy decides too, off the answer's path; its decision never reaches the caller.
+  // It sees the live policy's input (with limits' usage) and is compared with its own decision.
   gw.shadow?.observe(
-    input,
-    { decisionId, decision, revision: policyRevision },
+    evaluation.input,
+    { decisionId, decision: evaluation.overruled?.policy ?? decision, revision: policyRevision },
     { subject, action: n.action.name, resource: n.resource ?? null, requestId: req.requestId },
   );
 

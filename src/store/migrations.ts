@@ -243,4 +243,18 @@ CREATE TABLE group_leases (
 ) STRICT, WITHOUT ROWID;
 `,
   },
+  {
+    version: 13,
+    name: "limit usage",
+    sql: `
+-- The buckets of limits (src/limits/, store/limit-usage.ts): key names the limit and the values it
+-- is counted per; level is what was used as of at (milliseconds since the Unix epoch). A bucket
+-- drains at its limit's rate from then on, so a row is never needed to forget old use.
+CREATE TABLE limit_usage (
+  key TEXT PRIMARY KEY,
+  level REAL NOT NULL CHECK (level >= 0),
+  at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+`,
+  },
 ];

@@ -244,4 +244,17 @@ CREATE TABLE group_leases (
 );
 `,
   },
+  {
+    version: 14,
+    name: "limit usage",
+    sql: `
+-- As SQLite's version 13: one row per bucket of a limit, what was used (level) as of at
+-- (milliseconds since the Unix epoch).
+CREATE TABLE limit_usage (
+  key TEXT PRIMARY KEY,
+  level DOUBLE PRECISION NOT NULL CHECK (level >= 0),
+  at BIGINT NOT NULL
+);
+`,
+  },
 ];

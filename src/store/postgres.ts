@@ -20,6 +20,14 @@ import { WritError } from "../core/errors.ts";
 import type { KeySetStorage } from "../grants/key-storage.ts";
 import { chainAfter, HEAD_SQL, type PreparedEntry, prepareEntries, reasonRows } from "./chain.ts";
 import type { Dialect } from "./dialect.ts";
+import {
+  checkCharges,
+  type LimitCharge,
+  type LimitConsumption,
+  settleCharges,
+  type UsageRow,
+  usageRows,
+} from "./limit-usage.ts";
 import { postgresStoreError } from "./postgres-errors.ts";
 import { PostgresKeySetStorage } from "./postgres-key-set.ts";
 import { postgresMigrations } from "./postgres-migrations.ts";
@@ -128,6 +136,27 @@ function headRows(results: unknown): unknown[] {
   if (!parsed.success)
     throw new Error("node-postgres did not answer a multi-statement query with its results");
   return parsed.data.at(-1)?.rows ?? [];
+}
+
+/**
+ * BEGIN, a row for every bucket (so that each can be locked), and the rows locked in key order,
+ * in one message: of several instances charging the same buckets, one at a time reads and writes
+ * them. Keys are quoted with the client's own `escapeLiteral`.
+ */
+function lockBucketsText(client: pg.PoolClient, sortedKeys: readonly string[]): string {
+  const keys = sortedKeys.map((key) => client.escapeLiteral(key));
+  return [
+    "BEGIN",
+    `INSERT INTO limit_usage (key, level, at) VALUES ${keys.map((k) => `(${k}, 0, 0)`).join(", ")} ON CONFLICT DO NOTHING`,
+    `SELECT key, level, at FROM limit_usage WHERE key IN (${keys.join(", ")}) ORDER BY key FOR UPDATE`,
+  ].join("; ");
+}
+
+/** The charged levels written and the transaction committed, in one message. */
+function writeBucketsText(client: pg.PoolClient, rows: readonly UsageRow[]): string {
+  const values = rows.map((r) => `(${client.escapeLiteral(r.key)}, ${r.level}::float8, ${r.at}::bigint)`);
+  return `UPDATE limit_usage AS u SET level = v.level, at = v.at FROM (VALUES ${values.join(", ")}) AS v(key, level, at)
+    WHERE u.key = v.key; COMMIT`;
 }
 
 /** BIGINT columns as numbers: every one Writ stores (seq, revision, milliseconds) is a safe integer. */
@@ -388,6 +417,28 @@ export class PostgresStore extends SqlStore implements Store {
     throw new WritError("backend_unavailable", `idempotency key ${key} kept changing while it was claimed`, {
       retryable: true,
       suggestedFix: "retry the request with the same Idempotency-Key",
+    });
+  }
+
+  /**
+   * One transaction, two round trips: the buckets' rows locked (created first when missing), then
+   * the charge written and committed, or rolled back when any bucket is over.
+   */
+  async consumeLimits(charges: readonly LimitCharge[], now: Date = this.clock()): Promise<LimitConsumption> {
+    checkCharges(charges);
+    if (charges.length === 0) return { ok: true, used: [] };
+    const keys = charges.map((c) => c.key).sort();
+    return this.#withClient("charge limits", async (client) => {
+      let ended = false;
+      try {
+        const rows = usageRows(headRows(await client.query(lockBucketsText(client, keys))));
+        const { consumption, writes } = settleCharges(charges, rows, now.getTime());
+        await client.query(writes.length > 0 ? writeBucketsText(client, writes) : "ROLLBACK");
+        ended = true;
+        return consumption;
+      } finally {
+        if (!ended) await client.query("ROLLBACK").catch(() => {});
+      }
     });
   }
 

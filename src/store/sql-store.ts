@@ -22,6 +22,7 @@ import {
 } from "./console-sessions.ts";
 import type { Dialect } from "./dialect.ts";
 import { claimGroupLeaseQuery, releaseGroupLeaseQuery } from "./group-leases.ts";
+import { type LimitBucket, usageQuery, usageRows, usedNow } from "./limit-usage.ts";
 import {
   advanceShippingQuery,
   claimShippingQuery,
@@ -116,7 +117,8 @@ type DialectMethods =
   | "consumeGrant"
   | "appendDecisions"
   | "decideApproval"
-  | "claimIdempotency";
+  | "claimIdempotency"
+  | "consumeLimits";
 
 const checkpointSchema = z
   .object({
@@ -296,6 +298,14 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
       if (parsed.success) found.set(parsed.data.key, parsed.data.reason ?? undefined);
     }
     return found;
+  }
+
+  // ------------------------------------------------------------------------------ limits
+
+  async limitUsage(buckets: readonly LimitBucket[], now: Date = this.clock()): Promise<number[]> {
+    if (buckets.length === 0) return [];
+    const rows = usageRows(await this.rows("read limit usage", usageQuery(buckets.map((b) => b.key))));
+    return buckets.map((b) => usedNow(rows.get(b.key), b.drainPerSecond, now.getTime()));
   }
 
   // ------------------------------------------------------------------------------ decision log

@@ -13,6 +13,15 @@ import Database from "better-sqlite3";
 import { WritError } from "../core/errors.ts";
 import { chainAfter, chainEntry, HEAD_SQL, type PreparedEntry, prepareEntryText } from "./chain.ts";
 import type { Dialect } from "./dialect.ts";
+import {
+  checkCharges,
+  type LimitCharge,
+  type LimitConsumption,
+  settleCharges,
+  usageQuery,
+  usageRows,
+  writeUsageQuery,
+} from "./limit-usage.ts";
 import { claimQuery, claimRowQuery, grantRowQuery, grantUseQuery, heldClaim } from "./queries.ts";
 import {
   approvalOfJson,
@@ -111,6 +120,11 @@ export class SqliteConnection {
   all(query: Sql): unknown[] {
     const { text, values } = query.render(sqliteDialect.placeholder);
     return this.statement(text).all(...values);
+  }
+
+  run(query: Sql): void {
+    const { text, values } = query.render(sqliteDialect.placeholder);
+    this.statement(text).run(...values);
   }
 
   close(): void {
@@ -221,6 +235,16 @@ export const sqliteWrites = {
     const claimed = conn.all(claimQuery(subject, key, requestDigest, expiresAt, now));
     if (claimed.length > 0) return { state: "claimed" };
     return heldClaim(conn.all(claimRowQuery(subject, key))[0]);
+  },
+
+  /** Every bucket charged, or none: read and written under the write lock the caller holds. */
+  consumeLimits(conn: SqliteConnection, charges: readonly LimitCharge[], now: Date): LimitConsumption {
+    checkCharges(charges);
+    if (charges.length === 0) return { ok: true, used: [] };
+    const rows = usageRows(conn.all(usageQuery(charges.map((c) => c.key))));
+    const { consumption, writes } = settleCharges(charges, rows, now.getTime());
+    for (const row of writes) conn.run(writeUsageQuery(row));
+    return consumption;
   },
 
   /** One rendered statement that writes: its rows when it returns any (RETURNING), else its changes. */

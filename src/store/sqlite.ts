@@ -30,6 +30,8 @@ import type {
   EntryAppend,
   GrantConsumption,
   IdempotencyClaim,
+  LimitCharge,
+  LimitConsumption,
   NewDecisionEntry,
   Store,
 } from "./types.ts";
@@ -212,6 +214,11 @@ export class SqliteStore extends SqlStore implements Store {
       expiresAt,
       now,
     ]);
+  }
+
+  /** Read and written on the writer, under its write lock: other processes on the file wait. */
+  async consumeLimits(charges: readonly LimitCharge[], now: Date = this.clock()): Promise<LimitConsumption> {
+    return this.#write("charge limits", "consumeLimits", [charges, now]);
   }
 
   // ------------------------------------------------------------------------------ helpers

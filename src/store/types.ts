@@ -16,6 +16,9 @@ import type {
   Subject,
 } from "../core/types.ts";
 import type { KeySetStorage } from "../grants/key-storage.ts";
+import type { LimitBucket, LimitCharge, LimitConsumption } from "./limit-usage.ts";
+
+export type { LimitBucket, LimitCharge, LimitConsumption } from "./limit-usage.ts";
 
 export interface StoredResource {
   type: string;
@@ -449,6 +452,17 @@ export interface Store {
   claimGroupLease(group: string, holder: string, leaseUntil: Date, now?: Date): Promise<boolean>;
   /** Gives the lease up when `holder` has it (its call ended): the next claim gets it at once. */
   releaseGroupLease(group: string, holder: string): Promise<void>;
+  /**
+   * What is used of each bucket at `now` (0 for a bucket never charged), in the order given: the
+   * usage the policy sees before it decides (src/limits/).
+   */
+  limitUsage(buckets: readonly LimitBucket[], now?: Date): Promise<number[]>;
+  /**
+   * Charges every bucket at once, atomically across instances: when each has room for its cost
+   * at `now`, all are charged; otherwise none is (nothing written) and the answer says which
+   * were over.
+   */
+  consumeLimits(charges: readonly LimitCharge[], now?: Date): Promise<LimitConsumption>;
 
   /** Stores a new approval request, status `pending`. */
   createApproval(request: NewApproval): Promise<ApprovalRecord>;

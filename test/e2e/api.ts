@@ -23,6 +23,7 @@ export const errorBodySchema = z.strictObject({
   field_errors: z.array(fieldErrorSchema),
   suggested_fix: z.string(),
   effect_committed: z.union([z.boolean(), z.literal("unknown")]),
+  retry_after: z.number().int().min(1).optional(),
 });
 export type ErrorBody = z.infer<typeof errorBodySchema>;
 

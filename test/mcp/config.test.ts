@@ -1,17 +1,8 @@
 /** The `mcp:` section of the gateway configuration: what `writ config check` refuses and why. */
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "../../src/config/index.ts";
+import { parseConfig } from "../../src/config/index.ts";
+import { configProblems as problems } from "../support/config-file.ts";
 import { NOTES_CONTRACTS } from "./notes-fixture.ts";
-
-function problems(document: Record<string, unknown>): string {
-  try {
-    parseConfig(document, "/srv/writ", "test.yaml");
-  } catch (error) {
-    if (error instanceof ConfigError) return error.message;
-    throw error;
-  }
-  return "";
-}
 
 describe("mcp configuration", () => {
   it("refuses a tool on an MCP server that is not configured, naming where", () => {

@@ -140,6 +140,8 @@ beforeAll(async () => {
         sqlite: path.join(dir, "shared.db"),
       },
       tools: CONTRACTS,
+      // The default limits name the demo tools this configuration replaces.
+      limits: [],
       mcp: {
         servers: [
           { name: "everything", transport: "stdio", command: process.execPath, args: [EVERYTHING, "stdio"] },

@@ -194,6 +194,8 @@ beforeAll(async () => {
     configure: (document) => ({
       ...document,
       tools: CONTRACTS,
+      // The default limits name the demo tools this configuration replaces.
+      limits: [],
       mcp: { servers: [{ name: "ref", transport: "http", url: proxy.url }] },
       policy: { ...(typeof document.policy === "object" ? document.policy : {}), dir },
     }),

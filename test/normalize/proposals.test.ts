@@ -58,7 +58,13 @@ beforeAll(async () => {
         const dir = path.join(tmp, "docs-policy", "writ");
         mkdirSync(dir, { recursive: true });
         writeFileSync(path.join(dir, "decision.rego"), DOCS_POLICY);
-        return { ...document, tools: [DOCS_READ], policy: { dir: path.dirname(dir), watch: false } };
+        // No limits: the default's name the demo tools this configuration replaces.
+        return {
+          ...document,
+          tools: [DOCS_READ],
+          limits: [],
+          policy: { dir: path.dirname(dir), watch: false },
+        };
       },
     }),
   ]);

@@ -14,6 +14,7 @@ import { DecisionLog } from "../../src/decisionlog/index.ts";
 import { CredentialResolver } from "../../src/dispatch/index.ts";
 import { GrantSigner } from "../../src/grants/index.ts";
 import { IdentityVerifier } from "../../src/identity/index.ts";
+import { Limits, type LimitsConfigInput, limitsConfigSchema } from "../../src/limits/index.ts";
 import { GatewayMetrics } from "../../src/observability/metrics.ts";
 import { PolicyEngine } from "../../src/policy/index.ts";
 import { SqliteStore } from "../../src/store/index.ts";
@@ -121,7 +122,9 @@ export interface UnitGateway {
   close(): Promise<void>;
 }
 
-export async function unitGateway(options: { policy?: string; now?: () => Date } = {}): Promise<UnitGateway> {
+export async function unitGateway(
+  options: { policy?: string; now?: () => Date; limits?: LimitsConfigInput } = {},
+): Promise<UnitGateway> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "writ-unit-"));
   await writeFile(path.join(dir, "decision.rego"), options.policy ?? POLICY);
   const policy = new PolicyEngine();
@@ -152,6 +155,7 @@ export async function unitGateway(options: { policy?: string; now?: () => Date }
     executorId: "writ-unit-executor",
     credentials: new CredentialResolver(),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.limits ? { limits: new Limits(limitsConfigSchema.parse(options.limits)) } : {}),
   };
   return {
     gw,

@@ -19,6 +19,7 @@ import { checkpointContract } from "./contract-checkpoints.ts";
 import { concurrencyContract } from "./contract-concurrency.ts";
 import { consoleSessionContract } from "./contract-console-sessions.ts";
 import { groupLeaseContract } from "./contract-group-leases.ts";
+import { limitContract } from "./contract-limits.ts";
 import { logShippingContract } from "./contract-log-shipping.ts";
 import { policyRevisionContract } from "./contract-policy-revisions.ts";
 import { tenancyContract } from "./contract-tenancy.ts";
@@ -444,6 +445,7 @@ export function storeContract(h: StoreHarness): void {
   tenancyContract(h);
   consoleSessionContract(h);
   logShippingContract(h);
+  limitContract(h);
   policyRevisionContract(h);
   groupLeaseContract(h);
 }

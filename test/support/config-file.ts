@@ -3,7 +3,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { defaultConfigFile } from "../../src/config/index.ts";
+import { ConfigError, defaultConfigFile, parseConfig } from "../../src/config/index.ts";
 import { repoRoot } from "./paths.ts";
 
 export type ConfigDocument = Record<string, unknown>;
@@ -11,6 +11,17 @@ export type ConfigDocument = Record<string, unknown>;
 /** The embedded default configuration as a document (parsed YAML), for tests to change. */
 export async function defaultConfigDocument(): Promise<ConfigDocument> {
   return z.record(z.string(), z.unknown()).parse(parseYaml(await readFile(defaultConfigFile, "utf8")));
+}
+
+/** What `writ config check` says is wrong with `document` (its ConfigError's message), or "". */
+export function configProblems(document: unknown, base = "/srv/writ", source = "test.yaml"): string {
+  try {
+    parseConfig(document, base, source);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.message;
+    throw error;
+  }
+  return "";
 }
 
 /**

@@ -8,9 +8,9 @@
 import { Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
-import type { WritError } from "../../core/errors.ts";
+import type { WritError, WritErrorBody } from "../../core/errors.ts";
 import { proposalFormats, type Subject } from "../../core/types.ts";
-import { type Gateway, handleProposal, logRefusedRequest } from "../../pipeline/index.ts";
+import { type CallOutcome, type Gateway, handleProposal, logRefusedRequest } from "../../pipeline/index.ts";
 import type { HttpEnv } from "../env.ts";
 import { idempotencyKeyOf, idempotent, type StoredAnswer } from "../idempotency.ts";
 import { jsonBody, parseWith } from "../request.ts";
@@ -23,6 +23,21 @@ const proposalBodySchema = z
     execute: z.boolean().default(false),
   })
   .strict();
+
+/**
+ * A proposal whose calls were refused by limits, none of them granted or waiting for approval:
+ * answered 429, its body the refusal with the longest wait (a WritError, like every 4xx) with the
+ * calls' `results` beside it, and `Retry-After` that wait (when one names any).
+ */
+function rateLimited(results: readonly CallOutcome[]): WritErrorBody | undefined {
+  if (results.some((r) => r.grant !== undefined || r.approval !== undefined)) return undefined;
+  let longest: WritErrorBody | undefined;
+  for (const { error } of results) {
+    if (error?.category !== "rate_limited") continue;
+    if (longest === undefined || (error.retry_after ?? 0) > (longest.retry_after ?? 0)) longest = error;
+  }
+  return longest;
+}
 
 /**
  * A proposal whose body is refused before intake (a repeated or `__proto__` key) is logged like
@@ -48,6 +63,7 @@ export function proposalRoutes(gw: Gateway): Hono<HttpEnv> {
       "",
       "the proposal request",
     );
+    let retryAfter: number | undefined;
     const run = async (subject?: Subject): Promise<StoredAnswer> => {
       const results = await handleProposal(gw, {
         authorization: c.req.header("authorization"),
@@ -58,7 +74,10 @@ export function proposalRoutes(gw: Gateway): Hono<HttpEnv> {
         execute: body.execute,
         requestId: c.var.requestId,
       });
-      return { status: 200, body: { results } };
+      const limited = rateLimited(results);
+      if (limited === undefined) return { status: 200, body: { results } };
+      retryAfter = limited.retry_after;
+      return { status: 429, body: { ...limited, results } };
     };
     const key = idempotencyKeyOf(c.req.header("idempotency-key"));
     let answer: StoredAnswer;
@@ -71,6 +90,7 @@ export function proposalRoutes(gw: Gateway): Hono<HttpEnv> {
     } else {
       answer = await run();
     }
+    if (retryAfter !== undefined) c.header("Retry-After", String(retryAfter));
     return c.json(answer.body as object, answer.status as ContentfulStatusCode);
   });
 }
