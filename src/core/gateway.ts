@@ -14,7 +14,7 @@ import type { LayeredResult } from "../results/index.ts";
 import type { Store } from "../store/types.ts";
 import type { WritErrorBody } from "./errors.ts";
 import type { CallObserver, InProcessHandler } from "./handlers.ts";
-import type { DecisionKind, ProposalFormat, Reason, Subject } from "./types.ts";
+import type { DecisionKind, ProposalFormat, Reason, RunLink, Subject } from "./types.ts";
 
 export interface Gateway {
   contracts: ContractRegistry;
@@ -73,6 +73,8 @@ export interface ProposalRequest {
   requestId: string;
   /** Who watches executed calls while they run (progress, logs, cancellation). */
   observer?: CallObserver;
+  /** The Code Mode run these calls are made in (`input.context.run`). */
+  run?: RunLink;
 }
 
 export interface CallOutcome {

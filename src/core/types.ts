@@ -102,7 +102,15 @@ export interface PolicyInput {
     session?: string;
     phase: "call" | "discover";
     approval?: ApprovalContext;
+    /** The Code Mode run a call is made in (and the run's own decision). */
+    run?: RunLink;
   };
+}
+
+/** A Code Mode run (`input.context.run`): its id, and the decision that let it start. */
+export interface RunLink {
+  id: string;
+  decision_id: string;
 }
 
 /** The closed, versioned vocabulary of conditions (DESIGN section 2). */

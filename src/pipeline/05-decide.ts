@@ -13,6 +13,7 @@ import type {
   ProposalSource,
   Reason,
   ResourceContext,
+  RunLink,
   Subject,
 } from "../core/types.ts";
 import { PolicyFailure } from "../policy/index.ts";
@@ -27,6 +28,8 @@ export interface PolicyContextParts {
   approval?: ApprovalContext;
   /** When the decision is taken (default: now). */
   at?: Date;
+  /** The Code Mode run the call is made in. */
+  run?: RunLink | undefined;
 }
 
 export function policyInput(
@@ -46,6 +49,7 @@ export function policyInput(
       ...(ctx.session === undefined ? {} : { session: ctx.session }),
       phase: ctx.phase ?? "call",
       ...(ctx.approval === undefined ? {} : { approval: ctx.approval }),
+      ...(ctx.run === undefined ? {} : { run: ctx.run }),
     },
   };
 }

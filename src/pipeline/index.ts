@@ -116,6 +116,7 @@ async function decideCall(
     requestId: req.requestId,
     source: call.source,
     session: req.session,
+    run: req.run,
   });
   const evaluation = stage("decide", traced, () => decide(gw, input, "call"), decisionAttributes); // 5
   const { decision, revision: policyRevision } = evaluation;
@@ -231,6 +232,7 @@ async function refuseCall(
             source: call.source,
             arguments: call.arguments,
             session: req.session ?? null,
+            ...(req.run ? { run: req.run } : {}),
           },
           policyRevision: currentRevision(gw),
           subject,
