@@ -35,6 +35,7 @@ const filterFields = [
   ["reason", "Reason code"],
   ["resource_type", "Resource type"],
   ["resource_id", "Resource id"],
+  ["run", "Code Mode run"],
   ["since", "Since (ISO 8601)"],
   ["until", "Until"],
 ] as const;

@@ -108,6 +108,8 @@ export interface DecisionFilter {
   reason?: string;
   resourceType?: string;
   resourceId?: string;
+  /** A Code Mode run's id: the run's own entry and every call its program made (`input.context.run.id`). */
+  run?: string;
   /** Inclusive lower bound, ISO 8601. */
   since?: string;
   /** Exclusive upper bound, ISO 8601. */
