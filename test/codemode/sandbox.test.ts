@@ -1,0 +1,444 @@
+/** The Code Mode sandbox: programs in QuickJS, their inner calls, their limits, their isolation. */
+import v8 from "node:v8";
+import vm from "node:vm";
+import { describe, expect, it } from "vitest";
+import {
+  type InnerCall,
+  type ProgramOutcome,
+  runProgram,
+  StopRun,
+  sandboxMemoryBytes,
+} from "../../src/codemode/sandbox.ts";
+import { WritError } from "../../src/core/errors.ts";
+
+const TOOLS = ["read", "search", "edit"];
+
+/** An InnerCall that answers with what it was asked, after a short wait, and records the calls. */
+function echo(delayMs = 1) {
+  const calls: { tool: string; args: unknown; index: number }[] = [];
+  const call: InnerCall = async (tool, args, index) => {
+    calls.push({ tool, args, index });
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    return { tool, args, index };
+  };
+  return { call, calls };
+}
+
+function returned(outcome: ProgramOutcome): unknown {
+  if (outcome.kind !== "returned") throw new Error(`expected a return, got ${JSON.stringify(outcome)}`);
+  return outcome.value;
+}
+
+function stopped(outcome: ProgramOutcome) {
+  if (outcome.kind !== "stopped") throw new Error(`expected a stop, got ${JSON.stringify(outcome)}`);
+  return outcome;
+}
+
+function threw(outcome: ProgramOutcome) {
+  if (outcome.kind !== "threw") throw new Error(`expected a throw, got ${JSON.stringify(outcome)}`);
+  return outcome;
+}
+
+describe("programs", () => {
+  it("returns a value, undefined as null", async () => {
+    const { call } = echo();
+    expect(
+      returned(await runProgram("return { sum: 1 + 2, list: [1, 'a', null] };", { tools: TOOLS, call })),
+    ).toEqual({
+      sum: 3,
+      list: [1, "a", null],
+    });
+    expect(returned(await runProgram("const x = 1;", { tools: TOOLS, call }))).toBeNull();
+  });
+
+  it("awaits inner calls, passing JSON arguments and receiving JSON results", async () => {
+    const { call, calls } = echo();
+    const value = returned(
+      await runProgram(
+        `const found = await tools.search({ query: "todo", when: new Date(0) });
+         return { found, again: await tools.read({ path: found.args.query }) };`,
+        { tools: TOOLS, call },
+      ),
+    );
+    expect(calls).toEqual([
+      { tool: "search", args: { query: "todo", when: "1970-01-01T00:00:00.000Z" }, index: 0 },
+      { tool: "read", args: { path: "todo" }, index: 1 },
+    ]);
+    expect(value).toEqual({
+      found: { tool: "search", args: { query: "todo", when: "1970-01-01T00:00:00.000Z" }, index: 0 },
+      again: { tool: "read", args: { path: "todo" }, index: 1 },
+    });
+  });
+
+  it("runs calls in parallel with Promise.all, at most maxConcurrentCalls in flight, started in order", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const started: number[] = [];
+    const call: InnerCall = async (_tool, args, index) => {
+      started.push(index);
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 15));
+      inFlight -= 1;
+      return args;
+    };
+    const value = returned(
+      await runProgram("return await Promise.all([0,1,2,3,4,5,6,7,8,9].map((n) => tools.read({ n })));", {
+        tools: TOOLS,
+        call,
+        limits: { maxConcurrentCalls: 3 },
+      }),
+    );
+    expect(value).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((n) => ({ n })));
+    expect(most).toBe(3);
+    expect(started).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
+  it("accepts TypeScript: types, interfaces, `as`, generics, enums", async () => {
+    const { call } = echo();
+    const program = `
+      interface Hit { path: string; line: number }
+      type Paths = string[];
+      enum Mode { Fast = "fast" }
+      function first<T>(items: T[]): T | undefined { return items[0]; }
+      const hits = [{ path: "a.ts", line: 3 }] as Hit[];
+      const paths: Paths = hits.map((h: Hit): string => h.path);
+      return { first: first<string>(paths), mode: Mode.Fast, n: (hits[0] as Hit).line satisfies number };`;
+    expect(returned(await runProgram(program, { tools: TOOLS, call }))).toEqual({
+      first: "a.ts",
+      mode: "fast",
+      n: 3,
+    });
+  });
+
+  it("throws an inner call's error into the program with its message and detail", async () => {
+    const call: InnerCall = async () => {
+      throw new WritError("policy_denied", "reading .env is not allowed", {
+        suggestedFix: "read another file",
+      });
+    };
+    const value = returned(
+      await runProgram(
+        `try { await tools.read({ path: ".env" }); } catch (error) {
+           return { name: error.name, tool: error.tool, message: error.message, category: error.detail.category };
+         }`,
+        { tools: TOOLS, call },
+      ),
+    );
+    expect(value).toEqual({
+      name: "ToolError",
+      tool: "read",
+      message: "reading .env is not allowed",
+      category: "policy_denied",
+    });
+  });
+
+  it("reports what the program threw, with its stack in the program's lines", async () => {
+    const outcome = threw(
+      await runProgram("const a = 1;\nconsole.log('before');\nthrow new RangeError('no ' + a);", {
+        tools: TOOLS,
+        call: echo().call,
+      }),
+    );
+    expect(outcome).toMatchObject({ name: "RangeError", message: "no 1", logs: ["before"] });
+    expect(outcome.stack).toContain("program.ts:3");
+  });
+
+  it("names an unknown tool in a TypeError", async () => {
+    const outcome = threw(
+      await runProgram("await tools.delete_everything({});", { tools: TOOLS, call: echo().call }),
+    );
+    expect(outcome.name).toBe("TypeError");
+    expect(outcome.message).toContain("tools.delete_everything is not a tool of this run");
+    expect(outcome.message).toContain("read, search, edit");
+  });
+
+  it("refuses non-JSON arguments with a TypeError before any call is made", async () => {
+    for (const args of [
+      "{ f: () => 1 }",
+      "(() => { const o = {}; o.self = o; return o; })()",
+      "{ n: 10n }",
+      "{ s: Symbol('x') }",
+    ]) {
+      const { call, calls } = echo();
+      const outcome = threw(await runProgram(`await tools.read(${args});`, { tools: TOOLS, call }));
+      expect(outcome.name).toBe("TypeError");
+      expect(outcome.message).toContain("the arguments of tools.read must be JSON");
+      expect(calls).toEqual([]);
+    }
+  });
+
+  it("keeps console lines, bounded", async () => {
+    const outcome = await runProgram(
+      "console.log('a', { b: 1 }, [2]); console.warn('careful'); console.error(new TypeError('bad')); for (let i = 0; i < 1000; i++) console.log('x'.repeat(100));",
+      { tools: TOOLS, call: echo().call, limits: { maxLogBytes: 1024 } },
+    );
+    expect(outcome.logs.slice(0, 3)).toEqual(['a {"b":1} [2]', "warn: careful", "error: TypeError: bad"]);
+    expect(outcome.logs.at(-1)).toBe("[log truncated: the program logged more than 1024 bytes]");
+    expect(outcome.logs.slice(0, -1).join("").length).toBeLessThanOrEqual(1024);
+  });
+
+  it("reports syntax errors, TypeScript or JavaScript, with line and column", async () => {
+    const ts = stopped(await runProgram("const a = 1;\nlet b: = 2;", { tools: TOOLS, call: echo().call }));
+    expect(ts.reason).toBe("syntax");
+    expect(ts.message).toContain("line 2, column 8");
+    const js = stopped(await runProgram("return (1 + ;", { tools: TOOLS, call: echo().call }));
+    expect(js.reason).toBe("syntax");
+    expect(js.message).toMatch(/line 1, column \d+/);
+    const imported = stopped(
+      await runProgram("import fs from 'fs';\nreturn fs.readFileSync('/etc/passwd');", {
+        tools: TOOLS,
+        call: echo().call,
+      }),
+    );
+    expect(imported.reason).toBe("syntax");
+  });
+});
+
+describe("limits", () => {
+  it("stops an endless loop on CPU time, and the process stays responsive", async () => {
+    let fired = 0;
+    setTimeout(() => {
+      fired = performance.now();
+    }, 10);
+    const begun = performance.now();
+    const outcome = stopped(
+      await runProgram("while (true) {}", { tools: TOOLS, call: echo().call, limits: { cpuMs: 200 } }),
+    );
+    const ended = performance.now();
+    expect(outcome.reason).toBe("cpu");
+    expect(ended - begun).toBeLessThan(2000);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(fired).toBeGreaterThan(0);
+    expect(fired - ended).toBeLessThan(100);
+  });
+
+  it("cannot catch the CPU stop", async () => {
+    const outcome = stopped(
+      await runProgram("for (;;) { try { while (true) {} } catch (e) { console.log('caught'); } }", {
+        tools: TOOLS,
+        call: echo().call,
+        limits: { cpuMs: 100 },
+      }),
+    );
+    expect(outcome.reason).toBe("cpu");
+    expect(outcome.logs).toEqual([]);
+  });
+
+  it("counts only the program's own CPU time, not the time it waits for calls", async () => {
+    const call: InnerCall = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      return 1;
+    };
+    const value = returned(
+      await runProgram("let n = 0; for (let i = 0; i < 3; i++) n += await tools.read({}); return n;", {
+        tools: TOOLS,
+        call,
+        limits: { cpuMs: 100 },
+      }),
+    );
+    expect(value).toBe(3);
+  });
+
+  it("stops unbounded allocation on memory", async () => {
+    const outcome = stopped(
+      await runProgram("const kept = []; for (;;) kept.push({ n: kept.length });", {
+        tools: TOOLS,
+        call: echo().call,
+        limits: { memoryBytes: 1024 * 1024 },
+      }),
+    );
+    expect(outcome.reason).toBe("memory");
+  });
+
+  it("stops deep recursion on the stack", async () => {
+    const outcome = stopped(
+      await runProgram("function down(n) { return down(n + 1) + 1; }\nreturn down(0);", {
+        tools: TOOLS,
+        call: echo().call,
+      }),
+    );
+    expect(outcome.reason).toBe("stack");
+  });
+
+  it("stops the call past maxCalls, and that call is not made", async () => {
+    const { call, calls } = echo();
+    const outcome = stopped(
+      await runProgram("for (let i = 0; i < 10; i++) await tools.read({ i });", {
+        tools: TOOLS,
+        call,
+        limits: { maxCalls: 3 },
+      }),
+    );
+    expect(outcome.reason).toBe("calls");
+    expect(outcome.message).toContain("call 4 (tools.read) was not made");
+    expect(calls.map((c) => c.index)).toEqual([0, 1, 2]);
+  });
+
+  it("stops a return value larger than maxResultBytes", async () => {
+    const outcome = stopped(
+      await runProgram("return 'x'.repeat(100000);", {
+        tools: TOOLS,
+        call: echo().call,
+        limits: { maxResultBytes: 1000 },
+      }),
+    );
+    expect(outcome.reason).toBe("result_size");
+    expect(outcome.message).toContain("100002 bytes");
+  });
+
+  it("stops a program awaiting a call that never settles, on duration", async () => {
+    const begun = performance.now();
+    const outcome = stopped(
+      await runProgram("await tools.read({});", {
+        tools: TOOLS,
+        call: () => new Promise(() => {}),
+        limits: { durationMs: 200 },
+      }),
+    );
+    expect(outcome.reason).toBe("duration");
+    expect(performance.now() - begun).toBeGreaterThanOrEqual(190);
+    expect(performance.now() - begun).toBeLessThan(1500);
+  });
+
+  it("stops a program awaiting a promise nothing can settle at once", async () => {
+    const outcome = stopped(
+      await runProgram("await new Promise(() => {});", { tools: TOOLS, call: echo().call }),
+    );
+    expect(outcome.reason).toBe("duration");
+    expect(outcome.message).toContain("nothing will settle");
+  });
+
+  it("stops on an aborted signal, and makes no later call", async () => {
+    const controller = new AbortController();
+    const { call, calls } = echo(30);
+    const running = runProgram("for (let i = 0; i < 10; i++) await tools.read({ i });", {
+      tools: TOOLS,
+      call,
+      signal: controller.signal,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 45));
+    controller.abort();
+    const outcome = stopped(await running);
+    expect(outcome.reason).toBe("run_stopped");
+    const made = calls.length;
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(calls.length).toBe(made);
+    expect(made).toBeLessThan(10);
+  });
+});
+
+describe("StopRun", () => {
+  it("ends the run with its detail, and no later call is made", async () => {
+    const calls: string[] = [];
+    const call: InnerCall = async (tool) => {
+      calls.push(tool);
+      if (tool === "edit") throw new StopRun({ approval_id: "apr_1" }, "edit needs approval");
+      return "ok";
+    };
+    const outcome = stopped(
+      await runProgram(
+        "await tools.read({}); try { await tools.edit({}); } catch (e) { console.log('caught'); } await tools.search({});",
+        { tools: TOOLS, call },
+      ),
+    );
+    expect(outcome).toEqual({
+      kind: "stopped",
+      reason: "run_stopped",
+      message: "edit needs approval",
+      detail: { approval_id: "apr_1" },
+      logs: [],
+    });
+    expect(calls).toEqual(["read", "edit"]);
+  });
+});
+
+describe("isolation", () => {
+  it("gives a program no fetch, require, process, modules or host through new Function", async () => {
+    const probe = async (expression: string) =>
+      runProgram(`return ${expression};`, { tools: TOOLS, call: echo().call });
+    for (const name of [
+      "fetch",
+      "require",
+      "process",
+      "setTimeout",
+      "XMLHttpRequest",
+      "WebAssembly",
+      "performance",
+      "Buffer",
+    ]) {
+      expect(returned(await probe(`typeof ${name}`))).toBe("undefined");
+    }
+    expect(returned(await probe("typeof globalThis.process"))).toBe("undefined");
+    expect(returned(await probe("new Function('return typeof this.process + typeof this.require')()"))).toBe(
+      "undefinedundefined",
+    );
+    expect(returned(await probe("Object.keys(globalThis).sort()"))).toEqual(["console", "tools"]);
+    const fetched = threw(await probe("fetch('http://127.0.0.1/')"));
+    expect(fetched).toMatchObject({ name: "ReferenceError" });
+    const imported = threw(
+      await runProgram("return await import('fs');", { tools: TOOLS, call: echo().call }),
+    );
+    expect(imported.message).toContain("modules cannot be imported");
+    const constructed = threw(await probe("new Function('return process.env')()"));
+    expect(constructed).toMatchObject({ name: "ReferenceError" });
+  });
+
+  it("stops the clock at the run's start", async () => {
+    const before = Date.now();
+    const value = returned(
+      await runProgram(
+        "const a = Date.now(); let n = 0; for (let i = 0; i < 1e5; i++) n += i; return [a, Date.now(), new Date().getTime(), new Date(0).getTime(), new Date() instanceof Date, typeof Date()];",
+        { tools: TOOLS, call: echo().call },
+      ),
+    );
+    const after = Date.now();
+    expect(Array.isArray(value)).toBe(true);
+    const [a, b, c, zero, instance, called] = Array.isArray(value) ? value : [];
+    expect(a).toBe(b);
+    expect(a).toBe(c);
+    expect(a).toBeGreaterThanOrEqual(before);
+    expect(a).toBeLessThanOrEqual(after);
+    expect(zero).toBe(0);
+    expect(instance).toBe(true);
+    expect(called).toBe("string");
+  });
+
+  it("does not let one run see another's globals", async () => {
+    const { call } = echo();
+    returned(
+      await runProgram("globalThis.secret = 'from run 1'; Object.prototype.polluted = true;", {
+        tools: TOOLS,
+        call,
+      }),
+    );
+    expect(
+      returned(await runProgram("return [typeof secret, ({}).polluted ?? null];", { tools: TOOLS, call })),
+    ).toEqual(["undefined", null]);
+  });
+});
+
+describe("resources", () => {
+  it("200 runs in a row leak nothing", async () => {
+    v8.setFlagsFromString("--expose-gc");
+    const gc = vm.runInNewContext("gc");
+    const { call } = echo(0);
+    const program =
+      "const big = 'x'.repeat(100000); const r = await tools.read({ n: big.length }); return r.args.n;";
+    for (let i = 0; i < 20; i++) await runProgram(program, { tools: TOOLS, call });
+    gc();
+    const heapBefore = process.memoryUsage().heapUsed;
+    const wasmBefore = await sandboxMemoryBytes();
+    for (let i = 0; i < 200; i++) {
+      const outcome = await runProgram(i % 10 === 0 ? "while (true) {}" : program, {
+        tools: TOOLS,
+        call,
+        limits: { cpuMs: 20 },
+      });
+      expect(outcome.kind).toBe(i % 10 === 0 ? "stopped" : "returned");
+    }
+    gc();
+    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(8 * 1024 * 1024);
+    expect(await sandboxMemoryBytes()).toBe(wasmBefore);
+  });
+});
