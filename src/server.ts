@@ -252,6 +252,7 @@ export async function startGateway(
     roles: config.roles,
     console: config.console,
     mcpEndpoint: config.mcp.endpoint,
+    codeMode: config.code_mode,
     mcpSecurity: { allowedHosts: config.mcp.allowed_hosts, allowedOrigins: config.mcp.allowed_origins },
   });
   options.configureApp?.(built, parts.gateway);
