@@ -3,9 +3,13 @@
  * over HTTP, programs in the real sandbox, every inner call through the real pipeline, policy and
  * decision log.
  */
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { writErrorSchema } from "../../src/core/errors.ts";
+import { runLogs, writeStoreConfig } from "../cli/logs-helpers.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
 
 let gw: TestGateway;
@@ -21,8 +25,11 @@ beforeAll(async () => {
   reviewer = await gw.token("rita", { roles: ["reviewer"] });
 });
 
+let tmp: string | undefined;
+
 afterAll(async () => {
   await gw?.close();
+  if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
 const ledgerEntrySchema = z.strictObject({
@@ -126,6 +133,16 @@ describe("POST /v1/run_code", () => {
         args: { code_sha256: expect.stringMatching(/^[0-9a-f]{64}$/), code_bytes: expect.any(Number) },
       },
     });
+
+    // writ logs finds the same entries.
+    tmp = await mkdtemp(path.join(os.tmpdir(), "writ-run-logs-"));
+    const config = await writeStoreConfig(gw, tmp);
+    const logs = await runLogs(["query", "--config", config, "--run", body.run.id, "--format", "ndjson"]);
+    expect(logs.code, logs.stderr).toBe(0);
+    const ids = logs.stdout.map(
+      (line) => z.object({ decision_id: z.string() }).parse(JSON.parse(line)).decision_id,
+    );
+    expect(ids.reverse()).toEqual(entries.map((e) => e.decision_id));
   });
 
   it("ends the run at a denied call: later calls are not made, and the outcome says what was committed", async () => {
