@@ -15,17 +15,14 @@
  *
  * Run: npx tsx bench/codemode.ts [--iterations 30] [--warmup 5] [--json <file>]
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { samplePoliciesDir } from "../src/config/config.ts";
-import { defaultConfigFile, parseConfig } from "../src/config/index.ts";
-import { DevIssuer } from "../src/identity/index.ts";
 import { startGateway } from "../src/server.ts";
+import { aliceToken, localGatewayConfig } from "./lib/local-gateway.ts";
 import { machineInfo } from "./lib/machine.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -41,28 +38,8 @@ const warmup = z.coerce.number().int().min(0).parse(cli.values.warmup);
 const CALLS = 10;
 
 const dir = await mkdtemp(path.join(tmpdir(), "writ-bench-codemode-"));
-const document = z
-  .record(z.string(), z.unknown())
-  .parse(parseYaml(await readFile(defaultConfigFile, "utf8")));
-const config = parseConfig(
-  {
-    ...document,
-    server: { host: "127.0.0.1", port: 0 },
-    store: { sqlite: path.join(dir, "writ.db") },
-    policy: { dir: samplePoliciesDir, watch: false },
-    identity: { dev_issuer: { enabled: true, key_file: path.join(dir, "dev.json") } },
-    grants: { issuer: "writ", key_file: path.join(dir, "grants.json") },
-  },
-  root,
-  "bench configuration",
-);
-const running = await startGateway(config);
-const dev = await DevIssuer.create({
-  keyFile: path.join(dir, "dev.json"),
-  issuer: "writ-dev",
-  audience: "writ",
-});
-const token = await dev.mint({ sub: "alice", tenant: "demo", roles: ["developer"], ttlSeconds: 3600 });
+const running = await startGateway(await localGatewayConfig(dir));
+const token = await aliceToken(dir);
 
 const read = { workspace: "ws-demo", path: "README.md" };
 const proposalBody = JSON.stringify({

@@ -102,19 +102,24 @@ export class CodeMode {
   }
 }
 
+/** The config's name of each sandbox limit. */
+const LIMIT_NAMES = [
+  ["memory_bytes", "memoryBytes"],
+  ["stack_bytes", "stackBytes"],
+  ["cpu_ms", "cpuMs"],
+  ["duration_ms", "durationMs"],
+  ["max_calls", "maxCalls"],
+  ["max_concurrent_calls", "maxConcurrentCalls"],
+  ["max_result_bytes", "maxResultBytes"],
+  ["max_log_bytes", "maxLogBytes"],
+] as const satisfies readonly (readonly [keyof CodeModeConfig, keyof SandboxLimits])[];
+
 /** The sandbox's limits the config sets (the rest keep the sandbox's defaults). */
 function limitsOf(config: CodeModeConfig): Partial<SandboxLimits> {
   const limits: Partial<SandboxLimits> = {};
-  const set = <K extends keyof SandboxLimits>(key: K, value: SandboxLimits[K] | undefined) => {
-    if (value !== undefined) limits[key] = value;
-  };
-  set("memoryBytes", config.memory_bytes);
-  set("stackBytes", config.stack_bytes);
-  set("cpuMs", config.cpu_ms);
-  set("durationMs", config.duration_ms);
-  set("maxCalls", config.max_calls);
-  set("maxConcurrentCalls", config.max_concurrent_calls);
-  set("maxResultBytes", config.max_result_bytes);
-  set("maxLogBytes", config.max_log_bytes);
+  for (const [from, to] of LIMIT_NAMES) {
+    const value = config[from];
+    if (value !== undefined) limits[to] = value;
+  }
   return limits;
 }
