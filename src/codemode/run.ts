@@ -117,13 +117,15 @@ export async function runCode(gw: Gateway, req: RunRequest): Promise<RunAnswer> 
   const inFlight = new AbortController();
   const call = async (tool: string, args: unknown, index: number): Promise<unknown> => {
     if (!isRecord(args)) throw new TypeError(`tools.${tool} takes one object of arguments`);
+    const contract = gw.contracts.resolve(tool, "canonical");
     const entry: LedgerEntry = {
       index,
       tool,
       args_digest: jsonDigest(args),
       decision: null,
       decision_id: null,
-      effect_committed: "unknown",
+      // Until the call answers: a read commits nothing even if the run ends while it is in flight.
+      effect_committed: contract === undefined || effectAfterRun(contract) ? "unknown" : false,
     };
     ledger.set(index, entry);
     let outcome: CallOutcome | undefined;
@@ -160,7 +162,6 @@ export async function runCode(gw: Gateway, req: RunRequest): Promise<RunAnswer> 
       entry.effect_committed = outcome.error.effect_committed;
       throw new InnerCallError(tool, outcome.error);
     }
-    const contract = gw.contracts.resolve(tool, "canonical");
     entry.effect_committed = contract === undefined ? "unknown" : effectAfterRun(contract);
     return programValue(outcome.result);
   };

@@ -145,6 +145,29 @@ describe("POST /v1/run_code", () => {
     expect(ids.reverse()).toEqual(entries.map((e) => e.decision_id));
   });
 
+  it("throws a call that was allowed but failed into the program, which may catch it", async () => {
+    const { status, body } = await runCode(`
+      const sum = await ${read("src/sum.ts")};
+      try {
+        await tools.repo_propose_edit({
+          workspace: "ws-demo", path: "src/sum.ts", base_hash: sum.hash as string, before: "no such text", after: "x",
+        });
+        return "no error";
+      } catch (e) {
+        const error = e as Error & { detail?: { category?: string } };
+        return { message: error.message, category: error.detail?.category };
+      }`);
+    expect(status).toBe(200);
+    expect(body.value).toMatchObject({ category: "invalid_argument" });
+    expect(String((body.value as { message: string }).message)).toContain("occurs 0 times");
+    expect(body.ledger[1]).toMatchObject({
+      tool: "repo_propose_edit",
+      decision: "allow",
+      effect_committed: false,
+      error: { category: "invalid_argument" },
+    });
+  });
+
   it("ends the run at a denied call: later calls are not made, and the outcome says what was committed", async () => {
     const { status, body } = await runCode(`
       const sum = await ${read("src/sum.ts")};
@@ -254,6 +277,15 @@ describe("POST /v1/run_code", () => {
     expect(syntax.status).toBe(400);
     expect(syntax.body).toMatchObject({ outcome: "stopped", stop_reason: "syntax" });
     expect(syntax.body.error?.field_errors[0]?.path).toBe("/code");
+
+    const threw = await runCode(`console.log("about to fail"); throw new RangeError("boom");`);
+    expect(threw.status).toBe(422);
+    expect(threw.body).toMatchObject({
+      outcome: "threw",
+      logs: ["about to fail"],
+      error: { category: "tool_error" },
+    });
+    expect(threw.body.error?.message).toContain("RangeError: boom");
 
     const outsider = await gw.token("olga", { roles: ["auditor"] });
     const refused = await runCode("return 1;", outsider);
