@@ -16,7 +16,7 @@ export const codeModeConfigSchema = z
     memory_bytes: positive.optional(),
     /** The sandbox's stack (default 512 KiB). */
     stack_bytes: positive.optional(),
-    /** CPU time the program's own code may use; it blocks the event loop meanwhile (default 1000). */
+    /** CPU time the program's own code may use, on the sandbox's worker thread (default 1000). */
     cpu_ms: positive.optional(),
     /** Wall time of a whole run, inner calls included (default 30000). */
     duration_ms: positive.optional(),

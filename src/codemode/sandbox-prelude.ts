@@ -12,7 +12,9 @@ export const PRELUDE_FILE = "writ-sandbox.js";
 
 export const PRELUDE = String.raw`(function setup(hostCall, hostLog, toolNamesJson, startMs) {
   "use strict";
-  const toolNames = JSON.parse(toolNamesJson);
+  // Taken now: a program that replaces JSON's methods changes what it sees, not what crosses.
+  const { parse, stringify } = JSON;
+  const toolNames = parse(toolNamesJson);
 
   // The clock: Date.now() and new Date() give the run's start; dates built from values still work.
   const RealDate = Date;
@@ -31,7 +33,7 @@ export const PRELUDE = String.raw`(function setup(hostCall, hostLog, toolNamesJs
   // Arguments are JSON: a function or symbol anywhere is an error, not a silently dropped key.
   function toJson(value, what) {
     try {
-      const text = JSON.stringify(value === undefined ? {} : value, (key, item) => {
+      const text = stringify(value === undefined ? {} : value, (key, item) => {
         const type = typeof item;
         if (type === "function" || type === "symbol") {
           throw new TypeError((key === "" ? "the value" : "\"" + key + "\"") + " is a " + type);
@@ -59,7 +61,7 @@ export const PRELUDE = String.raw`(function setup(hostCall, hostLog, toolNamesJs
     const call = {
       async [name](args) {
         const request = toJson(args, "the arguments of tools." + name);
-        const answer = JSON.parse(await hostCall(name, request));
+        const answer = parse(await hostCall(name, request));
         if (answer.ok) return answer.value;
         throw new ToolError(name, answer.message, answer.detail);
       },
@@ -81,7 +83,7 @@ export const PRELUDE = String.raw`(function setup(hostCall, hostLog, toolNamesJs
     if (typeof value === "string") return value;
     if (value instanceof Error) return value.name + ": " + value.message;
     try {
-      const text = JSON.stringify(value);
+      const text = stringify(value);
       return text === undefined ? String(value) : text;
     } catch {
       try { return String(value); } catch { return "[unprintable]"; }
@@ -98,7 +100,7 @@ export const PRELUDE = String.raw`(function setup(hostCall, hostLog, toolNamesJs
   return {
     // The return value as JSON text (undefined → null); cycles and BigInts throw a TypeError.
     finish(value) {
-      const text = JSON.stringify(value);
+      const text = stringify(value);
       return text === undefined ? "null" : text;
     },
     // Whatever the program threw, as JSON text the host reads without running program code again.
@@ -117,7 +119,7 @@ export const PRELUDE = String.raw`(function setup(hostCall, hostLog, toolNamesJs
       } catch {
         message = "the program threw a value that cannot be read";
       }
-      return JSON.stringify({ name, message, stack });
+      return stringify({ name, message, stack });
     },
   };
 })`;

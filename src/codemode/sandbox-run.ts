@@ -30,9 +30,11 @@ export interface EngineRunOptions {
   host: RunHost;
   /** What `Date.now()` answers inside the run (milliseconds since the epoch). */
   clockMs: number;
+  /** Told when QuickJS starts (true) and stops (false) executing for this run. */
+  onSlice?: (active: boolean) => void;
 }
 
-/** Thrown by `runInEngine` when the WebAssembly instance faulted; the instance must be dropped. */
+/** Thrown by a run's `outcome` when the WebAssembly instance faulted; the instance must be dropped. */
 export class EngineFault extends Error {
   constructor(readonly fault: unknown) {
     super(
@@ -46,12 +48,27 @@ export class EngineFault extends Error {
 export interface EngineRun {
   readonly outcome: Promise<ProgramOutcome>;
   stop(reason: StopReason, message: string, detail?: unknown): void;
+  /** Stops the run without touching its instance again (another run faulted it). */
+  abandon(message: string): void;
 }
 
 export function startEngineRun(module: QuickJSWASMModule, options: EngineRunOptions): EngineRun {
   const run = new Run(module, options);
-  return { outcome: run.start(), stop: (reason, message, detail) => run.stop(reason, message, detail) };
+  return {
+    outcome: run.start(),
+    stop: (reason, message, detail) => run.stop(reason, message, detail),
+    abandon: (message) => run.abandon(message),
+  };
 }
+
+/**
+ * How often, in the program's CPU time, the heap is measured. QuickJS checks its memory limit
+ * against its own count of allocations, which in this WebAssembly build (no malloc_usable_size)
+ * adds 8 bytes per block whatever its size: a limit on block count, not bytes. So the run also
+ * measures what its objects hold, now and then and whenever the instance's memory grew.
+ */
+const HEAP_CHECK_MS = 50;
+const MEMORY_USED = /^memory used\s+\d+\s+(\d+)/m;
 
 const describedSchema = z.object({ name: z.string(), message: z.string(), stack: z.string().optional() });
 
@@ -67,6 +84,7 @@ class Run {
   private readonly deadline: number;
   private stopped: { reason: StopReason; message: string; detail?: unknown } | undefined;
   private faulted = false;
+  private abandoned = false;
   private finished = false;
   private calls = 0;
   private inFlight = 0;
@@ -74,6 +92,9 @@ class Run {
   private readonly deferreds = new Set<QuickJSDeferredPromise>();
   private readonly handles: QuickJSHandle[] = [];
   private wake: () => void = () => {};
+  private runtime: QuickJSRuntime | undefined;
+  private heapCheckedAtMs = 0;
+  private wasmBytesAtCheck = 0;
 
   constructor(
     private readonly module: QuickJSWASMModule,
@@ -90,8 +111,16 @@ class Run {
     this.wake();
   }
 
+  abandon(message: string): void {
+    this.abandoned = true;
+    this.faulted = true;
+    this.stop("run_stopped", message);
+  }
+
   async start(): Promise<ProgramOutcome> {
     const runtime = this.module.newRuntime();
+    this.runtime = runtime;
+    this.wasmBytesAtCheck = this.wasmBytes();
     let context: QuickJSContext | undefined;
     try {
       runtime.setMemoryLimit(this.limits.memoryBytes);
@@ -103,6 +132,7 @@ class Run {
       context = runtime.newContext();
       return await this.drive(runtime, context);
     } catch (error) {
+      if (this.abandoned) return this.stoppedOutcome();
       if (this.faulted) throw new EngineFault(error);
       throw error;
     } finally {
@@ -186,7 +216,9 @@ class Run {
 
   /** Runs QuickJS synchronously, counting the time against the CPU limit. */
   private slice<T>(enter: () => T): T {
+    if (this.faulted) throw new EngineFault("the instance was abandoned");
     this.sliceStart = performance.now();
+    this.options.onSlice?.(true);
     try {
       return enter();
     } catch (error) {
@@ -195,6 +227,7 @@ class Run {
       this.faulted = true;
       throw error;
     } finally {
+      this.options.onSlice?.(false);
       this.cpuUsedMs += performance.now() - this.sliceStart;
       this.sliceStart = undefined;
     }
@@ -203,15 +236,43 @@ class Run {
   private shouldInterrupt(): boolean {
     if (this.stopped !== undefined) return true;
     const now = performance.now();
-    if (this.sliceStart !== undefined && this.cpuUsedMs + (now - this.sliceStart) > this.limits.cpuMs) {
+    const cpuMs = this.cpuUsedMs + (this.sliceStart === undefined ? 0 : now - this.sliceStart);
+    if (cpuMs > this.limits.cpuMs) {
       this.stop("cpu", `the program used more than ${this.limits.cpuMs} ms of CPU time`);
       return true;
+    }
+    const wasmBytes = this.wasmBytes();
+    if (
+      cpuMs - this.heapCheckedAtMs >= HEAP_CHECK_MS ||
+      wasmBytes - this.wasmBytesAtCheck >= this.limits.memoryBytes / 4
+    ) {
+      this.heapCheckedAtMs = cpuMs;
+      this.wasmBytesAtCheck = wasmBytes;
+      const used = this.heapBytes();
+      if (used !== undefined && used > this.limits.memoryBytes) {
+        this.stop(
+          "memory",
+          `the program used more than ${this.limits.memoryBytes} bytes of memory (${used})`,
+        );
+        return true;
+      }
     }
     if (now >= this.deadline) {
       this.stop("duration", `the program ran longer than ${this.limits.durationMs} ms`);
       return true;
     }
     return false;
+  }
+
+  private wasmBytes(): number {
+    return this.module.getWasmMemory().buffer.byteLength;
+  }
+
+  /** What the run's objects, strings and buffers hold, by QuickJS's own walk of its heap. */
+  private heapBytes(): number | undefined {
+    const dump = this.runtime?.dumpMemoryUsage();
+    const used = dump === undefined ? null : MEMORY_USED.exec(dump);
+    return used === null ? undefined : Number(used[1]);
   }
 
   private hostCall(
@@ -340,10 +401,14 @@ class Run {
     if (this.stopped !== undefined) return this.stoppedOutcome();
     const thrown = this.read(context, error, describe);
     if (thrown.name === "InternalError" && thrown.message === "out of memory") {
-      this.stop("memory", `the program used more than ${this.limits.memoryBytes} bytes of memory`);
+      this.stop("memory", `the program ran out of memory (${this.limits.memoryBytes} bytes a run)`);
       return this.stoppedOutcome();
     }
-    if (thrown.name === "InternalError" && thrown.message === "stack overflow") {
+    // The parser reports its own overflow as a SyntaxError (in eval, JSON.parse, or the program).
+    if (
+      (thrown.name === "InternalError" || thrown.name === "SyntaxError") &&
+      thrown.message === "stack overflow"
+    ) {
       this.stop("stack", `the program's call stack grew deeper than ${this.limits.stackBytes} bytes allow`);
       return this.stoppedOutcome();
     }

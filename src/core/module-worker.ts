@@ -5,16 +5,17 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
+import { type ResourceLimits, Worker } from "node:worker_threads";
 import { WritError } from "./errors.ts";
 
-/** Starts a worker on `target` (a `.js` or `.ts` module URL). */
-export function moduleWorker(target: URL): Worker {
-  if (!target.pathname.endsWith(".ts")) return new Worker(target);
+/** Starts a worker on `target` (a `.js` or `.ts` module URL), with the thread's resource limits. */
+export function moduleWorker(target: URL, resourceLimits?: ResourceLimits): Worker {
+  const limits = resourceLimits === undefined ? {} : { resourceLimits };
+  if (!target.pathname.endsWith(".ts")) return new Worker(target, limits);
   const bootstrap = `import(${JSON.stringify(tsxLoaderApi())})
     .then((tsx) => tsx.register())
     .then(() => import(${JSON.stringify(target.href)}));`;
-  return new Worker(bootstrap, { eval: true, execArgv: [] });
+  return new Worker(bootstrap, { eval: true, execArgv: [], ...limits });
 }
 
 /** The URL of tsx's ESM loader API (`tsx/esm/api`), found through the package's own exports map. */

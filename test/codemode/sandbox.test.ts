@@ -1,17 +1,32 @@
 /** The Code Mode sandbox: programs in QuickJS, their inner calls, their limits, their isolation. */
 import v8 from "node:v8";
 import vm from "node:vm";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
+  closeSandbox,
   type InnerCall,
   type ProgramOutcome,
   runProgram,
+  type SandboxLimits,
   StopRun,
   sandboxMemoryBytes,
 } from "../../src/codemode/sandbox.ts";
 import { WritError } from "../../src/core/errors.ts";
 
 const TOOLS = ["read", "search", "edit"];
+
+afterAll(async () => {
+  await closeSandbox();
+});
+
+/** Runs `program` with the test tools, answered by `echo()` unless told otherwise. */
+function run(program: string, limits?: Partial<SandboxLimits>): Promise<ProgramOutcome> {
+  return runProgram(program, {
+    tools: TOOLS,
+    call: echo().call,
+    ...(limits === undefined ? {} : { limits }),
+  });
+}
 
 /** An InnerCall that answers with what it was asked, after a short wait, and records the calls. */
 function echo(delayMs = 1) {
@@ -135,19 +150,14 @@ describe("programs", () => {
 
   it("reports what the program threw, with its stack in the program's lines", async () => {
     const outcome = threw(
-      await runProgram("const a = 1;\nconsole.log('before');\nthrow new RangeError('no ' + a);", {
-        tools: TOOLS,
-        call: echo().call,
-      }),
+      await run("const a = 1;\nconsole.log('before');\nthrow new RangeError('no ' + a);"),
     );
     expect(outcome).toMatchObject({ name: "RangeError", message: "no 1", logs: ["before"] });
     expect(outcome.stack).toContain("program.ts:3");
   });
 
   it("names an unknown tool in a TypeError", async () => {
-    const outcome = threw(
-      await runProgram("await tools.delete_everything({});", { tools: TOOLS, call: echo().call }),
-    );
+    const outcome = threw(await run("await tools.delete_everything({});"));
     expect(outcome.name).toBe("TypeError");
     expect(outcome.message).toContain("tools.delete_everything is not a tool of this run");
     expect(outcome.message).toContain("read, search, edit");
@@ -169,9 +179,9 @@ describe("programs", () => {
   });
 
   it("keeps console lines, bounded", async () => {
-    const outcome = await runProgram(
+    const outcome = await run(
       "console.log('a', { b: 1 }, [2]); console.warn('careful'); console.error(new TypeError('bad')); for (let i = 0; i < 1000; i++) console.log('x'.repeat(100));",
-      { tools: TOOLS, call: echo().call, limits: { maxLogBytes: 1024 } },
+      { maxLogBytes: 1024 },
     );
     expect(outcome.logs.slice(0, 3)).toEqual(['a {"b":1} [2]', "warn: careful", "error: TypeError: bad"]);
     expect(outcome.logs.at(-1)).toBe("[log truncated: the program logged more than 1024 bytes]");
@@ -179,47 +189,57 @@ describe("programs", () => {
   });
 
   it("reports syntax errors, TypeScript or JavaScript, with line and column", async () => {
-    const ts = stopped(await runProgram("const a = 1;\nlet b: = 2;", { tools: TOOLS, call: echo().call }));
+    const ts = stopped(await run("const a = 1;\nlet b: = 2;"));
     expect(ts.reason).toBe("syntax");
     expect(ts.message).toContain("line 2, column 8");
-    const js = stopped(await runProgram("return (1 + ;", { tools: TOOLS, call: echo().call }));
+    const js = stopped(await run("return (1 + ;"));
     expect(js.reason).toBe("syntax");
     expect(js.message).toMatch(/line 1, column \d+/);
-    const imported = stopped(
-      await runProgram("import fs from 'fs';\nreturn fs.readFileSync('/etc/passwd');", {
-        tools: TOOLS,
-        call: echo().call,
-      }),
-    );
+    const imported = stopped(await run("import fs from 'fs';\nreturn fs.readFileSync('/etc/passwd');"));
     expect(imported.reason).toBe("syntax");
   });
 });
 
 describe("limits", () => {
-  it("stops an endless loop on CPU time, and the process stays responsive", async () => {
-    let fired = 0;
-    setTimeout(() => {
-      fired = performance.now();
+  it("stops an endless loop on CPU time, and the gateway's event loop keeps running meanwhile", async () => {
+    let ticks = 0;
+    const ticker = setInterval(() => {
+      ticks += 1;
     }, 10);
     const begun = performance.now();
-    const outcome = stopped(
-      await runProgram("while (true) {}", { tools: TOOLS, call: echo().call, limits: { cpuMs: 200 } }),
-    );
-    const ended = performance.now();
+    const outcome = stopped(await run("while (true) {}", { cpuMs: 300 }));
+    clearInterval(ticker);
     expect(outcome.reason).toBe("cpu");
-    expect(ended - begun).toBeLessThan(2000);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(fired).toBeGreaterThan(0);
-    expect(fired - ended).toBeLessThan(100);
+    expect(performance.now() - begun).toBeLessThan(2000);
+    expect(ticks).toBeGreaterThanOrEqual(10);
+  });
+
+  it("ends the thread under a program stuck in the engine's C code, and the next run works", async () => {
+    const begun = performance.now();
+    const outcome = stopped(
+      await run("const a = []; for (let i = 0; i < 3e5; i++) a.push(String(i)); for (;;) a.slice().sort();", {
+        cpuMs: 200,
+      }),
+    );
+    expect(outcome.reason).toBe("cpu");
+    expect(performance.now() - begun).toBeLessThan(3000);
+    expect(returned(await run("return 'after';"))).toBe("after");
+  });
+
+  it("stops deep nesting in the parser and in JSON.parse on QuickJS's own stack limit", async () => {
+    for (const program of [
+      "return eval('('.repeat(100000) + '1' + ')'.repeat(100000));",
+      "return JSON.parse('['.repeat(100000) + ']'.repeat(100000));",
+      "let a = []; for (let i = 0; i < 50000; i++) a = [a]; return String(a);",
+    ]) {
+      expect(stopped(await runProgram(program, { tools: TOOLS, call: echo().call })).reason).toBe("stack");
+    }
+    expect(returned(await run("return 'after';"))).toBe("after");
   });
 
   it("cannot catch the CPU stop", async () => {
     const outcome = stopped(
-      await runProgram("for (;;) { try { while (true) {} } catch (e) { console.log('caught'); } }", {
-        tools: TOOLS,
-        call: echo().call,
-        limits: { cpuMs: 100 },
-      }),
+      await run("for (;;) { try { while (true) {} } catch (e) { console.log('caught'); } }", { cpuMs: 100 }),
     );
     expect(outcome.reason).toBe("cpu");
     expect(outcome.logs).toEqual([]);
@@ -242,22 +262,13 @@ describe("limits", () => {
 
   it("stops unbounded allocation on memory", async () => {
     const outcome = stopped(
-      await runProgram("const kept = []; for (;;) kept.push({ n: kept.length });", {
-        tools: TOOLS,
-        call: echo().call,
-        limits: { memoryBytes: 1024 * 1024 },
-      }),
+      await run("const kept = []; for (;;) kept.push({ n: kept.length });", { memoryBytes: 1024 * 1024 }),
     );
     expect(outcome.reason).toBe("memory");
   });
 
   it("stops deep recursion on the stack", async () => {
-    const outcome = stopped(
-      await runProgram("function down(n) { return down(n + 1) + 1; }\nreturn down(0);", {
-        tools: TOOLS,
-        call: echo().call,
-      }),
-    );
+    const outcome = stopped(await run("function down(n) { return down(n + 1) + 1; }\nreturn down(0);"));
     expect(outcome.reason).toBe("stack");
   });
 
@@ -276,13 +287,7 @@ describe("limits", () => {
   });
 
   it("stops a return value larger than maxResultBytes", async () => {
-    const outcome = stopped(
-      await runProgram("return 'x'.repeat(100000);", {
-        tools: TOOLS,
-        call: echo().call,
-        limits: { maxResultBytes: 1000 },
-      }),
-    );
+    const outcome = stopped(await run("return 'x'.repeat(100000);", { maxResultBytes: 1000 }));
     expect(outcome.reason).toBe("result_size");
     expect(outcome.message).toContain("100002 bytes");
   });
@@ -302,9 +307,7 @@ describe("limits", () => {
   });
 
   it("stops a program awaiting a promise nothing can settle at once", async () => {
-    const outcome = stopped(
-      await runProgram("await new Promise(() => {});", { tools: TOOLS, call: echo().call }),
-    );
+    const outcome = stopped(await run("await new Promise(() => {});"));
     expect(outcome.reason).toBe("duration");
     expect(outcome.message).toContain("nothing will settle");
   });
@@ -355,8 +358,7 @@ describe("StopRun", () => {
 
 describe("isolation", () => {
   it("gives a program no fetch, require, process, modules or host through new Function", async () => {
-    const probe = async (expression: string) =>
-      runProgram(`return ${expression};`, { tools: TOOLS, call: echo().call });
+    const probe = async (expression: string) => run(`return ${expression};`);
     for (const name of [
       "fetch",
       "require",
@@ -376,9 +378,7 @@ describe("isolation", () => {
     expect(returned(await probe("Object.keys(globalThis).sort()"))).toEqual(["console", "tools"]);
     const fetched = threw(await probe("fetch('http://127.0.0.1/')"));
     expect(fetched).toMatchObject({ name: "ReferenceError" });
-    const imported = threw(
-      await runProgram("return await import('fs');", { tools: TOOLS, call: echo().call }),
-    );
+    const imported = threw(await run("return await import('fs');"));
     expect(imported.message).toContain("modules cannot be imported");
     const constructed = threw(await probe("new Function('return process.env')()"));
     expect(constructed).toMatchObject({ name: "ReferenceError" });
@@ -387,9 +387,8 @@ describe("isolation", () => {
   it("stops the clock at the run's start", async () => {
     const before = Date.now();
     const value = returned(
-      await runProgram(
+      await run(
         "const a = Date.now(); let n = 0; for (let i = 0; i < 1e5; i++) n += i; return [a, Date.now(), new Date().getTime(), new Date(0).getTime(), new Date() instanceof Date, typeof Date()];",
-        { tools: TOOLS, call: echo().call },
       ),
     );
     const after = Date.now();
@@ -402,6 +401,18 @@ describe("isolation", () => {
     expect(zero).toBe(0);
     expect(instance).toBe(true);
     expect(called).toBe("string");
+  });
+
+  it("keeps values JSON when the program replaces JSON's methods", async () => {
+    const { call, calls } = echo();
+    const value = returned(
+      await runProgram(
+        "JSON.stringify = () => 'not json'; JSON.parse = () => 42; return await tools.read({ a: 1 });",
+        { tools: TOOLS, call },
+      ),
+    );
+    expect(calls).toEqual([{ tool: "read", args: { a: 1 }, index: 0 }]);
+    expect(value).toEqual({ tool: "read", args: { a: 1 }, index: 0 });
   });
 
   it("does not let one run see another's globals", async () => {
@@ -430,12 +441,13 @@ describe("resources", () => {
     const heapBefore = process.memoryUsage().heapUsed;
     const wasmBefore = await sandboxMemoryBytes();
     for (let i = 0; i < 200; i++) {
-      const outcome = await runProgram(i % 10 === 0 ? "while (true) {}" : program, {
+      const loops = i % 10 === 0;
+      const outcome = await runProgram(loops ? "while (true) {}" : program, {
         tools: TOOLS,
         call,
-        limits: { cpuMs: 20 },
+        limits: { cpuMs: loops ? 20 : 1000 },
       });
-      expect(outcome.kind).toBe(i % 10 === 0 ? "stopped" : "returned");
+      expect(outcome.kind).toBe(loops ? "stopped" : "returned");
     }
     gc();
     expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(8 * 1024 * 1024);
