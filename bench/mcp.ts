@@ -22,7 +22,7 @@
  * writ-mcp phase alone.
  */
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { Session } from "node:inspector/promises";
 import { cpus, tmpdir } from "node:os";
 import path from "node:path";
@@ -35,13 +35,11 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Hono } from "hono";
 import { createRemoteJWKSet } from "jose";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { defaultConfigFile, parseConfig } from "../src/config/index.ts";
 import { grantRequired } from "../src/executor/index.ts";
-import { DevIssuer } from "../src/identity/index.ts";
 import { useFastPath } from "../src/mcp/fast-path.ts";
 import { startGateway } from "../src/server.ts";
+import { aliceToken, localGatewayConfig } from "./lib/local-gateway.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const cli = parseArgs({
@@ -118,17 +116,9 @@ default decision := {"decision": "deny", "reasons": []}
 decision := {"decision": "allow", "reasons": [], "grant": {"ttl_seconds": 60, "max_uses": 1}} if input.action.name == "echo.say"
 `,
 );
-const document = z
-  .record(z.string(), z.unknown())
-  .parse(parseYaml(await readFile(defaultConfigFile, "utf8")));
-const config = parseConfig(
-  {
-    ...document,
-    server: { host: "127.0.0.1", port: 0 },
-    store: { sqlite: path.join(dir, "writ.db") },
-    policy: { dir: policyDir, watch: false },
-    identity: { dev_issuer: { enabled: true, key_file: path.join(dir, "dev.json") } },
-    grants: { issuer: "writ", key_file: path.join(dir, "grants.json") },
+const config = await localGatewayConfig(dir, {
+  policyDir,
+  overrides: {
     demo: { repository: false },
     seeds: { resources: [] },
     credentials: {},
@@ -148,17 +138,10 @@ const config = parseConfig(
     ],
     mcp: { servers: [{ name: "echo", transport: "http", url: upstreamUrl }] },
   },
-  root,
-  "bench configuration",
-);
+});
 const running = await startGateway(config);
 jwks = createRemoteJWKSet(new URL(`${running.url}/.well-known/jwks.json`));
-const dev = await DevIssuer.create({
-  keyFile: path.join(dir, "dev.json"),
-  issuer: "writ-dev",
-  audience: "writ",
-});
-const token = await dev.mint({ sub: "alice", tenant: "demo", roles: ["developer"], ttlSeconds: 3600 });
+const token = await aliceToken(dir);
 
 // ------------------------------------------------------------------------- the runs
 async function connect(url: string, headers: Record<string, string> = {}): Promise<Client> {

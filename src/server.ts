@@ -10,6 +10,7 @@ import {
   type ServerType,
 } from "@hono/node-server";
 import type { Hono } from "hono";
+import { closeSandbox } from "./codemode/sandbox.ts";
 import { samplePoliciesDir } from "./config/config.ts";
 import type { GatewayConfig } from "./config/index.ts";
 import { ContractRegistry } from "./contracts/index.ts";
@@ -319,6 +320,7 @@ export async function startGateway(
     roles: config.roles,
     console: config.console,
     mcpEndpoint: config.mcp.endpoint,
+    codeMode: config.code_mode,
     mcpSecurity: { allowedHosts: config.mcp.allowed_hosts, allowedOrigins: config.mcp.allowed_origins },
   });
   options.configureApp?.(built, parts.gateway);
@@ -333,6 +335,9 @@ export async function startGateway(
       await closeServer(server);
       stopTracing();
       await parts.close();
+      // The Code Mode sandbox's thread (started by the first run) would keep the process alive
+      // from a checkout; a later run, of this process's next gateway, starts a new one.
+      await closeSandbox();
     },
   };
 }

@@ -23,6 +23,17 @@ payment_actions := {
 	"commit_payment": "commit",
 }
 
+# Code Mode: running a program (its own decision; every call the program makes is decided again,
+# with input.context.run naming the run). The policy sees the program's digest and size only.
+code_actions := {"code.run": "run"}
+
+# Who may run programs at all: the demo's developers (and only in their own tenant's workspaces,
+# which the checks of each call inside the run enforce).
+code_runner_roles := {"developer"}
+
+# The longest program a run accepts, in bytes.
+max_program_bytes := 16384
+
 # Drafts by anyone but a treasurer carry a ceiling on the amount.
 draft_ceiling := 100
 
@@ -80,10 +91,12 @@ kind := repo_actions[input.action.name]
 
 kind := payment_actions[input.action.name]
 
+kind := code_actions[input.action.name]
+
 # Checks of the workspace or account a call touches (payment drafts live in the payments service).
 resource_checked if {
 	kind
-	kind != "commit"
+	not kind in {"commit", "run"}
 	not discovering
 }
 
@@ -154,6 +167,17 @@ denials contains reason("duplicate_proposal", sprintf("an edit of %s was already
 	kind == "propose"
 	not discovering
 	args.path in object.get(workspace, "proposals", [])
+}
+
+denials contains reason("code_mode_not_allowed", "running programs needs the developer role") if {
+	kind == "run"
+	count({r | some r in input.subject.roles; r in code_runner_roles}) == 0
+}
+
+denials contains reason("program_too_large", sprintf("the program is %d bytes; runs take at most %d", [args.code_bytes, max_program_bytes])) if {
+	kind == "run"
+	not discovering
+	args.code_bytes > max_program_bytes
 }
 
 reason(code, message) := {"code": code, "message": message, "visible_to_model": true}

@@ -173,3 +173,46 @@ test_committing_a_payment_needs_a_treasurer if {
 	approved := writ.decision with input as object.union(commit, {"context": object.union(commit.context, {"approval": approval})})
 	approved.decision == "allow"
 }
+
+# ---------------------------------------------------------------------------------------------
+# Code Mode
+
+developer := object.union(alice, {"roles": ["developer"]})
+
+no_resource := {"type": "none", "id": "", "known": false, "attributes": {}}
+
+run(subject, bytes, phase) := {
+	"subject": subject,
+	"action": {"name": "code.run", "version": "1", "args": {"code_sha256": sum_hash, "code_bytes": bytes}},
+	"resource": no_resource,
+	"context": {"phase": phase, "source": "canonical", "run": {"id": "r1", "decision_id": "d1"}},
+}
+
+test_a_developer_may_run_a_program if {
+	d := writ.decision with input as run(developer, 200, "call")
+	d.decision == "allow"
+}
+
+test_running_a_program_needs_the_developer_role if {
+	d := writ.decision with input as run(alice, 200, "call")
+	d.decision == "deny"
+	codes(d) == {"code_mode_not_allowed"}
+}
+
+test_run_code_is_discoverable_for_developers_only if {
+	shown := writ.decision with input as run(developer, 0, "discover")
+	shown.decision == "allow"
+	hidden := writ.decision with input as run(alice, 0, "discover")
+	hidden.decision == "deny"
+}
+
+test_a_program_too_large_is_refused if {
+	d := writ.decision with input as run(developer, 20000, "call")
+	codes(d) == {"program_too_large"}
+}
+
+test_a_call_inside_a_run_is_decided_like_any_call if {
+	inside := object.union(call("repo.read", {"workspace": "ws-demo", "path": ".env"}), {"context": {"run": {"id": "r1", "decision_id": "d1"}}})
+	d := writ.decision with input as inside
+	codes(d) == {"path_not_readable"}
+}

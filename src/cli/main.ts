@@ -39,6 +39,7 @@ read the decision log (every logs command takes --config <file>, as serve)
       filters: --subject <id> --tenant <t> --action <name> --reason <code>
                --decision allow|deny|require_approval|allow_with_conditions|error
                --resource <type>/<id> (or --resource-type <type> --resource-id <id>) --path <path>
+               --run <run-id> (a Code Mode run and its calls)
                --since <time> --until <time>
 
 write policies

@@ -9,6 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { codeModeConfigSchema } from "../codemode/config.ts";
 import { toolContractsSchema } from "../contracts/index.ts";
 import { checkpointsConfigSchema, redactionRulesSchema, witnessConfigSchema } from "../decisionlog/index.ts";
 import { shipConfigSchema } from "../decisionlog/ship/index.ts";
@@ -178,6 +179,8 @@ export const gatewayConfigSchema = z
     limits: limitsConfigSchema,
     /** Upstream MCP servers (`backend: {kind: mcp}` tools) and Writ's own `/mcp` endpoint. */
     mcp: mcpConfigSchema.prefault({}),
+    /** Code Mode (`run_code`): on by default, limits per run. */
+    code_mode: codeModeConfigSchema.prefault({}),
     /** Backend credentials by name (`credentials_ref` of HTTP tools): from the environment or a file. */
     credentials: credentialsConfigSchema,
     seeds: z

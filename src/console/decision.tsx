@@ -10,6 +10,7 @@ import { loggedResourceRevision } from "../decisionlog/query.ts";
 import type { DecisionLogEntry } from "../store/types.ts";
 import { EntryChain } from "./chain.tsx";
 import { DecisionBadge, Layout } from "./layout.tsx";
+import { RunSection, type RunView } from "./run.tsx";
 import type { Viewer } from "./session.ts";
 
 const outcomeSentences: Record<DecisionLogEntry["decision"], string> = {
@@ -38,11 +39,13 @@ function millis(ns: number): string {
   return `${(ns / 1e6).toFixed(3)} ms`;
 }
 
-export const DecisionPage: FC<{ viewer: Viewer; entry: DecisionLogEntry; chain: ChainStatus }> = ({
-  viewer,
-  entry: e,
-  chain,
-}) => (
+export const DecisionPage: FC<{
+  viewer: Viewer;
+  entry: DecisionLogEntry;
+  chain: ChainStatus;
+  /** The Code Mode run the entry belongs to, with its entries. */
+  run?: RunView | undefined;
+}> = ({ viewer, entry: e, chain, run }) => (
   <Layout title={`Decision ${e.seq}`} viewer={viewer}>
     <p>
       <a href="/console/decisions">« Decisions</a>
@@ -85,6 +88,7 @@ export const DecisionPage: FC<{ viewer: Viewer; entry: DecisionLogEntry; chain: 
         </dd>
       </dl>
     </section>
+    {run && <RunSection run={run} entry={e} viewer={viewer} />}
     <section>
       <h2>Why: the reasons</h2>
       <p>

@@ -36,6 +36,7 @@ const filterFields = [
   ["resource_type", "Resource type"],
   ["resource_id", "Resource id"],
   ["path", "Path (writ/shadow: disagreements)"],
+  ["run", "Code Mode run"],
   ["since", "Since (ISO 8601)"],
   ["until", "Until"],
 ] as const;

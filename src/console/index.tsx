@@ -13,7 +13,7 @@ import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import type { Gateway } from "../core/gateway.ts";
 import { isRecord } from "../core/json.ts";
 import { ChainMonitor, SHADOW_PATH } from "../decisionlog/index.ts";
-import { toDecisionFilter } from "../decisionlog/query.ts";
+import { loggedRun, toDecisionFilter } from "../decisionlog/query.ts";
 import { tenantScope } from "../http/middleware/auth/tenancy.ts";
 import { currentRevision } from "../pipeline/08-log.ts";
 import { explainDecision } from "../policy/explain.ts";
@@ -89,6 +89,8 @@ const idSchema = z.string().min(1).max(200);
 const decisionPageQuerySchema = z.object({ tenant: z.string().min(1).max(500).optional() }).strict();
 /** Pending requests per page of the approvals queue (oldest pages follow the link at its end). */
 const APPROVALS_PER_PAGE = 50;
+/** A run's calls listed on its decision pages (a run makes at most code_mode.max_calls). */
+const RUN_ENTRIES_SHOWN = 500;
 
 const decidedQuerySchema = z
   .object({
@@ -228,15 +230,21 @@ export function consoleRoutes(
     requireAbility(viewer, "review", roles);
     const id = parseExternal(idSchema, c.req.param("id"), "the decision id");
     const { tenant } = parseExternal(decisionPageQuerySchema, c.req.query(), "the page address");
-    const entry = await gw.log.getIn(await scopeOf(c, tenant, "console /decisions/:id"), id);
+    const scope = await scopeOf(c, tenant, "console /decisions/:id");
+    const entry = await gw.log.getIn(scope, id);
     if (entry === undefined) {
       throw new WritError("not_found", `no decision ${id} in the log`, {
         suggestedFix: "find the decision in the list and follow its link",
       });
     }
+    const link = loggedRun(entry);
+    const run = link && {
+      ...link,
+      entries: (await gw.log.queryIn(scope, { run: link.id }, RUN_ENTRIES_SHOWN)).entries.reverse(),
+    };
     return sendPage(
       c,
-      <DecisionPage viewer={viewer} entry={entry} chain={await chain.checkEntries([entry])} />,
+      <DecisionPage viewer={viewer} entry={entry} chain={await chain.checkEntries([entry])} run={run} />,
     );
   });
 

@@ -23,6 +23,7 @@ import type {
   ProposalFormat,
   Reason,
   ResourceRef,
+  RunLink,
   Subject,
 } from "./types.ts";
 
@@ -108,6 +109,8 @@ export interface ProposalRequest {
   requestId: string;
   /** Who watches executed calls while they run (progress, logs, cancellation). */
   observer?: CallObserver;
+  /** The Code Mode run these calls are made in (`input.context.run`). */
+  run?: RunLink;
 }
 
 export interface CallOutcome {

@@ -116,7 +116,15 @@ export interface PolicyInput {
     approval?: ApprovalContext;
     /** The usage of every limit that applies to the call, by limit name (absent when none does). */
     usage?: Record<string, LimitUsage>;
+    /** The Code Mode run a call is made in (and the run's own decision). */
+    run?: RunLink;
   };
+}
+
+/** A Code Mode run (`input.context.run`): its id, and the decision that let it start. */
+export interface RunLink {
+  id: string;
+  decision_id: string;
 }
 
 /** The closed, versioned vocabulary of conditions (DESIGN section 2). */

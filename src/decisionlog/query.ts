@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { decisionKinds } from "../core/types.ts";
+import { runOfInput } from "../store/paging.ts";
 import type { DecisionFilter, DecisionLogEntry } from "../store/types.ts";
 
 export const decisionOutcomes = [...decisionKinds, "error"] as const;
@@ -30,6 +31,7 @@ export const decisionFilterFieldsSchema = z.object({
   resource_type: optionalText,
   resource_id: optionalText,
   path: optionalText,
+  run: optionalText,
   since: optionalText,
   until: optionalText,
 });
@@ -47,6 +49,7 @@ export function toDecisionFilter(fields: Partial<DecisionFilterFields>): Decisio
     ...(fields.resource_type ? { resourceType: fields.resource_type } : {}),
     ...(fields.resource_id ? { resourceId: fields.resource_id } : {}),
     ...(fields.path ? { path: fields.path } : {}),
+    ...(fields.run ? { run: fields.run } : {}),
     ...(fields.since ? { since: fields.since } : {}),
     ...(fields.until ? { until: fields.until } : {}),
   };
@@ -72,4 +75,11 @@ export function loggedResourceRevision(entry: DecisionLogEntry): number | string
   if (typeof resource !== "object" || resource === null || !("revision" in resource)) return undefined;
   const revision = resource.revision;
   return typeof revision === "number" || typeof revision === "string" ? revision : undefined;
+}
+
+/** The Code Mode run a logged entry belongs to (`input.context.run`, or `input.run` for a refused call). */
+export function loggedRun(
+  entry: Pick<DecisionLogEntry, "input">,
+): { id: string; decision_id: string } | undefined {
+  return runOfInput(entry.input);
 }

@@ -1,7 +1,7 @@
 /**
  * `writ demo [--url http://127.0.0.1:8080] [--config file]` (`npm run demo`): replays the seed
  * chapter's repair against a running gateway, and each refusal the sample policy makes, printing
- * every decision. Tokens come from the development issuer of the configuration, as with
+ * every decision; the fix itself is proposed by a Code Mode program (code-mode.ts). Tokens come from the development issuer of the configuration, as with
  * `writ token`.
  */
 import { randomBytes } from "node:crypto";
@@ -11,6 +11,7 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { ConfigError, loadConfig } from "../config/index.ts";
 import { DevIssuer } from "../identity/index.ts";
+import { runDemoProgram } from "./code-mode.ts";
 import { startPaymentsService } from "./payments.ts";
 import { contentHash, DEMO_FILES } from "./repository.ts";
 
@@ -231,12 +232,15 @@ export async function demoCommand(argv: string[]): Promise<number> {
   });
   console.log("\n   (the operator restores the file)");
 
-  await propose({
-    title: numbered("propose the fix"),
-    as: "alice",
-    format: "openai-chat",
-    payload: openaiCall("call_7", "repo_propose_edit", edit),
-  });
+  // Code Mode: one program searches, reads both files at once and proposes the fix; its read of
+  // .env is refused inside the run, which ends there (every call decided and logged on its own).
+  await runDemoProgram(
+    url,
+    tokens.alice ?? "",
+    numbered(
+      "propose the fix in one Code Mode program (search, two reads in parallel, the edit, a refused .env read)",
+    ),
+  );
   await propose({
     title: "refusal: a second proposal for the same file",
     as: "alice",

@@ -124,25 +124,37 @@ export class ToolDiscovery {
       // A tool on an MCP server is listed only while that server offers it.
       const backend = contract.backend;
       if (backend.kind === "mcp" && !this.gw.mcp?.offers(backend.server, backend.tool)) continue;
-      const action = canonicalAction(contract, {}, jsonDigest({}));
-      const resource = { type: contract.resource?.type ?? "none", id: "", known: false, attributes: {} };
-      const input = policyInput(subject, action, resource, {
-        requestId: "discovery",
-        source: family === "default" ? "canonical" : family,
-        phase: "discover",
-      });
-      // Fail closed: a contract the policy cannot decide about is not listed (nor counted as a failure).
-      let allowed = false;
-      try {
-        allowed = this.gw.policy.evaluate(input).decision.decision !== "deny";
-      } catch (error) {
-        if (!(error instanceof PolicyFailure)) throw error;
-      }
-      if (allowed) contracts.push(contract);
+      if (discoverable(this.gw, subject, contract, family)) contracts.push(contract);
     }
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(key, contracts);
     return contracts;
+  }
+}
+
+/**
+ * Whether the discovery policy shows `contract` to `subject` (`context.phase = "discover"`, no
+ * arguments, the resource unknown): anything but a denial. Fails closed: a contract the policy
+ * cannot decide about is not shown (nor counted as a failure).
+ */
+export function discoverable(
+  gw: Pick<Gateway, "policy">,
+  subject: Subject,
+  contract: ToolContract,
+  family: ModelFamily,
+): boolean {
+  const action = canonicalAction(contract, {}, jsonDigest({}));
+  const resource = { type: contract.resource?.type ?? "none", id: "", known: false, attributes: {} };
+  const input = policyInput(subject, action, resource, {
+    requestId: "discovery",
+    source: family === "default" ? "canonical" : family,
+    phase: "discover",
+  });
+  try {
+    return gw.policy.evaluate(input).decision.decision !== "deny";
+  } catch (error) {
+    if (!(error instanceof PolicyFailure)) throw error;
+    return false;
   }
 }
 

@@ -4,6 +4,7 @@
  *   POST /v1/proposals            routes/proposals.ts  decide (and run) a model's proposed calls
  *   POST /v1/execute              routes/execute.ts    run one call with its grant
  *   GET  /v1/tools                routes/tools.ts      the tools the caller may use
+ *   POST /v1/run_code[/sdk]       routes/run-code.ts   Code Mode: run a program, its SDK
  *   …    /v1/approvals[/:id/…]    routes/approvals.ts  list, read, approve, reject approvals
  *   GET  /v1/decisions[/:id]      routes/decisions.ts  the decision log (reviewer role)
  *   GET  /v1/policy/revisions[/:id] routes/policy-revisions.ts  archived policy revisions (reviewer, admin)
@@ -20,6 +21,7 @@
  * a structured WritError body in the one `onError` (errors.ts; DESIGN section 7).
  */
 import { Hono } from "hono";
+import { CodeMode, codeModeConfigSchema } from "../codemode/index.ts";
 import { consoleRoutes } from "../console/index.tsx";
 import { RefusalAggregator } from "../decisionlog/index.ts";
 import { mcpEndpoint } from "../mcp/endpoint.ts";
@@ -38,6 +40,7 @@ import { healthRoutes } from "./routes/health.ts";
 import { policyRevisionRoutes } from "./routes/policy-revisions.ts";
 import { proposalRoutes } from "./routes/proposals.ts";
 import { resourceRoutes } from "./routes/resources.ts";
+import { runCodeRoutes } from "./routes/run-code.ts";
 import { toolRoutes } from "./routes/tools.ts";
 import { wellKnownRoutes } from "./routes/well-known.ts";
 
@@ -47,6 +50,7 @@ export type { AppOptions, HttpEnv } from "./env.ts";
 export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
   const app = new Hono<HttpEnv>();
   const discovery = new ToolDiscovery(gw);
+  const codeMode = new CodeMode(gw, discovery, options.codeMode ?? codeModeConfigSchema.parse({}));
   app.onError(onError);
   app.notFound(notFound);
 
@@ -74,12 +78,13 @@ export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
       audited,
       limitBody,
     );
-    app.all("/mcp", mcpEndpoint(gw, discovery));
+    app.all("/mcp", mcpEndpoint(gw, discovery, codeMode));
   }
 
   app.route("/v1/proposals", proposalRoutes(gw));
   app.route("/v1/execute", executeRoutes(gw));
   app.route("/v1/tools", toolRoutes(gw, discovery));
+  app.route("/v1/run_code", runCodeRoutes(gw, codeMode));
   app.route("/v1/approvals", approvalRoutes(gw, options.roles.platform));
   app.route("/v1/decisions", decisionRoutes(gw, options.roles.reviewer, options.roles.platform));
   app.route(

@@ -2,6 +2,7 @@
  * The HTTP layer's hono environment: per-request state that middleware sets once and handlers
  * read (`c.var.requestId`, `c.var.subject`), and the options the app is built with.
  */
+import type { CodeModeConfig } from "../codemode/config.ts";
 import type { ConsoleSessionSettings } from "../console/session.ts";
 import type { Subject } from "../core/types.ts";
 import type { TransportSecurity } from "../mcp/transport-security.ts";
@@ -43,4 +44,6 @@ export interface AppOptions {
   mcpSecurity?: TransportSecurity;
   /** A span per /v1 and /mcp request (OpenTelemetry on); none when absent. */
   tracing?: RequestTracing;
+  /** Code Mode (config `code_mode`; default: on, the sandbox's default limits). */
+  codeMode?: CodeModeConfig;
 }

@@ -46,6 +46,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { Context } from "hono";
 import { z } from "zod";
 import { readApproval } from "../approvals/index.ts";
+import type { CodeMode } from "../codemode/index.ts";
 import { WritError, type WritErrorBody } from "../core/errors.ts";
 import type { CallObserver } from "../core/handlers.ts";
 import { isRecord } from "../core/json.ts";
@@ -70,6 +71,7 @@ import { lazyStream } from "./lazy-stream.ts";
 import { cancelledAnswer, errorWithData, sdkErrorData } from "./messages.ts";
 import { promptMessages, resourceContents } from "./output.ts";
 import { bearerChallenge } from "./resource-metadata.ts";
+import { callRunCode, callsRunCode, runCodeTool } from "./run-code.ts";
 
 const SERVER_INFO = { name: "writ", version: "0.1.0" };
 /**
@@ -233,6 +235,8 @@ interface CallContext {
   requestId: string;
   /** Progress and log messages for a caller reading the answer as a stream; its cancellation. */
   observer: CallObserver;
+  /** Code Mode's `run_code` (absent: not offered). */
+  codeMode?: CodeMode | undefined;
 }
 
 /** A call refused before it ran, with what the caller may need besides the error. */
@@ -324,6 +328,10 @@ async function callTool(
   const params = request.params;
   const approvalId = approvalOf(params._meta);
   try {
+    if (callsRunCode(ctx.codeMode, params.name)) {
+      const run = { subject: ctx.subject, requestId: ctx.requestId, signal: ctx.observer.signal };
+      return await callRunCode(ctx.codeMode, run, params.arguments);
+    }
     if (approvalId !== undefined) {
       const message: ProposedMessage = {
         method: "tools/call",
@@ -610,8 +618,14 @@ type McpEnv = { Variables: { requestId: string } };
 export function mcpEndpoint(
   gw: Gateway,
   discovery: ToolDiscovery,
+  codeMode?: CodeMode,
 ): (c: Context<McpEnv>) => Promise<Response> {
   const cancellable = new CancellableCalls(gw.store);
+  /** The tools `subject` sees: the discovered ones, and `run_code` when the policy lets it run code. */
+  const listTools = (subject: Subject): Tool[] => {
+    const tools = discovery.list(subject, "mcp").map(mcpTool);
+    return codeMode?.offered(subject, "mcp") ? [...tools, runCodeTool(codeMode, subject)] : tools;
+  };
   return async (c) => {
     if (c.req.method !== "POST") {
       const error = new WritError(
@@ -644,14 +658,14 @@ export function mcpEndpoint(
     // A plain tools/call or tools/list is answered without an SDK server, as one would (fast-path.ts).
     const plain = plainRequest(c.req.raw, body);
     if (plain?.method === "tools/list") {
-      return answerList(plain.id, () => discovery.list(subject, "mcp").map(mcpTool));
+      return answerList(plain.id, () => listTools(subject));
     }
     if (plain?.method === "tools/call") {
       return answerCall({
         id: plain.id,
         stream,
         run: (observer) =>
-          callTool({ gw, subject, authorization, requestId, observer }, plain.request, plain.id),
+          callTool({ gw, subject, authorization, requestId, observer, codeMode }, plain.request, plain.id),
         cancellable: (cancel) => cancellable.add(subject, plain.id, cancel),
       });
     }
@@ -685,7 +699,7 @@ export function mcpEndpoint(
       }
     };
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: discovery.list(subject, "mcp").map(mcpTool),
+      tools: listTools(subject),
     }));
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({
       resources: discovery.resources(subject).map(withContract),
@@ -727,7 +741,7 @@ export function mcpEndpoint(
         try {
           const observer = observerOf(request, extra);
           const answer = await callTool(
-            { gw, subject, authorization, requestId, observer },
+            { gw, subject, authorization, requestId, observer, codeMode },
             request,
             extra.requestId,
           );

@@ -20,6 +20,7 @@ import type {
   ProposalSource,
   Reason,
   ResourceContext,
+  RunLink,
   Subject,
 } from "../core/types.ts";
 import { charge, type Limit, type Metered, meter, NO_LIMITS } from "../limits/index.ts";
@@ -37,6 +38,8 @@ export interface PolicyContextParts {
   at?: Date;
   /** The usage of the limits that apply to the call (src/limits/). */
   usage?: Record<string, LimitUsage>;
+  /** The Code Mode run the call is made in. */
+  run?: RunLink | undefined;
 }
 
 export function policyInput(
@@ -57,6 +60,7 @@ export function policyInput(
       phase: ctx.phase ?? "call",
       ...(ctx.approval === undefined ? {} : { approval: ctx.approval }),
       ...(ctx.usage === undefined ? {} : { usage: ctx.usage }),
+      ...(ctx.run === undefined ? {} : { run: ctx.run }),
     },
   };
 }

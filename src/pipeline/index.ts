@@ -142,6 +142,7 @@ async function decideCall(
     requestId: req.requestId,
     source: call.source,
     session: req.session,
+    run: req.run,
   });
   const decided = stage("decide", traced, () => evaluateCall(gw, input), decisionAttributes); // 5
   const evaluation = decided instanceof Promise ? await decided : decided;
@@ -265,6 +266,7 @@ async function refuseCall(
             source: call.source,
             arguments: call.arguments,
             session: req.session ?? null,
+            ...(req.run ? { run: req.run } : {}),
           },
           policyRevision: currentRevision(gw),
           subject,

@@ -14,6 +14,11 @@ export interface Dialect {
   readonly entryPath: Sql;
   /** Whether the stored entry (column `decisions.entry`) has a reason with this code. */
   entryHasReason(code: string): Sql;
+  /**
+   * Whether the stored entry belongs to a Code Mode run: `input.context.run.id` (a decided call)
+   * or `input.run.id` (a call refused before the policy).
+   */
+  entryInRun(runId: string): Sql;
   /** Whether an approval's `approver_roles` include one of `roles`. */
   approverRolesOverlap(roles: readonly string[]): Sql;
   /** The value stored in a column of strings (`approvals.approver_roles`). */

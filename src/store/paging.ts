@@ -25,6 +25,7 @@ const filterSchema = z
     resourceType: z.string().optional(),
     resourceId: z.string().optional(),
     path: z.string().optional(),
+    run: z.string().optional(),
     since: instantSchema.optional(),
     until: instantSchema.optional(),
   })
@@ -40,7 +41,7 @@ export function normalizeFilter(filter: DecisionFilter): DecisionFilter {
     throw new WritError("invalid_argument", "the decision filter is invalid", {
       fieldErrors: fieldErrorsFromZod(parsed.error, "/filter"),
       suggestedFix:
-        "use only subject, tenant, action, decision (allow|deny|require_approval|allow_with_conditions|error), reason, resourceType, resourceId, path, and ISO 8601 times for since/until (e.g. 2025-01-31T12:00:00Z)",
+        "use only subject, tenant, action, decision (allow|deny|require_approval|allow_with_conditions|error), reason, resourceType, resourceId, path, run, and ISO 8601 times for since/until (e.g. 2025-01-31T12:00:00Z)",
     });
   }
   return parsed.data;
@@ -130,7 +131,20 @@ export function matchesDecisionFilter(entry: DecisionLogEntry, filter: DecisionF
     (filter.resourceType === undefined || entry.resource?.type === filter.resourceType) &&
     (filter.resourceId === undefined || entry.resource?.id === filter.resourceId) &&
     (filter.path === undefined || entry.path === filter.path) &&
+    (filter.run === undefined || runOfInput(entry.input)?.id === filter.run) &&
     (filter.since === undefined || entry.timestamp >= filter.since) &&
     (filter.until === undefined || entry.timestamp < filter.until)
   );
+}
+
+/** The Code Mode run a logged input names: `context.run` (a decided call) or `run` (a call refused before the policy). */
+export function runOfInput(input: unknown): { id: string; decision_id: string } | undefined {
+  const field = (value: unknown, key: string): unknown =>
+    typeof value === "object" && value !== null && key in value ? Reflect.get(value, key) : undefined;
+  const run = field(field(input, "context"), "run") ?? field(input, "run");
+  const id = field(run, "id");
+  const decisionId = field(run, "decision_id");
+  return typeof id === "string" && typeof decisionId === "string"
+    ? { id, decision_id: decisionId }
+    : undefined;
 }

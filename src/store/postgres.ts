@@ -185,6 +185,8 @@ export const postgresDialect: Dialect = {
   entryPath: raw("(entry::jsonb ->> 'path')"),
   entryHasReason: (code) =>
     sql`EXISTS (SELECT 1 FROM jsonb_array_elements(decisions.entry::jsonb -> 'reasons') AS r WHERE r ->> 'code' = ${code})`,
+  entryInRun: (runId) =>
+    sql`(decisions.entry::jsonb #>> '{input,context,run,id}' = ${runId} OR decisions.entry::jsonb #>> '{input,run,id}' = ${runId})`,
   approverRolesOverlap: (roles) => sql`approver_roles && ${roles}::text[]`,
   textArray: (values) => values,
   recordJson: (column) => column,

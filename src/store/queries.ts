@@ -39,6 +39,7 @@ export function decisionsQuery(
          AND ${dialect.entryHasReason(filter.reason)}`,
     );
   }
+  if (filter.run !== undefined) conditions.push(dialect.entryInRun(filter.run));
   const time = raw(dialect.timestampColumn);
   if (filter.since !== undefined) conditions.push(sql`${time} >= ${filter.since}`);
   if (filter.until !== undefined) conditions.push(sql`${time} < ${filter.until}`);

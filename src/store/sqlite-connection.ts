@@ -59,6 +59,8 @@ export const sqliteDialect: Dialect = {
   entryPath: raw("json_extract(entry, '$.path')"),
   entryHasReason: (code) =>
     sql`EXISTS (SELECT 1 FROM json_each(decisions.entry, '$.reasons') AS r WHERE json_extract(r.value, '$.code') = ${code})`,
+  entryInRun: (runId) =>
+    sql`(json_extract(decisions.entry, '$.input.context.run.id') = ${runId} OR json_extract(decisions.entry, '$.input.run.id') = ${runId})`,
   approverRolesOverlap: (roles) =>
     sql`EXISTS (SELECT 1 FROM json_each(approvals.approver_roles) AS r WHERE r.value IN (SELECT value FROM json_each(${JSON.stringify(roles)})))`,
   textArray: (values) => JSON.stringify(values),

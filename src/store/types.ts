@@ -113,6 +113,8 @@ export interface DecisionFilter {
   resourceId?: string;
   /** The entry's policy path: `writ/shadow` lists a shadow policy's disagreements. */
   path?: string;
+  /** A Code Mode run's id: the run's own entry and every call its program made (`input.context.run.id`). */
+  run?: string;
   /** Inclusive lower bound, ISO 8601. */
   since?: string;
   /** Exclusive upper bound, ISO 8601. */

@@ -65,7 +65,15 @@ describe("writ demo", () => {
     const lineAfter = (title: string) =>
       lines[lines.findIndex((l) => l.startsWith("== ") && l.includes(title)) + 1] ?? "";
     expect(lineAfter("read .env")).toMatch(/repo_read -> deny/);
-    expect(lineAfter("propose the fix")).toMatch(/repo_propose_edit -> allow/);
+    // The fix comes from one Code Mode program: its ledger, the refused .env read ending the run.
+    const run = lines.slice(lines.findIndex((l) => l.includes("propose the fix in one Code Mode program")));
+    expect(run[1]).toMatch(/^ {3}\[0\] repo_search -> allow/);
+    expect(run.slice(2, 4).join("\n")).toMatch(/\[1\] repo_read -> allow[\s\S]*\[2\] repo_read -> allow/);
+    expect(run[4]).toMatch(/\[3\] repo_propose_edit -> allow, committed/);
+    expect(run[5]).toMatch(
+      /\[4\] repo_read -> deny \(policy_denied: .env is outside the workspace's readable paths\)/,
+    );
+    expect(run).toContain("   committed before it ended: [3] repo_propose_edit");
     expect(lines).toContain('   the payments service accepted {"drafts":1,"commits":1}');
     expect(lineAfter(". finish  (alice")).toMatch(/repo\.finish -> allow/);
   });

@@ -368,6 +368,25 @@ export function storeContract(h: StoreHarness): void {
       expect(await seqs({ subject: "alice", tenant: "acme", decision: "allow" })).toEqual([1]);
     });
 
+    it("filters on a Code Mode run: its own entry and its calls' entries, decided or refused", async () => {
+      const store = await h.open();
+      const run = { id: "run-1", decision_id: "d-run" };
+      const inside = { context: { phase: "call", run } };
+      await store.appendDecision(newEntry({ decision_id: "d-run", input: inside, action: "code.run" }));
+      await store.appendDecision(newEntry({ input: inside }));
+      await store.appendDecision(newEntry({ input: { context: { run: { ...run, id: "run-2" } } } }));
+      await store.appendDecision(newEntry({ input: { tool: "nope", run }, decision: "error" }));
+      await store.appendDecision(newEntry());
+      const seqs = async (id: string) =>
+        (await store.queryDecisions({ run: id }, 100)).entries.map((e) => e.seq);
+      expect(await seqs("run-1")).toEqual([4, 2, 1]);
+      expect(await seqs("run-2")).toEqual([3]);
+      expect(await seqs("absent")).toEqual([]);
+      const scoped = await store.queryDecisionsIn({ tenant: "acme" }, { run: "run-1" }, 100);
+      expect(scoped.entries.map((e) => e.seq)).toEqual([4, 2, 1]);
+      expect((await store.queryDecisionsIn({ tenant: "other" }, { run: "run-1" }, 100)).entries).toEqual([]);
+    });
+
     it("rejects invalid filters and limits with field errors", async () => {
       const { store } = await seeded();
       const since = await expectWritError(

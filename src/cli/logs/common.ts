@@ -34,6 +34,7 @@ export const filterOptions = {
   "resource-type": { type: "string" },
   "resource-id": { type: "string" },
   path: { type: "string" },
+  run: { type: "string" },
   since: { type: "string" },
   until: { type: "string" },
 } as const;
@@ -43,6 +44,7 @@ export const filterHelp = `filters (all optional, combined with AND):
   --decision allow|deny|require_approval|allow_with_conditions|error
   --resource <type>/<id>  (or --resource-type <type> --resource-id <id>)
   --path <path>   the entry's policy path: writ/decision, writ/shadow (a shadow policy's disagreements), …
+  --run <run-id>  a Code Mode run: its own entry and the entries of the calls its program made
   --since <time> --until <time>   ISO 8601, e.g. 2026-01-31 or 2026-01-31T12:00:00Z (until is exclusive)`;
 
 /** A usage problem: printed with the usage, exit code 2. */
@@ -88,6 +90,7 @@ export function filterOf(values: Record<string, unknown>): DecisionFilter {
       resource === undefined ? values["resource-type"] : slash < 0 ? resource : resource.slice(0, slash),
     resource_id: resource === undefined || slash < 0 ? values["resource-id"] : resource.slice(slash + 1),
     path: values.path,
+    run: values.run,
     since: values.since,
     until: values.until,
   };

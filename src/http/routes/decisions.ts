@@ -1,7 +1,8 @@
 /**
  * The decision log (reviewer role), the caller's tenant's entries only:
  *
- *   GET /v1/decisions      entries, filtered and paged (`tenant`: a platform role may name another, or `*`)
+ *   GET /v1/decisions      entries, filtered and paged (`tenant`: a platform role may name another, or `*`;
+ *                          `run`: a Code Mode run's own entry and its calls' entries)
  *   GET /v1/decisions/:id  one entry (another tenant's: 404 as if absent; `?tenant=` as above)
  */
 import { Hono } from "hono";
@@ -24,6 +25,7 @@ const decisionQuerySchema = z
     resource_type: z.string().optional(),
     resource_id: z.string().optional(),
     path: z.string().optional(),
+    run: z.string().optional(),
     since: z.string().optional(),
     until: z.string().optional(),
     limit: z.coerce.number().int().min(1).max(500).default(50),
