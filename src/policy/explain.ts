@@ -7,7 +7,9 @@
  */
 import { canonicalJson } from "../core/digest.ts";
 import { WritError } from "../core/errors.ts";
-import { type Explanation, explainEvaluation } from "../rego/index.ts";
+// Not through rego/index.ts, which would load the compiler (and binaryen) at start.
+import { explainEvaluation } from "../rego/explain.ts";
+import type { Explanation } from "../rego/trace.ts";
 import type { DecisionLogEntry, PolicyRevisionRecord } from "../store/types.ts";
 import { validateDecision } from "./decision.ts";
 import { revisionDocument } from "./revisions.ts";

@@ -3,7 +3,7 @@
  * evaluated once more, and the trace read back as the rules that produced values and the body
  * expressions that held on the way, with their variables' values and source lines.
  */
-import { type BuildOptions, buildPolicy, type RegoSource } from "./build.ts";
+import type { BuildOptions, RegoSource } from "./build.ts";
 import type { DataObject } from "./bundle/index.ts";
 import { RegoErrors } from "./errors.ts";
 import { loadCompiledPolicy } from "./policy.ts";
@@ -21,6 +21,8 @@ export async function explainEvaluation(
   input: unknown,
   options: ExplainOptions,
 ): Promise<Explanation> {
+  // The compiler (and binaryen) is loaded when something is explained, not when Writ starts.
+  const { buildPolicy } = await import("./build.ts");
   const built = buildPolicy(sources, {
     entrypoints: [options.entrypoint],
     instrument: true,
