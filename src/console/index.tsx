@@ -11,8 +11,7 @@ import { z } from "zod";
 import { approve, listApprovals, reject } from "../approvals/index.ts";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import type { Gateway } from "../core/gateway.ts";
-import { isRecord } from "../core/json.ts";
-import { ChainMonitor, SHADOW_PATH } from "../decisionlog/index.ts";
+import { ChainMonitor, shadowedDecisionId } from "../decisionlog/index.ts";
 import { loggedRun, toDecisionFilter } from "../decisionlog/query.ts";
 import { tenantScope } from "../http/middleware/auth/tenancy.ts";
 import { currentRevision } from "../pipeline/08-log.ts";
@@ -225,18 +224,24 @@ export function consoleRoutes(
     );
   });
 
-  app.get("/decisions/:id", async (c) => {
+  /** The decision a page is about, within the viewer's tenant (or the one a platform role names). */
+  const decisionOf = async (c: Context<ConsoleEnv>, surface: string) => {
     const viewer = c.get("viewer");
     requireAbility(viewer, "review", roles);
     const id = parseExternal(idSchema, c.req.param("id"), "the decision id");
     const { tenant } = parseExternal(decisionPageQuerySchema, c.req.query(), "the page address");
-    const scope = await scopeOf(c, tenant, "console /decisions/:id");
+    const scope = await scopeOf(c, tenant, surface);
     const entry = await gw.log.getIn(scope, id);
     if (entry === undefined) {
       throw new WritError("not_found", `no decision ${id} in the log`, {
         suggestedFix: "find the decision in the list and follow its link",
       });
     }
+    return { viewer, id, tenant, scope, entry };
+  };
+
+  app.get("/decisions/:id", async (c) => {
+    const { viewer, scope, entry } = await decisionOf(c, "console /decisions/:id");
     const link = loggedRun(entry);
     const run = link && {
       ...link,
@@ -249,21 +254,10 @@ export function consoleRoutes(
   });
 
   app.get("/decisions/:id/explain", async (c) => {
-    const viewer = c.get("viewer");
-    requireAbility(viewer, "review", roles);
-    const id = parseExternal(idSchema, c.req.param("id"), "the decision id");
-    const { tenant } = parseExternal(decisionPageQuerySchema, c.req.query(), "the page address");
-    const scope = await scopeOf(c, tenant, "console /decisions/:id/explain");
-    const entry = await gw.log.getIn(scope, id);
-    if (entry === undefined) {
-      throw new WritError("not_found", `no decision ${id} in the log`, {
-        suggestedFix: "find the decision in the list and follow its link",
-      });
-    }
+    const { viewer, id, tenant, scope, entry } = await decisionOf(c, "console /decisions/:id/explain");
     // A shadow policy's disagreement is explained on the input of the live decision it names.
-    const liveId =
-      entry.path === SHADOW_PATH && isRecord(entry.input) ? entry.input.live_decision_id : undefined;
-    const live = typeof liveId === "string" ? await gw.log.getIn(scope, liveId) : undefined;
+    const liveId = shadowedDecisionId(entry);
+    const live = liveId === undefined ? undefined : await gw.log.getIn(scope, liveId);
     const explained = await explainDecision(
       entry,
       await gw.store.getPolicyRevision(entry.bundles.writ.revision),

@@ -4,6 +4,7 @@
  * approval's second evaluation). Callers say what happened; the entry's shape lives here.
  */
 import type { WritError } from "../core/errors.ts";
+import { isRecord } from "../core/json.ts";
 import type { PolicyDecision, Reason, ResourceRef, Subject } from "../core/types.ts";
 import type { DecisionParts } from "./log.ts";
 
@@ -126,6 +127,13 @@ export function shadowEntry(f: ShadowFacts): DecisionParts {
     conditions: decision.conditions,
     request_id: f.requestId,
   };
+}
+
+/** The live decision a `writ/shadow` entry names (undefined for any other entry). */
+export function shadowedDecisionId(entry: { path: string; input?: unknown }): string | undefined {
+  if (entry.path !== SHADOW_PATH || !isRecord(entry.input)) return undefined;
+  const id = entry.input.live_decision_id;
+  return typeof id === "string" ? id : undefined;
 }
 
 /** The decision-log path of executions (`POST /v1/execute`, an approved MCP call). */

@@ -41,6 +41,7 @@ export {
   SHADOW_PATH,
   type ShadowFacts,
   shadowEntry,
+  shadowedDecisionId,
 } from "./entry.ts";
 export { hashEntry } from "./hash.ts";
 export {

@@ -1,6 +1,6 @@
 /** `writ logs explain <id>`: why the policy decided a logged decision as it did. */
 import { WritError } from "../../core/errors.ts";
-import { isRecord } from "../../core/json.ts";
+import { shadowedDecisionId } from "../../decisionlog/index.ts";
 import { type DecisionExplanation, explainDecision } from "../../policy/explain.ts";
 import { EXIT, oneDecisionFlags, withLog } from "./common.ts";
 import type { CommandIo } from "./io.ts";
@@ -25,9 +25,8 @@ export async function explainCommand(argv: string[], io: CommandIo): Promise<num
       io.err(`writ logs explain: no decision ${id}\n  next: find its id with writ logs query`);
       return EXIT.failed;
     }
-    const liveId =
-      entry.path === "writ/shadow" && isRecord(entry.input) ? entry.input.live_decision_id : undefined;
-    const live = typeof liveId === "string" ? await log.get(liveId) : undefined;
+    const liveId = shadowedDecisionId(entry);
+    const live = liveId === undefined ? undefined : await log.get(liveId);
     let explained: DecisionExplanation;
     try {
       explained = await explainDecision(
