@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { WritError } from "../core/errors.ts";
 import type { Gateway } from "../core/gateway.ts";
-import { loadRevision, PolicyEngine } from "../policy/index.ts";
+import { archivedEngine, type PolicyEngine } from "../policy/index.ts";
 import { Replay, type ReplayedDecision, type ReplaySummary } from "../replay/index.ts";
 import type { PolicyRevisionInfo, TenantScope } from "../store/types.ts";
 
@@ -107,10 +107,8 @@ export class PolicyChangesSource {
   }
 
   async #load(id: string): Promise<PolicyEngine> {
-    const record = await this.#gw.store.getPolicyRevision(id);
-    if (record === undefined) throw notArchived(id);
-    const engine = new PolicyEngine({ entrypoint: this.#gw.policy.entrypoint });
-    await loadRevision(engine, record);
+    const engine = await archivedEngine(this.#gw.store, id, { entrypoint: this.#gw.policy.entrypoint });
+    if (engine === undefined) throw notArchived(id);
     return engine;
   }
 }

@@ -7,6 +7,7 @@ export {
 } from "./engine.ts";
 export { PolicyFailure, PolicyLoadError } from "./errors.ts";
 export {
+  archivedEngine,
   archivedRevision,
   loadRevision,
   RevisionArchive,

@@ -12,7 +12,8 @@ import { z } from "zod";
 import { WritError } from "../core/errors.ts";
 import { readBundle } from "../rego/bundle/index.ts";
 import type { NewPolicyRevision, PolicyRevisionInfo, PolicyRevisionRecord, Store } from "../store/types.ts";
-import type { PolicyEngine } from "./engine.ts";
+import type { CompiledPolicyCache } from "./compiled-cache.ts";
+import { PolicyEngine } from "./engine.ts";
 import type { LoadedRevision, PolicyFile, RevisionSources } from "./sources.ts";
 
 const directoryContentSchema = z.object({
@@ -77,6 +78,25 @@ export async function loadRevision(engine: PolicyEngine, record: PolicyRevisionR
   return sources.kind === "bundle"
     ? engine.loadBundleBytes(sources.bytes, sources.origin)
     : engine.loadSources(sources);
+}
+
+/**
+ * An engine of its own holding the archived revision `id` (never the live one), or undefined when
+ * the archive does not have it. Throws PolicyLoadError when it does not load.
+ */
+export async function archivedEngine(
+  store: Pick<Store, "getPolicyRevision">,
+  id: string,
+  options: { entrypoint: string; compiledCache?: CompiledPolicyCache | undefined },
+): Promise<PolicyEngine | undefined> {
+  const record = await store.getPolicyRevision(id);
+  if (record === undefined) return undefined;
+  const engine = new PolicyEngine({
+    entrypoint: options.entrypoint,
+    ...(options.compiledCache === undefined ? {} : { compiledCache: options.compiledCache }),
+  });
+  await loadRevision(engine, record);
+  return engine;
 }
 
 /**

@@ -19,7 +19,7 @@
 import type { DecisionKind, Reason } from "../core/types.ts";
 import { policyDecisionSchema } from "../core/types.ts";
 import type { CompiledPolicyCache } from "../policy/compiled-cache.ts";
-import { loadRevision, PolicyEngine, PolicyFailure } from "../policy/index.ts";
+import { archivedEngine, type PolicyEngine, PolicyFailure } from "../policy/index.ts";
 import type { DecisionFilter, DecisionLogEntry, Store } from "../store/types.ts";
 
 /** What one policy said about one input: its outcome, and why. */
@@ -207,16 +207,10 @@ export class Replay implements AsyncIterable<ReplayResult> {
     if (archive === undefined) return Promise.resolve(undefined);
     let engine = this.#archived.get(id);
     if (engine === undefined) {
-      engine = (async () => {
-        const record = await archive.store.getPolicyRevision(id);
-        if (record === undefined) return undefined;
-        const loaded = new PolicyEngine({
-          entrypoint: this.#engine.entrypoint,
-          ...(archive.compiledCache === undefined ? {} : { compiledCache: archive.compiledCache }),
-        });
-        await loadRevision(loaded, record);
-        return loaded;
-      })().catch(() => undefined);
+      engine = archivedEngine(archive.store, id, {
+        entrypoint: this.#engine.entrypoint,
+        compiledCache: archive.compiledCache,
+      }).catch(() => undefined);
       this.#archived.set(id, engine);
     }
     return engine;
