@@ -42,6 +42,14 @@ async function collectGrant(gw: Gateway, a: ApprovalRecord, requestId: string): 
   if (now.getTime() >= new Date(a.expires_at).getTime()) return expireUncollected(gw, a, now, requestId);
   const release = a.release;
   if (release === null) return a; // approved before grants were minted on collection: nothing to mint
+  // The resource moved since the approval (another owner, other attributes): the approver never
+  // saw it as it is now, so no grant is minted. (Dispatch checks the grant's revision again at the
+  // moment of effect, for a grant collected before the resource moved.)
+  const stored = a.resource ? await gw.store.getResource(a.resource.type, a.resource.id) : undefined;
+  const revisionNow = stored === undefined ? null : String(stored.revision);
+  if (a.resource !== null && revisionNow !== release.resource_revision) {
+    return closeStale(gw, a, release.resource_revision, revisionNow, now, requestId);
+  }
 
   const grant = await issueGrant(gw, {
     subject: a.requester,
@@ -85,24 +93,42 @@ async function collectGrant(gw: Gateway, a: ApprovalRecord, requestId: string): 
   return collected ?? (await current(gw, a));
 }
 
-async function expireUncollected(
+function expireUncollected(gw: Gateway, a: ApprovalRecord, now: Date, requestId: string) {
+  const message = `approval ${a.id} was approved, but its grant was not collected before ${a.expires_at}: propose the call again`;
+  return closeUncollected(gw, a, { status: "expired", code: "approval_expired", message }, now, requestId);
+}
+
+/** Rejects an approved request whose resource moved before its grant was collected. */
+function closeStale(
   gw: Gateway,
   a: ApprovalRecord,
+  approvedOn: string | null,
+  movedTo: string | null,
+  now: Date,
+  requestId: string,
+) {
+  const where = a.resource ? `${a.resource.type}/${a.resource.id}` : "the resource";
+  const message = `${where} changed since approval ${a.id} was approved (revision ${approvedOn ?? "none"} → ${movedTo ?? "none"}): propose the call again`;
+  return closeUncollected(gw, a, { status: "rejected", code: "stale_revision", message }, now, requestId);
+}
+
+/**
+ * Ends an approved request nobody collected (compare-and-swap in the store) and logs the
+ * transition; another collection or close that won the race leaves it as that one did.
+ */
+async function closeUncollected(
+  gw: Gateway,
+  a: ApprovalRecord,
+  end: { status: "expired" | "rejected"; code: "approval_expired" | "stale_revision"; message: string },
   now: Date,
   requestId: string,
 ): Promise<ApprovalRecord> {
-  const reasons: Reason[] = [
-    {
-      code: "approval_expired",
-      message: `approval ${a.id} was approved, but its grant was not collected before ${a.expires_at}: propose the call again`,
-      visible_to_model: true,
-    },
-  ];
-  const expired = await gw.store.expireUncollectedApproval(
+  const reasons: Reason[] = [{ code: end.code, message: end.message, visible_to_model: true }];
+  const closed = await gw.store.closeUncollectedApproval(
     a.id,
     {
-      status: "expired",
-      resolution: "expired",
+      status: end.status,
+      resolution: end.status === "expired" ? "expired" : "stale_revision",
       decided_by: a.decided_by,
       decided_at: a.decided_at ?? now.toISOString(),
       reason: a.reason,
@@ -111,9 +137,9 @@ async function expireUncollected(
     },
     now,
   );
-  if (!expired) return current(gw, a);
-  await logTransition(gw, expired, { from: "approved", actor: null, error: "approval_expired", requestId });
-  return expired;
+  if (!closed) return current(gw, a);
+  await logTransition(gw, closed, { from: "approved", actor: null, error: end.code, requestId });
+  return closed;
 }
 
 /** The request as another collection (or expiry) left it. */

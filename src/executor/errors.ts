@@ -17,6 +17,8 @@ export const grantErrorCodes = [
   "resource_mismatch",
   "args_mismatch",
   "replayed",
+  /** The resource moved to another revision since the decision the grant carries (`res.rev`). */
+  "stale_revision",
   "unknown_condition",
   /** The verification could not be completed (key set unreachable, replay store failing). */
   "unavailable",
@@ -56,10 +58,11 @@ const credentialCodes: ReadonlySet<GrantErrorCode> = new Set([
 
 /** How a refusal is answered over HTTP: status and WritError category. */
 export function grantErrorDisposition(code: GrantErrorCode): {
-  status: 401 | 403 | 503;
-  category: "unauthenticated" | "policy_denied" | "backend_unavailable";
+  status: 401 | 403 | 409 | 503;
+  category: "unauthenticated" | "policy_denied" | "backend_unavailable" | "stale_revision";
 } {
   if (code === "unavailable") return { status: 503, category: "backend_unavailable" };
+  if (code === "stale_revision") return { status: 409, category: "stale_revision" };
   if (credentialCodes.has(code)) return { status: 401, category: "unauthenticated" };
   return { status: 403, category: "policy_denied" };
 }

@@ -9,4 +9,10 @@ export { GrantError, type GrantErrorCode, grantErrorCodes } from "./errors.ts";
 export { type GrantRequiredOptions, grantRequired, MCP_GRANT_META_KEY, type McpToolExtra } from "./mcp.ts";
 export { type GrantEnv, type RequireGrantOptions, requireGrant } from "./middleware.ts";
 export { MemoryReplayCache, type MemoryReplayCacheOptions, type ReplayGuard } from "./replay.ts";
-export { GRANT_ALGORITHMS, type GrantKeys, type VerifyGrantOptions, verifyGrant } from "./verify.ts";
+export {
+  boundRevision,
+  GRANT_ALGORITHMS,
+  type GrantKeys,
+  type VerifyGrantOptions,
+  verifyGrant,
+} from "./verify.ts";

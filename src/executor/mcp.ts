@@ -31,11 +31,16 @@ type ActionRef = NonNullable<VerifyGrantOptions["action"]>;
 type ResourceRef = NonNullable<VerifyGrantOptions["resource"]>;
 
 export interface GrantRequiredOptions<Args>
-  extends Omit<VerifyGrantOptions, "args" | "action" | "resource" | "replay" | "now"> {
+  extends Omit<VerifyGrantOptions, "args" | "action" | "resource" | "resourceRevision" | "replay" | "now"> {
   /** The canonical action this tool performs (the contract's name, optionally its version). */
   action: ActionRef;
   /** The resource a call touches, read from its arguments. */
   resource?: (args: Args) => ResourceRef | undefined;
+  /**
+   * The revision of a call's resource as this server reads it now (`null`: it does not exist):
+   * a grant decided on another revision is refused `stale_revision`.
+   */
+  resourceRevision?: (resource: ResourceRef) => string | number | null | Promise<string | number | null>;
   /** Single use; defaults to a `MemoryReplayCache` owned by this wrapper. */
   replay?: ReplayGuard | false;
 }
@@ -56,12 +61,16 @@ export function grantRequired<Args extends Record<string, unknown>>(
           `call this tool through Writ, which sends the grant in _meta["${MCP_GRANT_META_KEY}"]`,
         );
       }
+      const resource = options.resource?.(args);
       claims = await verifyGrant(token, {
         issuer: options.issuer,
         audience: options.audience,
         keys: options.keys,
         action: options.action,
-        resource: options.resource?.(args),
+        resource,
+        ...(resource !== undefined && options.resourceRevision !== undefined
+          ? { resourceRevision: await options.resourceRevision(resource) }
+          : {}),
         args,
         replay,
         clockToleranceSeconds: options.clockToleranceSeconds,

@@ -16,13 +16,19 @@ export type GrantEnv = { Variables: { grant: GrantClaims } };
 
 type ActionRef = NonNullable<VerifyGrantOptions["action"]>;
 type ResourceRef = NonNullable<VerifyGrantOptions["resource"]>;
+type RevisionRead = string | number | null;
 
 export interface RequireGrantOptions
-  extends Omit<VerifyGrantOptions, "args" | "action" | "resource" | "replay" | "now"> {
+  extends Omit<VerifyGrantOptions, "args" | "action" | "resource" | "resourceRevision" | "replay" | "now"> {
   /** The action this route performs, fixed or read from the request. */
   action?: ActionRef | ((c: Context) => ActionRef | undefined);
   /** The resource this request touches, fixed or read from the request (a path parameter, say). */
   resource?: ResourceRef | ((c: Context) => ResourceRef | undefined);
+  /**
+   * The revision of the request's resource as this backend reads it now (`null`: it does not
+   * exist): a grant decided on another revision is refused `stale_revision` (HTTP 409).
+   */
+  resourceRevision?: (resource: ResourceRef, c: Context) => RevisionRead | Promise<RevisionRead>;
   /** Take the arguments from this field of the JSON body (e.g. `"arguments"`) instead of the whole body. */
   argsField?: string;
   /** Single use; defaults to a `MemoryReplayCache` owned by this middleware. */
@@ -67,12 +73,16 @@ export function requireGrant(options: RequireGrantOptions): MiddlewareHandler<Gr
     }
 
     try {
+      const resource = typeof options.resource === "function" ? options.resource(c) : options.resource;
       const claims = await verifyGrant(token, {
         issuer: options.issuer,
         audience: options.audience,
         keys: options.keys,
         action: typeof options.action === "function" ? options.action(c) : options.action,
-        resource: typeof options.resource === "function" ? options.resource(c) : options.resource,
+        resource,
+        ...(resource !== undefined && options.resourceRevision !== undefined
+          ? { resourceRevision: await options.resourceRevision(resource, c) }
+          : {}),
         args,
         replay,
         clockToleranceSeconds: options.clockToleranceSeconds,

@@ -2,9 +2,9 @@
  * `verifyGrant`: what a tool backend runs before it does anything (DESIGN section 5). Checks, in
  * order: the grant is present and well formed, its algorithm (EdDSA or ES256 only), its `typ`, its
  * signature against Writ's key set, issuer, audience (this executor), time, claims shape and
- * condition vocabulary, action, resource, the digest of the arguments actually received, the
- * conditions checkable from those arguments, and finally single use. A grant is consumed only
- * when every other check passed.
+ * condition vocabulary, action, resource, the resource's revision (when the backend can read it),
+ * the digest of the arguments actually received, the conditions checkable from those arguments,
+ * and finally single use. A grant is consumed only when every other check passed.
  */
 
 import {
@@ -47,6 +47,14 @@ export interface VerifyGrantOptions {
   args: unknown;
   /** The resource this request touches. */
   resource?: { type: string; id: string };
+  /**
+   * The resource's revision as this backend reads it now (`null`: it does not exist), for
+   * backends that keep it. A grant is bound to the revision its decision saw (`res.rev`; absent
+   * when the resource did not exist then): any other revision is refused `stale_revision`, so an
+   * approved call never lands on a resource that changed hands since. Write with a
+   * compare-and-swap on `claims.res.rev` too, to close the gap between this check and the write.
+   */
+  resourceRevision?: string | number | null;
   /**
    * Single-use enforcement. Defaults to an in-process `MemoryReplayCache` shared by every call in
    * this process; pass a shared guard when several replicas serve the same executor id, or
@@ -106,6 +114,7 @@ export async function verifyGrant(
   checkAction(claims, options.action);
   checkResource(claims, options.resource);
   checkArguments(claims, options.args);
+  if (options.resourceRevision !== undefined) checkRevision(claims, options.resourceRevision);
 
   const replay = options.replay === undefined ? defaultReplayCache : options.replay;
   if (replay !== false) {
@@ -374,6 +383,28 @@ function checkResource(claims: GrantClaims, resource: VerifyGrantOptions["resour
       "resource_mismatch",
       `the grant is for resource ${claims.res.type}:${claims.res.id}, not ${resource.type}:${resource.id}`,
       `ask Writ for a grant for the resource you are calling`,
+    );
+  }
+}
+
+/**
+ * The revision a grant is bound to: its `res.rev`, or none (`null`) when the resource did not
+ * exist when it was decided. Undefined for a grant that names no resource.
+ */
+export function boundRevision(claims: Pick<GrantClaims, "res">): string | null | undefined {
+  if (claims.res.type === "none") return undefined;
+  return claims.res.rev ?? null;
+}
+
+function checkRevision(claims: GrantClaims, current: string | number | null): void {
+  const bound = boundRevision(claims);
+  if (bound === undefined) return;
+  const now = current === null ? null : String(current);
+  if (now !== bound) {
+    throw new GrantError(
+      "stale_revision",
+      `resource ${claims.res.type}:${claims.res.id} ${now === null ? "no longer exists" : `is at revision ${now}`}, but the grant was decided on ${bound === null ? "its absence" : `revision ${bound}`}`,
+      "propose the call again: the decision must see the resource as it is now",
     );
   }
 }

@@ -280,7 +280,9 @@ async function runApproved(
         ? "approval_required"
         : approval.status === "expired"
           ? "approval_expired"
-          : "policy_denied";
+          : approval.resolution === "stale_revision"
+            ? "stale_revision"
+            : "policy_denied";
     throw new Refused(
       new WritError(
         category,

@@ -14,11 +14,11 @@ import type { CallObserver, ToolOutput } from "../core/handlers.ts";
 import { isRecord } from "../core/json.ts";
 import { type Condition, conditionSchema, type GrantClaims, type Subject } from "../core/types.ts";
 import { dispatchHttp } from "../dispatch/index.ts";
-import { GrantError, type GrantErrorCode, verifyGrant } from "../executor/index.ts";
+import { boundRevision, GrantError, type GrantErrorCode, verifyGrant } from "../executor/index.ts";
 import { promptOutput, resourceOutput, upstreamOutput } from "../mcp/output.ts";
 import { type NormalizedCall, resourceMatch } from "../normalize/index.ts";
 import { schedulingOf } from "../schedule/index.ts";
-import type { StoredResource } from "../store/types.ts";
+import type { GrantUse, StoredResource } from "../store/types.ts";
 import { executorOf } from "./07-grant.ts";
 
 /** The key id a grant names, read before verification. */
@@ -81,10 +81,17 @@ export class GrantRefusedError extends WritError {
   readonly claims: GrantClaims | undefined;
 
   constructor(code: GrantErrorCode | "wrong_subject", message: string, claims?: GrantClaims) {
-    super("policy_denied", `the grant was refused: ${message}`, {
-      suggestedFix: "propose the call again to get a new grant",
-      effectCommitted: false,
-    });
+    super(
+      code === "stale_revision" ? "stale_revision" : "policy_denied",
+      `the grant was refused: ${message}`,
+      {
+        suggestedFix:
+          code === "stale_revision"
+            ? "propose the call again: the policy decides again on the resource as it is now"
+            : "propose the call again to get a new grant",
+        effectCommitted: false,
+      },
+    );
     this.code = code;
     this.claims = claims;
   }
@@ -252,6 +259,27 @@ export async function dispatch(gw: Gateway, req: DispatchRequest): Promise<Dispa
   }
 }
 
+/**
+ * The resource and revision a grant is bound to, as the store compares them: undefined for a
+ * grant that names no resource; revision `null` when the resource did not exist at the decision.
+ * A revision no resource can have (not a positive integer) can never match: -1 stands for it.
+ */
+function revisionBinding(claims: GrantClaims): GrantUse["resource"] {
+  const rev = boundRevision(claims);
+  if (rev === undefined) return undefined;
+  const revision = rev === null ? null : /^[1-9][0-9]{0,14}$/.test(rev) ? Number(rev) : -1;
+  return { type: claims.res.type, id: claims.res.id, revision };
+}
+
+function staleGrant(claims: GrantClaims, now: number | null): GrantRefusedError {
+  const bound = claims.res.rev;
+  return new GrantRefusedError(
+    "stale_revision",
+    `${claims.res.type}/${claims.res.id} ${now === null ? "does not exist now" : `is at revision ${now} now`}, but grant ${claims.jti} was decided on ${bound === undefined ? "its absence" : `revision ${bound}`}`,
+    claims,
+  );
+}
+
 /** A verified grant's call: its conditions enforced, the grant used, the backend run. */
 async function runGranted(
   gw: Gateway,
@@ -267,15 +295,29 @@ async function runGranted(
   // Everything the run needs, resolved before the single use: a grant is spent only on a send.
   const run = await backendRunner(gw, n, req);
   const maxUses = Math.min(claims.max, ...claims.cnd.flatMap((c) => (c.type === "max_uses" ? [c.uses] : [])));
-  const used = await gw.store.consumeGrant(claims.jti, maxUses, new Date((claims.exp + 5) * 1000));
+  // The use counts only while the resource is still at the revision the grant was decided on
+  // (another owner, other attributes: never honoured), checked in the step that spends it. A grant
+  // used up says so before its revision does.
+  const bound = revisionBinding(claims);
+  const used = await gw.store.consumeGrant({
+    jti: claims.jti,
+    maxUses,
+    expiresAt: new Date((claims.exp + 5) * 1000),
+    ...(bound === undefined ? {} : { resource: bound }),
+  });
   if (!used.ok) {
-    throw used.reason === "expired"
-      ? new GrantRefusedError("expired", `grant ${claims.jti} expired`, claims)
-      : new GrantRefusedError(
+    switch (used.reason) {
+      case "expired":
+        throw new GrantRefusedError("expired", `grant ${claims.jti} expired`, claims);
+      case "exhausted":
+        throw new GrantRefusedError(
           "replayed",
           `grant ${claims.jti} was already used (${maxUses} use${maxUses === 1 ? "" : "s"} allowed)`,
           claims,
         );
+      case "stale_revision":
+        throw staleGrant(claims, used.revision);
+    }
   }
 
   let output: ToolOutput;

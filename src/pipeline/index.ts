@@ -125,8 +125,30 @@ export async function handleProposal(gw: Gateway, req: ProposalRequest): Promise
   return results;
 }
 
-/** Stages 4–10 for one well-formed call of an authenticated caller. */
+/**
+ * Stages 4–10 for one well-formed call of an authenticated caller. A call run at once on an
+ * in-process backend takes its resource's turn first (src/schedule/resource-turns.ts): it is
+ * decided on the revision it runs on, whatever another such call on the resource changed.
+ */
 async function decideCall(
+  gw: Gateway,
+  req: ProposalRequest,
+  call: ProposedCall,
+  subject: Subject,
+  n: NormalizedCall,
+): Promise<CallOutcome> {
+  if (!req.execute || n.resource === undefined || n.contract.backend.kind !== "inprocess") {
+    return decideAndRun(gw, req, call, subject, n);
+  }
+  const release = await schedulingOf(gw).resources.enter(`${n.resource.type}\u0000${n.resource.id}`);
+  try {
+    return await decideAndRun(gw, req, call, subject, n);
+  } finally {
+    release();
+  }
+}
+
+async function decideAndRun(
   gw: Gateway,
   req: ProposalRequest,
   call: ProposedCall,
@@ -237,8 +259,28 @@ async function decideCall(
         traced,
       ); // 9–10
     } catch (e) {
-      outcome.error = WritError.from(e).toJSON();
+      const error = WritError.from(e);
+      outcome.error = error.toJSON();
       if (e instanceof ToolFailedError) outcome.result = e.result;
+      // A grant refused at the moment of effect (its resource moved since the decision, say) is on
+      // the chain like a refused POST /v1/execute.
+      if (e instanceof GrantRefusedError) {
+        await stage("log", traced, () =>
+          logDecision(
+            gw,
+            executionEntry({
+              subject,
+              tool: call.tool,
+              action: n.action.name,
+              resource: n.resource ?? null,
+              requestId: req.requestId,
+              policyRevision,
+              grant: presentedGrant(grant.token, e.claims),
+              outcome: { kind: "grant_refused", code: e.code, error },
+            }),
+          ),
+        );
+      }
     }
   }
   return outcome;

@@ -5,14 +5,18 @@
 import type { Gateway } from "../core/gateway.ts";
 import { type SchedulingConfig, schedulingConfigSchema } from "./config.ts";
 import { ConcurrencyGroups } from "./groups.ts";
+import { ResourceTurns } from "./resource-turns.ts";
 
 export { type SchedulingConfig, schedulingConfigSchema } from "./config.ts";
 export { ConcurrencyGroups, type GroupTurn } from "./groups.ts";
+export { ResourceTurns } from "./resource-turns.ts";
 
 export interface Scheduling {
   /** Read-only calls of one proposal that run at the same time. */
   maxConcurrentReads: number;
   groups: ConcurrencyGroups;
+  /** Calls decided and run at once on an in-process backend take turns per resource. */
+  resources: ResourceTurns;
 }
 
 export function createScheduling(
@@ -27,6 +31,7 @@ export function createScheduling(
       maxWaitMs: config.group_max_wait_ms,
       leaseMs: config.group_lease_ms,
     }),
+    resources: new ResourceTurns(),
   };
 }
 

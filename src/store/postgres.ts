@@ -31,13 +31,20 @@ import {
 import { postgresStoreError } from "./postgres-errors.ts";
 import { PostgresKeySetStorage } from "./postgres-key-set.ts";
 import { postgresMigrations } from "./postgres-migrations.ts";
-import { claimQuery, claimRowQuery, grantRowQuery, grantUseQuery, heldClaim } from "./queries.ts";
+import {
+  claimQuery,
+  claimRowQuery,
+  grantRefusal,
+  grantRowQuery,
+  grantUseQuery,
+  heldClaim,
+  resourceRevisionQuery,
+} from "./queries.ts";
 import {
   appliedVersions,
   checkGrantUse,
   decidedFields,
   duplicateDecision,
-  grantRowSchema,
   jsonText,
   parseStored,
   usesRowSchema,
@@ -49,6 +56,7 @@ import type {
   ApprovalUpdate,
   DecisionLogEntry,
   GrantConsumption,
+  GrantUse,
   IdempotencyClaim,
   NewDecisionEntry,
   Store,
@@ -298,23 +306,20 @@ export class PostgresStore extends SqlStore implements Store {
   }
 
   /** One conditional upsert; when it refuses, a second read says why. */
-  async consumeGrant(
-    jti: string,
-    maxUses: number,
-    expiresAt: Date,
-    now: Date = this.clock(),
-  ): Promise<GrantConsumption> {
-    checkGrantUse(jti, maxUses, expiresAt, now);
-    if (now.getTime() >= expiresAt.getTime()) return { ok: false, reason: "expired" };
-    const [used] = await this.rows("record a grant use", grantUseQuery(jti, maxUses, expiresAt, now));
+  async consumeGrant(use: GrantUse, now: Date = this.clock()): Promise<GrantConsumption> {
+    checkGrantUse(use, now);
+    if (now.getTime() >= use.expiresAt.getTime()) return { ok: false, reason: "expired" };
+    const [used] = await this.rows("record a grant use", grantUseQuery(use, now));
     if (used !== undefined) {
       return { ok: true, uses: parseStored(usesRowSchema, used, "a grant use").uses };
     }
-    // Refused: the row exists (the statement saw it); say why. Rows are only deleted once expired.
-    const [row] = await this.rows("read a grant use", grantRowQuery(jti));
-    if (row === undefined) return { ok: false, reason: "expired" };
-    const stored = parseStored(grantRowSchema, row, "a grant use");
-    return { ok: false, reason: stored.expires_at <= now.getTime() ? "expired" : "exhausted" };
+    const bound = use.resource;
+    const [grantRow] = await this.rows("read a grant use", grantRowQuery(use.jti));
+    const [revisionRow] =
+      bound === undefined
+        ? []
+        : await this.rows("read a resource revision", resourceRevisionQuery(bound.type, bound.id));
+    return grantRefusal(use, grantRow, revisionRow, now);
   }
 
   /**

@@ -6,9 +6,15 @@
  */
 import type { Dialect } from "./dialect.ts";
 import { encodeCursor } from "./paging.ts";
-import { idempotencyRowSchema, parseStored } from "./rows.ts";
+import { grantRowSchema, idempotencyRowSchema, parseStored, revisionRowSchema } from "./rows.ts";
 import { raw, type Sql, sql, where } from "./sql.ts";
-import type { ApprovalFilter, DecisionFilter, IdempotencyClaim } from "./types.ts";
+import type {
+  ApprovalFilter,
+  DecisionFilter,
+  GrantConsumption,
+  GrantUse,
+  IdempotencyClaim,
+} from "./types.ts";
 
 export const RESOURCE_COLUMNS = raw("type, id, owner, tenant, revision, attributes, updated_at");
 export const DECISION_COLUMNS = raw("seq, entry, prev_hash, hash");
@@ -82,16 +88,69 @@ export function pageOf<T>(
   return rows.length > size && last !== undefined ? { items, next_cursor: cursorOf(seqOf(last)) } : { items };
 }
 
-/** One more use of a grant, unless it is used up or expired: returns `uses` when it counted. */
-export function grantUseQuery(jti: string, maxUses: number, expiresAt: Date, now: Date): Sql {
-  return sql`INSERT INTO grant_uses (jti, uses, max_uses, expires_at) VALUES (${jti}, 1, ${maxUses}, ${expiresAt.getTime()})
-       ON CONFLICT (jti) DO UPDATE SET uses = grant_uses.uses + 1
+/**
+ * One more use of a grant, unless it is used up or expired, or (when bound) its resource is no
+ * longer at the revision the grant was decided on: returns `uses` when it counted. The binding is
+ * a condition of the same statement, so the check and the count are one atomic step.
+ */
+export function grantUseQuery(use: GrantUse, now: Date): Sql {
+  const { jti, maxUses } = use;
+  const expiresAt = use.expiresAt.getTime();
+  const counted = sql`ON CONFLICT (jti) DO UPDATE SET uses = grant_uses.uses + 1
          WHERE grant_uses.uses < grant_uses.max_uses AND grant_uses.expires_at > ${now.getTime()}
+           AND ${use.resource === undefined ? sql`1 = 1` : resourceAtRevision(use.resource)}
        RETURNING uses`;
+  if (use.resource === undefined) {
+    return sql`INSERT INTO grant_uses (jti, uses, max_uses, expires_at) VALUES (${jti}, 1, ${maxUses}, ${expiresAt})
+       ${counted}`;
+  }
+  // INSERT … SELECT (typed: PostgreSQL infers no parameter type from a SELECT list) WHERE bound.
+  return sql`INSERT INTO grant_uses (jti, uses, max_uses, expires_at)
+       SELECT CAST(${jti} AS TEXT), 1, CAST(${maxUses} AS INTEGER), CAST(${expiresAt} AS BIGINT)
+       WHERE ${resourceAtRevision(use.resource)}
+       ${counted}`;
+}
+
+/** True while the resource is at `revision` (null: while it does not exist). */
+function resourceAtRevision(r: NonNullable<GrantUse["resource"]>): Sql {
+  return r.revision === null
+    ? sql`NOT EXISTS (SELECT 1 FROM resources WHERE type = ${r.type} AND id = ${r.id})`
+    : sql`EXISTS (SELECT 1 FROM resources WHERE type = ${r.type} AND id = ${r.id} AND revision = ${r.revision})`;
 }
 
 export function grantRowQuery(jti: string): Sql {
   return sql`SELECT uses, max_uses, expires_at FROM grant_uses WHERE jti = ${jti}`;
+}
+
+export function resourceRevisionQuery(type: string, id: string): Sql {
+  return sql`SELECT revision FROM resources WHERE type = ${type} AND id = ${id}`;
+}
+
+/**
+ * Why a use was refused, from the grant's row (absent: never counted) and, for a bound use, the
+ * resource's revision row (absent: no such resource), both read after the refusal. A grant used
+ * up or expired says so first; a grant refused for neither was refused for its revision.
+ */
+export function grantRefusal(
+  use: GrantUse,
+  grantRow: unknown,
+  revisionRow: unknown,
+  now: Date,
+): Extract<GrantConsumption, { ok: false }> {
+  if (grantRow !== undefined) {
+    const stored = parseStored(grantRowSchema, grantRow, "a grant use");
+    if (stored.expires_at <= now.getTime()) return { ok: false, reason: "expired" };
+    if (stored.uses >= stored.max_uses || use.resource === undefined)
+      return { ok: false, reason: "exhausted" };
+  } else if (use.resource === undefined) {
+    // Refused, yet no row: only an expired row is ever deleted.
+    return { ok: false, reason: "expired" };
+  }
+  const revision =
+    revisionRow === undefined
+      ? null
+      : parseStored(revisionRowSchema, revisionRow, "a resource revision").revision;
+  return { ok: false, reason: "stale_revision", revision };
 }
 
 /** Claims a key unless a live claim holds it: returns a row when it claimed. */

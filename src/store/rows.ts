@@ -21,6 +21,7 @@ import {
   type ApprovalUpdate,
   approvalStatuses,
   type DecisionLogEntry,
+  type GrantUse,
   type NewApproval,
   type StoredResource,
 } from "./types.ts";
@@ -36,6 +37,7 @@ export const resourceWriteSchema = z
   .strict();
 
 export const usesRowSchema = z.object({ uses: z.number().int().positive() });
+export const revisionRowSchema = z.object({ revision: z.number().int().positive() });
 export const grantRowSchema = z.object({
   uses: z.number().int(),
   max_uses: z.number().int(),
@@ -235,19 +237,23 @@ export function duplicateApproval(id: string, cause: unknown): WritError {
 }
 
 /** Refuses grant-use arguments that cannot be right. */
-export function checkGrantUse(jti: string, maxUses: number, expiresAt: Date, now: Date): void {
+export function checkGrantUse(use: GrantUse, now: Date): void {
+  const { jti, maxUses, expiresAt, resource } = use;
   if (
     jti === "" ||
     !Number.isSafeInteger(maxUses) ||
     maxUses < 1 ||
     !validDate(expiresAt) ||
-    !validDate(now)
+    !validDate(now) ||
+    (resource !== undefined &&
+      (resource.type === "" || (resource.revision !== null && !Number.isSafeInteger(resource.revision))))
   ) {
     throw new WritError(
       "invalid_argument",
-      "consumeGrant needs a jti, a positive integer maxUses and valid dates",
+      "consumeGrant needs a jti, a positive integer maxUses, valid dates and, when bound, a resource type and an integer (or null) revision",
       {
-        suggestedFix: "pass the grant's jti, its max claim (at least 1) and its exp as a Date",
+        suggestedFix:
+          "pass the grant's jti, its max claim (at least 1), its exp as a Date and its res claim's type, id and revision",
       },
     );
   }

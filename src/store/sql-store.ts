@@ -563,14 +563,25 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
     return this.#uncollected(id, "collect an approval's grant", change, sql`expires_at > ${now.getTime()}`);
   }
 
-  async expireUncollectedApproval(
+  async closeUncollectedApproval(
     id: string,
     update: ApprovalUpdate,
     now: Date = this.clock(),
   ): Promise<ApprovalRecord | undefined> {
-    if (update.status !== "expired") return undefined;
     const change = decidedFields(update);
-    return this.#uncollected(id, "expire an approved request", change, sql`expires_at <= ${now.getTime()}`);
+    switch (update.status) {
+      case "expired":
+        return this.#uncollected(
+          id,
+          "expire an approved request",
+          change,
+          sql`expires_at <= ${now.getTime()}`,
+        );
+      case "rejected":
+        return this.#uncollected(id, "close an approved request", change, sql`1 = 1`);
+      default:
+        return undefined;
+    }
   }
 
   /**

@@ -22,14 +22,21 @@ import {
   usageRows,
   writeUsageQuery,
 } from "./limit-usage.ts";
-import { claimQuery, claimRowQuery, grantRowQuery, grantUseQuery, heldClaim } from "./queries.ts";
+import {
+  claimQuery,
+  claimRowQuery,
+  grantRefusal,
+  grantRowQuery,
+  grantUseQuery,
+  heldClaim,
+  resourceRevisionQuery,
+} from "./queries.ts";
 import {
   approvalOfJson,
   approvalRowSchema,
   checkGrantUse,
   decidedFields,
   duplicateDecision,
-  grantRowSchema,
   jsonText,
   lastRowSchema,
   parseStored,
@@ -44,6 +51,7 @@ import type {
   ChainLink,
   DecisionLogEntry,
   GrantConsumption,
+  GrantUse,
   IdempotencyClaim,
 } from "./types.ts";
 
@@ -189,19 +197,18 @@ export const sqliteWrites = {
     });
   },
 
-  consumeGrant(
-    conn: SqliteConnection,
-    jti: string,
-    maxUses: number,
-    expiresAt: Date,
-    now: Date,
-  ): GrantConsumption {
-    checkGrantUse(jti, maxUses, expiresAt, now);
-    if (now.getTime() >= expiresAt.getTime()) return { ok: false, reason: "expired" };
-    const [row] = conn.all(grantUseQuery(jti, maxUses, expiresAt, now));
+  consumeGrant(conn: SqliteConnection, use: GrantUse, now: Date): GrantConsumption {
+    checkGrantUse(use, now);
+    if (now.getTime() >= use.expiresAt.getTime()) return { ok: false, reason: "expired" };
+    const [row] = conn.all(grantUseQuery(use, now));
     if (row !== undefined) return { ok: true, uses: parseStored(usesRowSchema, row, "a grant use").uses };
-    const stored = parseStored(grantRowSchema, conn.all(grantRowQuery(jti))[0], "a grant use");
-    return { ok: false, reason: stored.expires_at <= now.getTime() ? "expired" : "exhausted" };
+    const bound = use.resource;
+    return grantRefusal(
+      use,
+      conn.all(grantRowQuery(use.jti))[0],
+      bound === undefined ? undefined : conn.all(resourceRevisionQuery(bound.type, bound.id))[0],
+      now,
+    );
   },
 
   /** The approval row (`seq, record`) after the update, or undefined when it was not `expectedStatus`. */

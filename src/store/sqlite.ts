@@ -29,6 +29,7 @@ import type {
   DecisionLogEntry,
   EntryAppend,
   GrantConsumption,
+  GrantUse,
   IdempotencyClaim,
   LimitCharge,
   LimitConsumption,
@@ -137,13 +138,8 @@ export class SqliteStore extends SqlStore implements Store {
     }
   }
 
-  async consumeGrant(
-    jti: string,
-    maxUses: number,
-    expiresAt: Date,
-    now: Date = this.clock(),
-  ): Promise<GrantConsumption> {
-    return this.#write("record a grant use", "consumeGrant", [jti, maxUses, expiresAt, now]);
+  async consumeGrant(use: GrantUse, now: Date = this.clock()): Promise<GrantConsumption> {
+    return this.#write("record a grant use", "consumeGrant", [use, now]);
   }
 
   /**

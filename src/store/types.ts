@@ -54,7 +54,26 @@ export type ScopedResourceWrite =
   /** Another tenant holds this (type, id): nothing was written. */
   | { ok: false; reason: "held_by_another_tenant" };
 
-export type GrantConsumption = { ok: true; uses: number } | { ok: false; reason: "exhausted" | "expired" };
+/** One use of a grant, as `Store.consumeGrant` records it. */
+export interface GrantUse {
+  jti: string;
+  /** Uses allowed in all (the grant's `max`, or a `max_uses` condition's). */
+  maxUses: number;
+  /** When the grant expires: no use counts from then on. */
+  expiresAt: Date;
+  /**
+   * The resource the grant is bound to and the revision its decision saw (`null`: the resource
+   * did not exist then): the use counts only while the resource is still at that revision, read
+   * in the same statement that counts it.
+   */
+  resource?: { type: string; id: string; revision: number | null };
+}
+
+export type GrantConsumption =
+  | { ok: true; uses: number }
+  | { ok: false; reason: "exhausted" | "expired" }
+  /** The resource moved: `revision` is where it is now (`null`: it does not exist). */
+  | { ok: false; reason: "stale_revision"; revision: number | null };
 
 /** Where an appended entry went in the chain. */
 export interface ChainLink {
@@ -361,8 +380,12 @@ export interface Store {
     attributes: Record<string, unknown>,
   ): Promise<StoredResource | undefined>;
 
-  /** Records one use of a grant; refuses once `maxUses` uses were recorded or after `expiresAt`. */
-  consumeGrant(jti: string, maxUses: number, expiresAt: Date, now?: Date): Promise<GrantConsumption>;
+  /**
+   * Records one use of a grant; refuses once `maxUses` uses were recorded, after `expiresAt`, or
+   * (for a grant bound to a resource) once the resource moved from the revision it was decided
+   * on: checked and counted atomically, so a grant is never spent on a resource that changed.
+   */
+  consumeGrant(use: GrantUse, now?: Date): Promise<GrantConsumption>;
 
   /**
    * Asks whichever instance runs the call named `key` to cancel it: a caller's MCP
@@ -489,10 +512,11 @@ export interface Store {
    */
   collectApprovalGrant(id: string, grant: ApprovalGrant, now?: Date): Promise<ApprovalRecord | undefined>;
   /**
-   * Expires an approved request whose grant was never collected, once `expires_at` passed.
+   * Ends an approved request whose grant was never collected: `expired` once `expires_at`
+   * passed, or `rejected` (its resource moved since the approval: `stale_revision`) at any time.
    * Undefined when it was collected, is not approved, is not due, or does not exist.
    */
-  expireUncollectedApproval(
+  closeUncollectedApproval(
     id: string,
     update: ApprovalUpdate,
     now?: Date,

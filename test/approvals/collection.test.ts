@@ -8,10 +8,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { approve, readApproval } from "../../src/approvals/index.ts";
-import { WritError } from "../../src/core/errors.ts";
 import type { CallOutcome } from "../../src/core/gateway.ts";
 import { executeWithGrant, handleProposal } from "../../src/pipeline/index.ts";
-import { POLICY, type UnitGateway, unitGateway } from "../pipeline/harness.ts";
+import { POLICY, type UnitGateway, unitGateway, writErrorOf } from "../pipeline/harness.ts";
 
 const T0 = new Date("2030-01-01T00:00:00Z").getTime();
 const MINUTE = 60_000;
@@ -62,15 +61,6 @@ function run(token: string, requestId: string) {
   });
 }
 
-async function refusal(p: Promise<unknown>): Promise<WritError> {
-  const error = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof WritError)) throw new Error(`expected a WritError, got ${String(error)}`);
-  return error;
-}
-
 describe("collecting an approved request's grant", () => {
   it("collected ten minutes after the approval, the grant is fresh and runs once", async () => {
     const id = (await propose()).approval?.id ?? "";
@@ -92,7 +82,7 @@ describe("collecting an approved request's grant", () => {
     const second = await readApproval(u.gw, id, alice());
     expect(second.grant).toEqual(first.grant);
     await run(first.grant?.token ?? "", "req-run-1");
-    expect((await refusal(run(second.grant?.token ?? "", "req-run-2"))).category).toBe("policy_denied");
+    expect((await writErrorOf(run(second.grant?.token ?? "", "req-run-2"))).category).toBe("policy_denied");
     expect(u.runs.count).toBe(1);
     // One grant on the record for the request.
     const collections = (await u.entries()).filter(

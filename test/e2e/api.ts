@@ -197,6 +197,21 @@ export function chatToolCall(id: string, name: string, args: Record<string, unkn
   return { id, type: "function", function: { name, arguments: JSON.stringify(args) } };
 }
 
+/**
+ * `token`'s caller reads `path` of ws-demo through the gateway (so the workspace records the hash
+ * it read) and gets the file's hash: the `base_hash` of an edit.
+ */
+export async function readForEdit(gw: TestGateway, token: string, path: string): Promise<string> {
+  const read = onlyOutcome(
+    await gw.propose(token, {
+      format: "canonical",
+      payload: canonicalCall("repo.read", { workspace: WS, path }),
+      execute: true,
+    }),
+  );
+  return z.string().parse(read.result?.structured_content.hash);
+}
+
 /** A canonical single call. */
 export function canonicalCall(tool: string, args: Record<string, unknown>, id?: string) {
   return { ...(id === undefined ? {} : { id }), tool, arguments: args };

@@ -10,7 +10,7 @@ import { z } from "zod";
 import { writErrorSchema } from "../../src/core/errors.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { connectMcp } from "../support/mcp-client.ts";
-import { canonicalCall, grantViewSchema, logEntry, onlyOutcome, WS } from "./api.ts";
+import { canonicalCall, grantViewSchema, logEntry, onlyOutcome, readForEdit, WS } from "./api.ts";
 
 const SUM = "src/sum.ts";
 const collectedSchema = z.object({ status: z.string(), grant: grantViewSchema.optional() });
@@ -38,15 +38,7 @@ afterAll(async () => {
 
 /** alice reads sum.ts (so the workspace records its hash): the edit that replaces `before`. */
 async function editOf(before: string, after: string) {
-  const read = onlyOutcome(
-    await gw.propose(alice, {
-      format: "canonical",
-      payload: canonicalCall("repo.read", { workspace: WS, path: SUM }),
-      execute: true,
-    }),
-  );
-  const base_hash = z.string().parse(read.result?.structured_content.hash);
-  return { workspace: WS, path: SUM, base_hash, before, after };
+  return { workspace: WS, path: SUM, base_hash: await readForEdit(gw, alice, SUM), before, after };
 }
 
 const approve = (id: string) => gw.request("POST", `/v1/approvals/${id}/approve`, { token: carol, body: {} });

@@ -20,6 +20,7 @@ import {
   logEntry,
   type Outcome,
   onlyOutcome,
+  readForEdit,
   reasonSchema,
   WS,
 } from "./api.ts";
@@ -86,15 +87,7 @@ function editArgs(baseHash: string) {
 
 /** Reads src/sum.ts through the gateway (so the workspace records the base hash), then proposes the edit. */
 async function proposeEdit(token = alice): Promise<{ outcome: Outcome; args: ReturnType<typeof editArgs> }> {
-  const read = onlyOutcome(
-    await gw.propose(token, {
-      format: "canonical",
-      payload: canonicalCall("repo.read", { workspace: WS, path: SUM }),
-      execute: true,
-    }),
-  );
-  const hash = z.string().parse(read.result?.structured_content.hash);
-  const args = editArgs(hash);
+  const args = editArgs(await readForEdit(gw, token, SUM));
   const outcome = onlyOutcome(
     await gw.propose(token, { format: "canonical", payload: canonicalCall("repo_apply_edit", args) }),
   );

@@ -249,13 +249,19 @@ describe("execute: true", () => {
     // The gateway consumed the grant before running: a second dispatch of it is refused.
     const { jti } = outcome.grant;
     const exp = new Date(Date.now() + 60_000);
-    await expect(gw.gateway.store.consumeGrant(jti, 1, exp)).resolves.toEqual({
+    await expect(gw.gateway.store.consumeGrant({ jti: jti, maxUses: 1, expiresAt: exp })).resolves.toEqual({
       ok: false,
       reason: "exhausted",
     });
     const storeGuard = {
       consume: async (id: string, max: number, expiresAt: number) =>
-        (await gw.gateway.store.consumeGrant(id, max, new Date(expiresAt * 1000))).ok,
+        (
+          await gw.gateway.store.consumeGrant({
+            jti: id,
+            maxUses: max,
+            expiresAt: new Date(expiresAt * 1000),
+          })
+        ).ok,
     };
     expect(await refusalOf(outcome.grant.token, executorOptions({ replay: storeGuard }))).toBe("replayed");
   });
@@ -267,8 +273,11 @@ describe("execute: true", () => {
     const jti = outcome.grant?.jti;
     if (jti === undefined) throw new Error("no grant");
     const exp = new Date(Date.now() + 60_000);
-    await expect(gw.gateway.store.consumeGrant(jti, 1, exp)).resolves.toEqual({ ok: true, uses: 1 });
-    await expect(gw.gateway.store.consumeGrant(jti, 1, exp)).resolves.toEqual({
+    await expect(gw.gateway.store.consumeGrant({ jti: jti, maxUses: 1, expiresAt: exp })).resolves.toEqual({
+      ok: true,
+      uses: 1,
+    });
+    await expect(gw.gateway.store.consumeGrant({ jti: jti, maxUses: 1, expiresAt: exp })).resolves.toEqual({
       ok: false,
       reason: "exhausted",
     });

@@ -18,6 +18,8 @@ function request(overrides: Partial<GrantRequest> = {}): GrantRequest {
 }
 
 let signer: GrantSigner;
+/** The revisions the `/kept` backend keeps, by repository id. */
+const revisions = new Map<string, number>([["site", 4]]);
 /** Shifts the signer's clock (milliseconds). */
 let skew = 0;
 let server: ServerType;
@@ -47,6 +49,17 @@ beforeAll(async () => {
       const grant = c.get("grant");
       return c.json({ ok: true, jti: grant.jti, sub: grant.sub, body: await c.req.json() });
     },
+  );
+  // A backend that keeps its repositories' revisions: a grant decided on another one is stale.
+  app.post(
+    "/kept/:id/files",
+    requireGrant({
+      ...common,
+      action: { name: "repo_write" },
+      resource: (c) => ({ type: "repo", id: c.req.param("id") ?? "" }),
+      resourceRevision: async ({ id }) => revisions.get(id) ?? null,
+    }),
+    (c) => c.json({ ok: true, rev: c.get("grant").res.rev ?? null }),
   );
   app.post("/mcp/call", requireGrant({ ...common, argsField: "arguments" }), (c) =>
     c.json({ ok: true, jti: c.get("grant").jti }),
@@ -119,6 +132,38 @@ describe("requireGrant on a served hono app", () => {
     const response = await post("/repos/other/files", args, { authorization: `Writ-Grant ${token}` });
     expect(response.status).toBe(403);
     expect(await refusal(response)).toMatchObject({ code: "resource_mismatch" });
+  });
+
+  it("refuses with 409 stale_revision a grant decided on another revision than the backend keeps", async () => {
+    const current = await signer.issue(request({ res: { type: "repo", id: "site", rev: "4" } }));
+    const ok = await post("/kept/site/files", args, { authorization: `Writ-Grant ${current.token}` });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ ok: true, rev: "4" });
+
+    const stale = await signer.issue(request({ res: { type: "repo", id: "site", rev: "3" } }));
+    const response = await post("/kept/site/files", args, { authorization: `Writ-Grant ${stale.token}` });
+    expect(response.status).toBe(409);
+    const body = await refusal(response);
+    expect(body).toMatchObject({ category: "stale_revision", code: "stale_revision" });
+    expect(body.message).toMatch(/is at revision 4, but the grant was decided on revision 3/);
+    // Refused before its use: once the backend is back at revision 3 (say, a restored backup), it runs.
+    revisions.set("site", 3);
+    try {
+      expect(
+        (await post("/kept/site/files", args, { authorization: `Writ-Grant ${stale.token}` })).status,
+      ).toBe(200);
+    } finally {
+      revisions.set("site", 4);
+    }
+    // Decided on the resource's absence: stale once it exists; a resource that is gone is stale too.
+    const absent = await signer.issue(request({ res: { type: "repo", id: "site" } }));
+    expect(
+      (await post("/kept/site/files", args, { authorization: `Writ-Grant ${absent.token}` })).status,
+    ).toBe(409);
+    const gone = await signer.issue(request({ res: { type: "repo", id: "gone", rev: "1" } }));
+    const goneAnswer = await post("/kept/gone/files", args, { authorization: `Writ-Grant ${gone.token}` });
+    expect(goneAnswer.status).toBe(409);
+    expect((await refusal(goneAnswer)).message).toMatch(/repo:gone no longer exists/);
   });
 
   it("refuses an expired grant with 401", async () => {

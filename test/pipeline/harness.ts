@@ -7,6 +7,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { ContractRegistry } from "../../src/contracts/index.ts";
+import { WritError } from "../../src/core/errors.ts";
 import type { Gateway } from "../../src/core/gateway.ts";
 import type { InProcessHandler } from "../../src/core/handlers.ts";
 import type { Subject } from "../../src/core/types.ts";
@@ -180,4 +181,14 @@ export async function unitGateway(
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The WritError `p` rejects with (fails the test when it resolves or throws anything else). */
+export async function writErrorOf(p: Promise<unknown>): Promise<WritError> {
+  const error = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof WritError)) throw new Error(`expected a WritError, got ${String(error)}`);
+  return error;
 }

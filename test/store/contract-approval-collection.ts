@@ -82,16 +82,40 @@ export function approvalCollectionContract(h: StoreHarness): void {
       const store = await h.open();
       const update: ApprovalUpdate = { ...approved, status: "expired", resolution: "expired", release: null };
       const a = await approvedRequest(store);
-      expect(await store.expireUncollectedApproval(a.id, update, late)).toBeUndefined();
-      expect(await store.expireUncollectedApproval(a.id, update, expired)).toMatchObject({
+      expect(await store.closeUncollectedApproval(a.id, update, late)).toBeUndefined();
+      expect(await store.closeUncollectedApproval(a.id, update, expired)).toMatchObject({
         status: "expired",
         resolution: "expired",
         grant: null,
       });
       const collected = await approvedRequest(store);
       await store.collectApprovalGrant(collected.id, grant("c1"), late);
-      expect(await store.expireUncollectedApproval(collected.id, update, expired)).toBeUndefined();
+      expect(await store.closeUncollectedApproval(collected.id, update, expired)).toBeUndefined();
       expect((await store.getApproval(collected.id))?.status).toBe("approved");
+    });
+
+    it("rejects an approved, uncollected request at any time (its resource moved), and only once", async () => {
+      const store = await h.open();
+      const stale: ApprovalUpdate = {
+        ...approved,
+        status: "rejected",
+        resolution: "stale_revision",
+        release: null,
+      };
+      const a = await approvedRequest(store);
+      expect(await store.closeUncollectedApproval(a.id, stale, late)).toMatchObject({
+        status: "rejected",
+        resolution: "stale_revision",
+      });
+      expect(await store.closeUncollectedApproval(a.id, stale, late)).toBeUndefined();
+      expect(await store.collectApprovalGrant(a.id, grant("s1"), late)).toBeUndefined();
+      const collected = await approvedRequest(store);
+      await store.collectApprovalGrant(collected.id, grant("s2"), late);
+      expect(await store.closeUncollectedApproval(collected.id, stale, late)).toBeUndefined();
+      // Neither pending nor approved: an update to pending or approved closes nothing.
+      expect(
+        await store.closeUncollectedApproval(a.id, { ...approved, status: "approved" }, late),
+      ).toBeUndefined();
     });
 
     it("finds the newest open request of the same call: pending, or approved and uncollected", async () => {

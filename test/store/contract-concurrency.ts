@@ -19,7 +19,9 @@ export function concurrencyContract(h: StoreHarness): void {
       const b = await h.openSame();
       const approval = await a.createApproval(newApproval());
       const attempts = Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? a : b));
-      const uses = await Promise.all(attempts.map((s) => s.consumeGrant("jti-race", 1, later, now)));
+      const uses = await Promise.all(
+        attempts.map((s) => s.consumeGrant({ jti: "jti-race", maxUses: 1, expiresAt: later }, now)),
+      );
       expect(uses.filter((u) => u.ok)).toHaveLength(1);
       const decisions = await Promise.all(
         attempts.map((s, i) =>

@@ -119,14 +119,21 @@ export function storeContract(h: StoreHarness): void {
 
     it("allows a single-use grant once", async () => {
       const store = await h.open();
-      expect(await store.consumeGrant("jti-1", 1, later, now)).toEqual({ ok: true, uses: 1 });
-      expect(await store.consumeGrant("jti-1", 1, later, now)).toEqual({ ok: false, reason: "exhausted" });
+      expect(await store.consumeGrant({ jti: "jti-1", maxUses: 1, expiresAt: later }, now)).toEqual({
+        ok: true,
+        uses: 1,
+      });
+      expect(await store.consumeGrant({ jti: "jti-1", maxUses: 1, expiresAt: later }, now)).toEqual({
+        ok: false,
+        reason: "exhausted",
+      });
     });
 
     it("counts up to max_uses = 3", async () => {
       const store = await h.open();
       const results = [];
-      for (let i = 0; i < 5; i++) results.push(await store.consumeGrant("jti-3", 3, later, now));
+      for (let i = 0; i < 5; i++)
+        results.push(await store.consumeGrant({ jti: "jti-3", maxUses: 3, expiresAt: later }, now));
       expect(results).toEqual([
         { ok: true, uses: 1 },
         { ok: true, uses: 2 },
@@ -138,9 +145,20 @@ export function storeContract(h: StoreHarness): void {
 
     it("refuses expired grants, before and after a first use, and prunes them", async () => {
       const store = await h.open();
-      expect(await store.consumeGrant("jti-e", 1, later, later)).toEqual({ ok: false, reason: "expired" });
-      expect(await store.consumeGrant("jti-f", 5, later, now)).toEqual({ ok: true, uses: 1 });
-      expect(await store.consumeGrant("jti-f", 5, later, new Date(later.getTime() + 1))).toEqual({
+      expect(await store.consumeGrant({ jti: "jti-e", maxUses: 1, expiresAt: later }, later)).toEqual({
+        ok: false,
+        reason: "expired",
+      });
+      expect(await store.consumeGrant({ jti: "jti-f", maxUses: 5, expiresAt: later }, now)).toEqual({
+        ok: true,
+        uses: 1,
+      });
+      expect(
+        await store.consumeGrant(
+          { jti: "jti-f", maxUses: 5, expiresAt: later },
+          new Date(later.getTime() + 1),
+        ),
+      ).toEqual({
         ok: false,
         reason: "expired",
       });
@@ -148,10 +166,93 @@ export function storeContract(h: StoreHarness): void {
       expect(await store.pruneExpiredGrants(later)).toBe(0);
     });
 
+    it("counts a bound use only while the resource is at the grant's revision, atomically", async () => {
+      const store = await h.open();
+      const ws = { type: "workspace", id: "ws-bound", owner: "alice", tenant: "t1", attributes: {} };
+      const first = await store.putResource(ws);
+      const use = (jti: string, revision: number | null, maxUses = 2) => ({
+        jti,
+        maxUses,
+        expiresAt: later,
+        resource: { type: "workspace", id: "ws-bound", revision },
+      });
+      expect(await store.consumeGrant(use("b-1", first.revision), now)).toEqual({ ok: true, uses: 1 });
+      // The workspace changes hands: the same grant, and another decided on the old revision, are stale.
+      const moved = await store.putResource({ ...ws, owner: "mallory" });
+      expect(await store.consumeGrant(use("b-1", first.revision), now)).toEqual({
+        ok: false,
+        reason: "stale_revision",
+        revision: moved.revision,
+      });
+      expect(await store.consumeGrant(use("b-2", first.revision), now)).toEqual({
+        ok: false,
+        reason: "stale_revision",
+        revision: moved.revision,
+      });
+      // Nothing was counted for them: a grant decided on the new revision is not affected.
+      expect(await store.consumeGrant(use("b-3", moved.revision, 1), now)).toEqual({ ok: true, uses: 1 });
+      // A use decided on the resource's absence: stale once it exists, counted while it does not.
+      expect(
+        await store.consumeGrant(
+          { ...use("b-4", null), resource: { type: "workspace", id: "ws-bound", revision: null } },
+          now,
+        ),
+      ).toEqual({
+        ok: false,
+        reason: "stale_revision",
+        revision: moved.revision,
+      });
+      expect(
+        await store.consumeGrant(
+          { ...use("b-5", null), resource: { type: "workspace", id: "ws-none", revision: null } },
+          now,
+        ),
+      ).toEqual({ ok: true, uses: 1 });
+      expect(
+        await store.consumeGrant(
+          { ...use("b-6", 1), resource: { type: "workspace", id: "ws-none", revision: 1 } },
+          now,
+        ),
+      ).toEqual({
+        ok: false,
+        reason: "stale_revision",
+        revision: null,
+      });
+      // Used up and expired say so before the revision does.
+      expect(await store.consumeGrant(use("b-3", moved.revision, 1), now)).toEqual({
+        ok: false,
+        reason: "exhausted",
+      });
+      expect(await store.consumeGrant(use("b-3", first.revision), later)).toEqual({
+        ok: false,
+        reason: "expired",
+      });
+    });
+
     it("rejects nonsense arguments", async () => {
       const store = await h.open();
-      await expectWritError(store.consumeGrant("j", 0, later, now), "invalid_argument");
-      await expectWritError(store.consumeGrant("j", 1, new Date("nope"), now), "invalid_argument");
+      await expectWritError(
+        store.consumeGrant({ jti: "j", maxUses: 0, expiresAt: later }, now),
+        "invalid_argument",
+      );
+      await expectWritError(
+        store.consumeGrant(
+          { jti: "j", maxUses: 1, expiresAt: later, resource: { type: "", id: "x", revision: 1 } },
+          now,
+        ),
+        "invalid_argument",
+      );
+      await expectWritError(
+        store.consumeGrant(
+          { jti: "j", maxUses: 1, expiresAt: later, resource: { type: "t", id: "x", revision: 1.5 } },
+          now,
+        ),
+        "invalid_argument",
+      );
+      await expectWritError(
+        store.consumeGrant({ jti: "j", maxUses: 1, expiresAt: new Date("nope") }, now),
+        "invalid_argument",
+      );
     });
   });
 

@@ -43,8 +43,8 @@ describe("the SQLite writer", () => {
       ...Array.from({ length: 30 }, () => store.appendDecision(newEntry())),
       store.appendDecision(newEntry({ decision_id: first.decision_id })),
       store.appendDecision(newEntry({ timestamp: "yesterday" })),
-      store.consumeGrant("g-1", 1, expires),
-      store.consumeGrant("g-1", 1, expires),
+      store.consumeGrant({ jti: "g-1", maxUses: 1, expiresAt: expires }),
+      store.consumeGrant({ jti: "g-1", maxUses: 1, expiresAt: expires }),
       store.putResource({ type: "repo", id: "r", owner: "alice", tenant: "acme", attributes: {} }),
     ]);
     const failed = calls.filter((c) => c.status === "rejected");
