@@ -65,9 +65,18 @@ export type ExprNode =
   | { kind: "call"; terms: FTerm[] }
   | { kind: "some"; symbols: FTerm[]; loc: Loc }
   | { kind: "every"; key: FTerm | undefined; value: FTerm; domain: FTerm; body: FExpr[]; loc: Loc }
-  /** `not { … }` (OPA's `Not` with an explicit body). */
-  | { kind: "not"; body: FExpr[]; loc: Loc }
-  | { kind: "logical"; op: "and" | "or"; lhs: FExpr[]; rhs: FExpr[]; loc: Loc };
+  /** `not { … }` (`explicit`: written in braces) or `not (a or b)` (OPA's `Not`). */
+  | { kind: "not"; body: FExpr[]; explicit: boolean; loc: Loc }
+  /** `a or b` (future keywords `and`/`or`); an operand written in braces is `explicit`. */
+  | {
+      kind: "logical";
+      op: "and" | "or";
+      lhs: FExpr[];
+      rhs: FExpr[];
+      lhsExplicit: boolean;
+      rhsExplicit: boolean;
+      loc: Loc;
+    };
 
 export interface FExpr {
   negated: boolean;
@@ -417,15 +426,41 @@ class TreeBuilder {
           body: this.body(node.body),
           loc,
         };
-      case "body":
-        return { kind: "not", body: this.body(node.body), loc };
+      case "body": {
+        const t = this.tokens;
+        const explicit = t.kind(t.indexAt(expr.loc.offset) + 1) === Tok.LBrace;
+        return { kind: "not", body: this.body(node.body), explicit, loc };
+      }
       case "logical":
-        return { kind: "logical", op: node.op, lhs: this.body(node.lhs), rhs: this.body(node.rhs), loc };
+        return {
+          kind: "logical",
+          op: node.op,
+          lhs: this.body(node.lhs),
+          rhs: this.body(node.rhs),
+          lhsExplicit: this.bracedOperand(node.lhs, expr.loc.offset, false),
+          rhsExplicit: this.bracedOperand(node.rhs, expr.loc.offset, true),
+          loc,
+        };
       case "call":
         return { kind: "call", terms: [this.operator(node), ...node.args.map((arg) => this.term(arg))] };
       default:
         return { kind: "term", term: this.term(node) };
     }
+  }
+
+  /**
+   * Whether an operand of `and`/`or` was written in braces: a `{` right before its first
+   * expression, after the operator (right operand) or where the chain starts (left operand).
+   */
+  private bracedOperand(operand: Body, chainStart: number, isRhs: boolean): boolean {
+    const t = this.tokens;
+    const first = operand[0];
+    if (first === undefined) return true;
+    const brace = t.indexAt(first.loc.offset) - 1;
+    if (t.kind(brace) !== Tok.LBrace) return false;
+    if (!isRhs) return t.start(brace) >= chainStart;
+    const word = t.text(brace - 1, brace - 1);
+    return t.start(brace) > chainStart && (word === "or" || word === "and");
   }
 
   /** `some`'s own location: the keyword, its text OPA's token text. */
@@ -455,7 +490,8 @@ class TreeBuilder {
       case "every":
         return t.closing(this.wrapped(node.domain)[1] + 1);
       case "body":
-        return t.closing(t.indexAt(node.loc.offset) + (expr.negated ? 0 : 1));
+        // `not {` or `not (`: the bracket after the keyword closes it.
+        return t.closing(t.indexAt(node.loc.offset) + 1);
       case "logical":
         return this.logicalEnd(expr);
       default:

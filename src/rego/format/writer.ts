@@ -131,10 +131,19 @@ class Writer {
   private writeCommentOnFinalLine = false;
   /** An expression to wrap in parentheses when written (set for `not { x | y }`). */
   private parenExpr: FExpr | undefined;
+  /** A term wrapped in parentheses when written (a leading `x | y` operand). */
+  private parenTerm: FTerm | undefined;
+  /** Rego v1's keywords and those imported from `future.keywords`. */
+  private readonly keywords: ReadonlySet<string>;
   /** OPA's `refHeads`: some rule needs a general ref head, so every head is written as a ref. */
   private readonly refHeads: boolean;
 
   constructor(module: FModule) {
+    const imported = module.imports
+      .map((imp) => pathParts(imp.path))
+      .filter((parts) => parts.length === 3 && parts[0] === "future" && parts[1] === "keywords")
+      .map((parts) => parts[2]!);
+    this.keywords = new Set([...KEYWORDS_V1, ...imported]);
     this.refHeads = module.rules.some((rule) => {
       const length = rule.head.ref.length;
       return length > 2 || (length === 2 && rule.head.key !== undefined && rule.head.value === undefined);
@@ -196,7 +205,7 @@ class Writer {
         this.write("import ");
         // OPA writes `future.keywords.in` with a writer that knows only v0's keywords.
         const terms = imp.path.value.kind === "ref" ? imp.path.value.terms : [imp.path];
-        this.writeRef(terms, [], pathParts(imp.path)[0] === "future" ? KEYWORDS_V0 : KEYWORDS_V1);
+        this.writeRef(terms, [], pathParts(imp.path)[0] === "future" ? KEYWORDS_V0 : this.keywords);
         if (imp.alias !== undefined) this.write(` as ${imp.alias}`);
         const comment = onSameRow.get(imp);
         if (comment !== undefined) this.write(` ${commentText(comment)}`);
@@ -236,8 +245,11 @@ class Writer {
     if (error instanceof FormatProblem) this.errors.push(error);
   }
 
+  /** Whether a rule is written on one line, so it may stay next to an adjacent one. */
   private groupableOneLiner(rule: FRule): boolean {
-    return rule.body.length <= 1 && !rule.default;
+    if (rule.body.length > 1 || rule.default || rule.else !== undefined) return false;
+    // A lone set term keeps the braces of its body, over several lines.
+    return !(rule.body.length === 1 && isSetTerm(rule.body[0]!));
   }
 
   private rule(rule: FRule, isElse: boolean, comments: FComment[]): Step {
@@ -281,6 +293,8 @@ class Writer {
       this.write(" {");
       this.endLine();
     }
+    // A leading `x | y` would read as a comprehension at the brace of `p if { … }`.
+    if (!isElse) this.markUnionLead(first);
     this.up();
     [rest, error] = this.body(rule.body, rest);
     if (error !== undefined && !isUnexpected(error)) return [[], error];
@@ -407,21 +421,14 @@ class Writer {
   }
 
   private expr(expr: FExpr, comments: FComment[]): Step {
-    const parens = this.parenExpr === expr;
-    if (parens) {
-      this.parenExpr = undefined;
-      this.write("(");
-    }
-    const step = this.exprInner(expr, comments);
-    if (parens) this.write(")");
-    return step;
-  }
-
-  private exprInner(expr: FExpr, comments: FComment[]): Step {
+    const parenTerms = this.parenExpr === expr;
+    if (parenTerms) this.parenExpr = undefined;
     let [rest, error] = this.insertComments(comments, expr.loc);
     if (error !== undefined) return [rest, error];
     if (!this.inline) this.startLine();
     if (expr.negated) this.write("not ");
+    // `with` stays outside the parentheses: `(x | y with p as 1)` does not parse.
+    if (parenTerms) this.write("(");
     const node = expr.node;
     switch (node.kind) {
       case "some":
@@ -433,12 +440,12 @@ class Writer {
         if (error !== undefined) return [[], error];
         break;
       case "not":
-        [rest, error] = this.not(node.body, expr.loc, rest);
+        [rest, error] = this.not(node.body, node.explicit, expr.loc, rest);
         if (error !== undefined) return [[], error];
         break;
       case "logical":
-        [rest, error] = this.logical(node.op, node.lhs, node.rhs, rest);
-        if (error !== undefined) return [rest, error];
+        [rest, error] = this.logical({ ...expr, node }, rest);
+        if (error !== undefined) return [[], error];
         break;
       case "call":
         [rest, error] = this.functionCall(node.terms, rest);
@@ -449,6 +456,7 @@ class Writer {
         if (error !== undefined) return [rest, error];
         break;
     }
+    if (parenTerms) this.write(")");
     if (expr.with.length === 0) return [rest, undefined];
 
     let withs = expr.with;
@@ -532,38 +540,95 @@ class Writer {
     return [rest, undefined];
   }
 
-  private not(body: FExpr[], loc: Loc, comments: FComment[]): Step {
+  private not(body: FExpr[], explicit: boolean, loc: Loc, comments: FComment[]): Step {
     let [rest, error] = this.insertComments(comments, loc);
     if (error !== undefined) return [[], error];
     this.write("not ");
-    // A leading set union reads as a comprehension right after the brace.
-    if (isUnionExpr(body[0]!)) this.parenExpr = body[0];
-    this.write("{");
-    [rest, error] = this.comprehensionBody("{", "}", body, loc, loc, rest);
+    if (explicit || body.length > 1) {
+      // A leading set union reads as a comprehension right after the brace.
+      if (isUnionExpr(body[0]!)) this.parenExpr = body[0];
+      this.write("{");
+      [rest, error] = this.comprehensionBody("{", "}", body, loc, loc, rest);
+      if (error !== undefined && !isUnexpected(error)) return [[], error];
+      if (body[body.length - 1]!.loc.row === loc.row) this.write(" ");
+      this.write("}");
+      return [rest, undefined];
+    }
+    const parens = notBodyNeedsParens(body[0]!);
+    if (parens) this.write("(");
+    [rest, error] = this.expr(body[0]!, rest);
+    if (parens) this.write(")");
     if (error !== undefined && !isUnexpected(error)) return [[], error];
-    if (body[body.length - 1]!.loc.row === loc.row) this.write(" ");
+    return [rest, undefined];
+  }
+
+  /**
+   * `a or b` (future keywords `and`/`or`): a left-nested chain on one line, each operand that
+   * started on a later line than the one before ended on a line of its own, indented once.
+   */
+  private logical(expr: FExpr & { node: LogicalNode }, comments: FComment[]): Step {
+    const [lhs, steps] = flattenLogical(expr);
+    let [rest, error] = this.logicalOperand(lhs, comments);
+    if (error !== undefined && !isUnexpected(error)) return [rest, error];
+    let indented = false;
+    for (const step of steps) {
+      this.write(` ${step.op}`);
+      if (breaksLine(step)) {
+        if (!indented) {
+          this.up();
+          indented = true;
+        }
+        this.endLine();
+        this.startLine();
+      } else {
+        this.write(" ");
+      }
+      [rest, error] = this.logicalOperand(step.rhs, rest);
+      if (error !== undefined && !isUnexpected(error)) {
+        if (indented) this.down();
+        return [rest, error];
+      }
+    }
+    if (indented) this.down();
+    return [rest, undefined];
+  }
+
+  private logicalOperand(operand: LogicalOperand, comments: FComment[]): Step {
+    if (!operand.explicit) {
+      if (operand.parens) this.write("(");
+      const step = this.expr(operand.body[0]!, comments);
+      if (operand.parens) this.write(")");
+      return step;
+    }
+    const first = operand.body[0];
+    if (first === undefined) {
+      this.write("{}");
+      return [comments, undefined];
+    }
+    if (isUnionExpr(first)) this.parenExpr = first;
+    this.write("{");
+    const brace = operand.brace;
+    const [rest, error] = this.comprehensionBody("{", "}", operand.body, brace, brace, comments);
+    if (error !== undefined && !isUnexpected(error)) return [rest, error];
+    if (operand.body[operand.body.length - 1]!.loc.row === brace.row) this.write(" ");
     this.write("}");
     return [rest, undefined];
   }
 
-  /** `a or b` (future keywords `and`/`or`): each operand in braces unless it is one expression. */
-  private logical(op: "and" | "or", lhs: FExpr[], rhs: FExpr[], comments: FComment[]): Step {
-    let rest = comments;
-    let error: WriteError | undefined;
-    for (const [i, operand] of [lhs, rhs].entries()) {
-      if (i > 0) this.write(` ${op} `);
-      const only = operand[0]!;
-      const braced =
-        operand.length > 1 || (only.node.kind === "logical" && only.node.op !== op && op === "and");
-      if (braced) this.write("{ ");
-      for (const [j, expr] of operand.entries()) {
-        if (j > 0) this.write("; ");
-        [rest, error] = this.expr(expr, rest);
-        if (error !== undefined) return [rest, error];
-      }
-      if (braced) this.write(" }");
+  /** Marks a leading `x | y` of `expr` (or of its leading operand) for parentheses. */
+  private markUnionLead(expr: FExpr): void {
+    if (expr.negated) return;
+    if (isLogical(expr)) {
+      const [lhs] = flattenLogical(expr);
+      if (!lhs.explicit && !lhs.parens) this.markUnionLead(lhs.body[0]!);
+      return;
     }
-    return [rest, undefined];
+    if (isUnionExpr(expr)) {
+      this.parenExpr = expr;
+      return;
+    }
+    const lead = infixLead(expr);
+    if (lead !== undefined && isUnionCall(lead)) this.parenTerm = lead;
   }
 
   private functionCall(terms: FTerm[], comments: FComment[]): Step {
@@ -680,6 +745,10 @@ class Writer {
   }
 
   private termParens(parens: boolean, term: FTerm, comments: FComment[]): Step {
+    if (this.parenTerm === term) {
+      this.parenTerm = undefined;
+      parens = true;
+    }
     let [rest, error] = this.insertComments(comments, term.loc);
     if (error !== undefined) return [[], error];
     if (!this.inline) this.startLine();
@@ -827,7 +896,7 @@ class Writer {
     return [rest, undefined];
   }
 
-  private writeRef(terms: FTerm[], comments: FComment[], keywords = KEYWORDS_V1): Step {
+  private writeRef(terms: FTerm[], comments: FComment[], keywords = this.keywords): Step {
     let rest = comments;
     let error: WriteError | undefined;
     const head = terms[0];
@@ -914,19 +983,15 @@ class Writer {
   }
 
   private objectComprehension(key: FTerm, value: FTerm, body: FExpr[], loc: Loc, comments: FComment[]): Step {
-    // OPA moves the value to the key's location, so it is not written on the next line.
-    const valueAtKey: FTerm = { ...value, loc: key.loc };
-    if (key.loc.row - loc.row > 1) {
-      this.endLine();
-      this.startLine();
-    }
+    // OPA moves the value to the comprehension's row, so no line break comes before it.
+    const valueOnRow: FTerm = { ...value, loc: { ...value.loc, row: loc.row } };
     const paren = isUnionCall(key);
     if (paren) this.write("(");
     let [rest, error] = this.term(key, comments);
     if (error !== undefined) return [[], error];
     if (paren) this.write(")");
     this.write(": ");
-    [rest, error] = this.comprehension("{", "}", valueAtKey, body, loc, rest);
+    [rest, error] = this.comprehension("{", "}", valueOnRow, body, loc, rest);
     return [rest, error];
   }
 
@@ -1353,5 +1418,157 @@ function termString(term: FTerm): string {
     }
     default:
       return term.loc.text;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// `and` / `or` chains
+
+interface LogicalOperand {
+  body: FExpr[];
+  /** Written in braces, which scope its expressions. */
+  explicit: boolean;
+  /** An implicit operand that needs parentheses to be read back as itself. */
+  parens: boolean;
+  /** The opening brace of an explicit operand. */
+  brace: Loc;
+}
+
+interface LogicalStep {
+  op: "and" | "or";
+  rhs: LogicalOperand;
+  /** The row on which everything left of the operator ends. */
+  lhsEndRow: number;
+}
+
+type LogicalNode = FExpr["node"] & { kind: "logical" };
+
+function isLogical(expr: FExpr): expr is FExpr & { node: LogicalNode } {
+  return expr.node.kind === "logical";
+}
+
+/** The leading operand and the operator applications of a left-nested chain. */
+function flattenLogical(expr: FExpr & { node: LogicalNode }): [LogicalOperand, LogicalStep[]] {
+  const node = expr.node;
+  const step: LogicalStep = {
+    op: node.op,
+    rhs: logicalOperandOf(node.rhs, node.rhsExplicit, node.op, true, expr.loc),
+    lhsEndRow: 0,
+  };
+  const only = node.lhs[0];
+  if (
+    !node.lhsExplicit &&
+    node.lhs.length === 1 &&
+    only !== undefined &&
+    isLogical(only) &&
+    !logicalNeedsParens(only, node.op, false)
+  ) {
+    step.lhsEndRow = bodyEndRow(node.lhs);
+    const [first, steps] = flattenLogical(only);
+    return [first, [...steps, step]];
+  }
+  const first = logicalOperandOf(node.lhs, node.lhsExplicit, node.op, false, expr.loc);
+  step.lhsEndRow = logicalOperandEndRow(first);
+  return [first, [step]];
+}
+
+function logicalOperandOf(
+  body: FExpr[],
+  explicit: boolean,
+  parentOp: string,
+  rhs: boolean,
+  node: Loc,
+): LogicalOperand {
+  if (explicit || body.length !== 1) {
+    return { body, explicit: true, parens: false, brace: operandBraceLoc(node, body) };
+  }
+  return { body, explicit: false, parens: logicalNeedsParens(body[0]!, parentOp, rhs), brace: node };
+}
+
+/** Whether an implicit operand of `parentOp` needs parentheses to be read back as itself. */
+function logicalNeedsParens(expr: FExpr, parentOp: string, rhs: boolean): boolean {
+  if (expr.with.length > 0) return true;
+  const node = expr.node;
+  if (node.kind === "logical") {
+    // `or` binds looser than `and`; both nest to the left.
+    return node.op === "or" ? parentOp === "and" || rhs : parentOp === "and" && rhs;
+  }
+  return exprRendersBraceLead(expr);
+}
+
+/** Whether the only expression of `not (…)` needs its parentheses. */
+function notBodyNeedsParens(expr: FExpr): boolean {
+  if (expr.with.length > 0 || isLogical(expr) || expr.node.kind === "not") return true;
+  return exprRendersBraceLead(expr);
+}
+
+function breaksLine(step: LogicalStep): boolean {
+  const start = step.rhs.explicit ? step.rhs.brace : step.rhs.body[0]?.loc;
+  return start !== undefined && start.row > step.lhsEndRow;
+}
+
+function logicalOperandEndRow(operand: LogicalOperand): number {
+  if (operand.explicit) {
+    const row = closingLoc("", "", "{", "}", operand.brace).row;
+    if (row > 0) return row;
+  }
+  return bodyEndRow(operand.body);
+}
+
+function bodyEndRow(body: FExpr[]): number {
+  const last = body[body.length - 1];
+  if (last === undefined) return 0;
+  return last.loc.row + newlines(last.loc.text.replace(/[ \t\r\n]+$/, ""));
+}
+
+/** The `{` opening an explicit operand, found in the chain's text before its first expression. */
+function operandBraceLoc(node: Loc, body: FExpr[]): Loc {
+  const first = body[0];
+  if (first === undefined) return node;
+  for (let i = Math.min(first.loc.offset - node.offset, node.text.length) - 1; i >= 0; i--) {
+    if (node.text[i] !== "{") continue;
+    const row = node.row + newlines(node.text.slice(0, i));
+    return { row, col: node.col, offset: node.offset + i, text: node.text.slice(i) };
+  }
+  return node;
+}
+
+/** The operand an infix call expression is written with first (`x` of `x | y == z`). */
+function infixLead(expr: FExpr): FTerm | undefined {
+  if (expr.node.kind !== "call") return undefined;
+  const terms = expr.node.terms;
+  const infix = INFIX.get(operatorName(terms[0]!));
+  if (infix === undefined) return undefined;
+  if (terms.length === infix.arity + 1) return terms[1];
+  if (terms.length === infix.arity + 2) return terms[terms.length - 1];
+  return undefined;
+}
+
+/** Whether an expression is written starting with `{` (a set, object, or one of them first). */
+function exprRendersBraceLead(expr: FExpr): boolean {
+  if (expr.node.kind === "term") return termRendersBraceLead(expr.node.term);
+  const lead = infixLead(expr);
+  return lead !== undefined && termRendersBraceLead(lead);
+}
+
+function termRendersBraceLead(term: FTerm): boolean {
+  const value = term.value;
+  switch (value.kind) {
+    case "set":
+      return value.items.length > 0;
+    case "object":
+    case "setcompr":
+    case "objectcompr":
+      return true;
+    case "ref":
+      return value.terms[0] !== undefined && termRendersBraceLead(value.terms[0]);
+    case "call": {
+      const infix = INFIX.get(operatorName(value.terms[0]!));
+      return (
+        infix !== undefined && value.terms.length === infix.arity + 1 && termRendersBraceLead(value.terms[1]!)
+      );
+    }
+    default:
+      return false;
   }
 }
