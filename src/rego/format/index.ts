@@ -17,8 +17,13 @@ import { FormatProblem, writeModule } from "./writer.ts";
 
 export type FormatResult = { ok: true; text: string } | { ok: false; errors: RegoError[] };
 
+export interface FormatOptions {
+  /** Drop `import rego.v1` and `future.keywords` imports, no-ops in Rego v1 (`--drop-v0-imports`). */
+  dropV0Imports?: boolean;
+}
+
 /** Formats the Rego v1 module `source` (named `file` in errors) as `opa fmt` would. */
-export function formatSource(source: string, file: string): FormatResult {
+export function formatSource(source: string, file: string, options: FormatOptions = {}): FormatResult {
   const parsed = parseModule(source, file, { annotations: false });
   if (parsed.module === undefined) return { ok: false, errors: parsed.errors };
   const stream = tokenize(source, file);
@@ -28,7 +33,7 @@ export function formatSource(source: string, file: string): FormatResult {
   } finally {
     recycleTokens(stream);
   }
-  tree.imports = withoutRedundantImports(tree.imports);
+  tree.imports = withoutRedundantImports(tree.imports, options.dropV0Imports ?? false);
   let text: string;
   try {
     text = writeModule(tree);
@@ -47,8 +52,11 @@ export function formatSource(source: string, file: string): FormatResult {
   return { ok: true, text };
 }
 
-/** With `import rego.v1`, `future.keywords` imports say nothing more: OPA drops them. */
-function withoutRedundantImports(imports: FImport[]): FImport[] {
+/**
+ * With `import rego.v1`, `future.keywords` imports say nothing more: OPA drops them. Asked to
+ * drop v0 imports, it drops both kinds.
+ */
+function withoutRedundantImports(imports: FImport[], dropV0Imports: boolean): FImport[] {
   const root = (imp: FImport): string[] => {
     const value = imp.path.value;
     const terms = value.kind === "ref" ? value.terms : [imp.path];
@@ -56,9 +64,11 @@ function withoutRedundantImports(imports: FImport[]): FImport[] {
       t.value.kind === "var" ? t.value.name : t.value.kind === "string" ? t.value.value : "",
     );
   };
-  const regoV1 = imports.some((imp) => {
+  const isRegoV1 = (imp: FImport): boolean => {
     const parts = root(imp);
     return parts.length === 2 && parts[0] === "rego" && parts[1] === "v1";
-  });
-  return regoV1 ? imports.filter((imp) => root(imp)[0] !== "future") : imports;
+  };
+  const kept = dropV0Imports ? imports.filter((imp) => !isRegoV1(imp)) : imports;
+  const dropFuture = dropV0Imports || kept.some(isRegoV1);
+  return dropFuture ? kept.filter((imp) => root(imp)[0] !== "future") : kept;
 }
