@@ -401,7 +401,8 @@ class TreeBuilder {
   private expr(expr: Expr): FExpr {
     const loc = this.locTo(expr.loc, this.exprEnd(expr));
     return {
-      negated: expr.negated,
+      // OPA's `Not` carries the negation itself: its expression is not negated.
+      negated: expr.negated && expr.node.type !== "body",
       node: this.exprNode(expr, loc),
       with: expr.with.map((w) => this.with(w)),
       loc,
