@@ -33,7 +33,7 @@ type WriteError = UnexpectedComment | FormatProblem;
 type Step = [FComment[], WriteError | undefined];
 
 function isUnexpected(error: WriteError | undefined): error is UnexpectedComment {
-  return error !== undefined && error.unexpected;
+  return error?.unexpected === true;
 }
 
 /** Operators OPA writes infix, with the number of operands they take. */
@@ -664,24 +664,17 @@ class Writer {
   }
 
   private functionCallPlain(terms: FTerm[], comments: FComment[]): Step {
-    let rest = comments;
-    let error: WriteError | undefined;
     const op = terms[0]!;
     if (op.value.kind === "ref") {
       // OPA goes on with the comments it had before writing the operator.
-      const [left, refError] = this.writeRef(op.value.terms, rest);
+      const [left, refError] = this.writeRef(op.value.terms, comments);
       if (refError !== undefined) return [left, refError];
     } else {
       this.write(termString(op));
     }
     this.write("(");
-    [rest, error] = this.iterable(
-      terms.slice(1),
-      op.loc,
-      closingLoc("", "", "(", ")", op.loc),
-      rest,
-      this.listWriter(false),
-    );
+    const close = closingLoc("", "", "(", ")", op.loc);
+    const [rest, error] = this.iterable(terms.slice(1), op.loc, close, comments, this.listWriter(false));
     this.write(")");
     if (error !== undefined) return [[], error];
     return [rest, undefined];
