@@ -46,7 +46,8 @@ export function formatSource(source: string, file: string, options: FormatOption
   const check = parseModule(text, file, { annotations: false });
   if (check.module === undefined) {
     const reasons = check.errors.map((e) => e.detail).join("; ");
-    const detail = `${file} was formatted, but the result does not parse (${reasons}); please report this`;
+    // OPA checks its output the same way, and fails on the same few constructs.
+    const detail = `${file}: formatted as opa fmt does, the policy no longer parses (${reasons}); opa fmt fails on it too: write that rule differently`;
     return { ok: false, errors: [new RegoError("rego_format_error", detail)] };
   }
   return { ok: true, text };
