@@ -11,6 +11,7 @@
 import { RegoError } from "../errors.ts";
 import { parseModule } from "../syntax/index.ts";
 import { recycleTokens, tokenize } from "../syntax/lexer.ts";
+import { pathParts } from "./imports.ts";
 import { SourceTokens } from "./spans.ts";
 import { type FImport, type FModule, formatTree } from "./tree.ts";
 import { FormatProblem, writeModule } from "./writer.ts";
@@ -58,13 +59,7 @@ export function formatSource(source: string, file: string, options: FormatOption
  * drop v0 imports, it drops both kinds.
  */
 function withoutRedundantImports(imports: FImport[], dropV0Imports: boolean): FImport[] {
-  const root = (imp: FImport): string[] => {
-    const value = imp.path.value;
-    const terms = value.kind === "ref" ? value.terms : [imp.path];
-    return terms.map((t) =>
-      t.value.kind === "var" ? t.value.name : t.value.kind === "string" ? t.value.value : "",
-    );
-  };
+  const root = (imp: FImport): string[] => pathParts(imp.path);
   const isRegoV1 = (imp: FImport): boolean => {
     const parts = root(imp);
     return parts.length === 2 && parts[0] === "rego" && parts[1] === "v1";

@@ -20,7 +20,6 @@ import type {
   Module,
   Rule,
   RuleHead,
-  ScalarTerm,
   Term,
   VarTerm,
   With,
@@ -350,13 +349,9 @@ class TreeBuilder {
         return {
           kind: "template",
           raw: term.raw,
-          parts: term.parts.map((part) => (isTemplateExpr(part) ? this.expr(part) : this.scalar(part))),
+          parts: term.parts.map((part) => (isTemplateExpr(part) ? this.expr(part) : this.term(part))),
         };
     }
-  }
-
-  private scalar(term: ScalarTerm): FTerm {
-    return this.term(term);
   }
 
   /**

@@ -11,6 +11,28 @@
  * is part of OPA's output.
  */
 import { goQuote } from "./go-quote.ts";
+import { compareImports, groupImports, pathParts } from "./imports.ts";
+import {
+  breaksLine,
+  flattenLogical,
+  isLogical,
+  type LogicalNode,
+  type LogicalOperand,
+  notBodyNeedsParens,
+} from "./logical.ts";
+import {
+  INFIX,
+  infixLead,
+  isSetTerm,
+  isTrue,
+  isTrueBody,
+  isUnionCall,
+  isUnionExpr,
+  operatorName,
+  termString,
+  VAR_COMPATIBLE,
+} from "./operators.ts";
+import { closingLoc, compareLocs, exprTermsEndRow, newlines, partitionComments } from "./rows.ts";
 import type { FComment, FExpr, FHead, FImport, FModule, FRule, FTerm, FWith, Loc } from "./tree.ts";
 
 /** A comment on a line that already has one: the enclosing term is copied from the source. */
@@ -36,27 +58,6 @@ function isUnexpected(error: WriteError | undefined): error is UnexpectedComment
   return error?.unexpected === true;
 }
 
-/** Operators OPA writes infix, with the number of operands they take. */
-const INFIX: ReadonlyMap<string, { symbol: string; arity: number }> = new Map([
-  ["eq", { symbol: "=", arity: 2 }],
-  ["assign", { symbol: ":=", arity: 2 }],
-  ["equal", { symbol: "==", arity: 2 }],
-  ["neq", { symbol: "!=", arity: 2 }],
-  ["lt", { symbol: "<", arity: 2 }],
-  ["lte", { symbol: "<=", arity: 2 }],
-  ["gt", { symbol: ">", arity: 2 }],
-  ["gte", { symbol: ">=", arity: 2 }],
-  ["plus", { symbol: "+", arity: 2 }],
-  ["minus", { symbol: "-", arity: 2 }],
-  ["mul", { symbol: "*", arity: 2 }],
-  ["div", { symbol: "/", arity: 2 }],
-  ["rem", { symbol: "%", arity: 2 }],
-  ["and", { symbol: "&", arity: 2 }],
-  ["or", { symbol: "|", arity: 2 }],
-  ["internal.member_2", { symbol: "in", arity: 2 }],
-  ["internal.member_3", { symbol: "in", arity: 3 }],
-]);
-
 /** Rego v0's keywords; v1 adds `if`, `contains`, `in` and `every`. */
 const KEYWORDS_V0: ReadonlySet<string> = new Set([
   "not",
@@ -73,9 +74,6 @@ const KEYWORDS_V0: ReadonlySet<string> = new Set([
 ]);
 /** Rego v1's keywords: a ref operand spelled as one is kept in brackets if written so. */
 const KEYWORDS_V1: ReadonlySet<string> = new Set([...KEYWORDS_V0, "if", "contains", "in", "every"]);
-
-const VAR_COMPATIBLE = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const NEGATIVE_ROW: Loc = { row: -1, col: 0, offset: 0, text: "" };
 
 /** Formats `module`; throws `FormatProblem` when OPA would refuse to. */
 export function writeModule(module: FModule): string {
@@ -94,31 +92,6 @@ type EntryWriter = (element: Element, comments: FComment[]) => Step;
 
 function elementLoc(element: Element): Loc {
   return Array.isArray(element) ? element[0].loc : element.loc;
-}
-
-function compareLocs(a: Loc, b: Loc): number {
-  return a.row - b.row || a.col - b.col;
-}
-
-function newlines(text: string): number {
-  let count = 0;
-  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) count++;
-  return count;
-}
-
-function operatorName(term: FTerm): string {
-  const value = term.value;
-  if (value.kind === "var") return value.name;
-  if (value.kind !== "ref") return "";
-  return value.terms
-    .map((t, i) =>
-      t.value.kind === "var" ? t.value.name : t.value.kind === "string" && i > 0 ? t.value.value : "?",
-    )
-    .join(".");
-}
-
-function isTrue(term: FTerm | undefined): boolean {
-  return term !== undefined && term.value.kind === "boolean" && term.value.value;
 }
 
 class Writer {
@@ -1243,325 +1216,11 @@ function isMetadataComment(comment: FComment): boolean {
   return comment.text.trim() === "METADATA";
 }
 
-/** Comments above `loc`'s row, the one on it (the last if several), and those below. */
-function partitionComments(comments: FComment[], loc: Loc): [FComment[], FComment | undefined, FComment[]] {
-  const before: FComment[] = [];
-  const after: FComment[] = [];
-  let at: FComment | undefined;
-  for (const comment of comments) {
-    const cmp = comment.loc.row - loc.row;
-    if (cmp < 0) before.push(comment);
-    else if (cmp > 0) after.push(comment);
-    else at = comment;
-  }
-  return [before, at, after];
-}
-
-/**
- * The row of the `close` bracket matching the first `open` in `loc`'s text, after skipping the
- * first balanced `skipOpen`…`skipClose` group (a rule's arguments or key); row -1 if none.
- */
-function closingLoc(skipOpen: string, skipClose: string, open: string, close: string, loc: Loc): Loc {
-  const text = loc.text;
-  let i = 0;
-  let offset = 0;
-  if (skipOpen !== "") [i, offset] = skipPast(skipOpen, skipClose, text);
-  while (i < text.length && text[i] !== open) i++;
-  if (i >= text.length) return NEGATIVE_ROW;
-  let state = 1;
-  while (state > 0) {
-    i++;
-    if (i >= text.length) return NEGATIVE_ROW;
-    const c = text[i];
-    if (c === open) state++;
-    else if (c === close) state--;
-    else if (c === "\n") offset++;
-  }
-  return { row: loc.row + offset, col: 0, offset: 0, text: "" };
-}
-
-function skipPast(open: string, close: string, text: string): [number, number] {
-  let i = 0;
-  while (i < text.length && text[i] !== open) i++;
-  let state = 1;
-  let offset = 0;
-  while (state > 0) {
-    i++;
-    if (i >= text.length) return [i, offset];
-    const c = text[i];
-    if (c === open) state++;
-    else if (c === close) state--;
-    else if (c === "\n") offset++;
-  }
-  return [i, offset];
-}
-
-/** The row where an expression's own text ends, its `with` modifiers left out. */
-function exprTermsEndRow(expr: FExpr): number {
-  let text = expr.loc.text;
-  const first = expr.with[0];
-  if (first !== undefined) {
-    const cut = first.loc.offset - expr.loc.offset;
-    if (cut > 0 && cut <= text.length) text = text.slice(0, cut);
-  }
-  return expr.loc.row + newlines(text.replace(/[ \t\r\n]+$/, ""));
-}
-
-function isTrueBody(body: FExpr[]): boolean {
-  const only = body[0];
-  return (
-    body.length === 1 &&
-    only !== undefined &&
-    !only.negated &&
-    only.with.length === 0 &&
-    only.node.kind === "term" &&
-    isTrue(only.node.term)
-  );
-}
-
-function isSetTerm(expr: FExpr): boolean {
-  return !expr.negated && expr.node.kind === "term" && expr.node.term.value.kind === "set";
-}
-
-function isUnionCall(term: FTerm): boolean {
-  return term.value.kind === "call" && operatorName(term.value.terms[0]!) === "or";
-}
-
-function isUnionExpr(expr: FExpr): boolean {
-  return (
-    expr.node.kind === "call" && expr.node.terms.length === 3 && operatorName(expr.node.terms[0]!) === "or"
-  );
-}
-
 /** Whether a ref operand is written in brackets: not a name, or a keyword written so. */
 function shouldBracket(value: string, loc: Loc, keywords: ReadonlySet<string>): boolean {
   if (!VAR_COMPATIBLE.test(value)) return true;
   return keywords.has(value) && loc.text.startsWith('"');
 }
 
-function groupImports(imports: FImport[]): FImport[][] {
-  const groups: FImport[][] = [];
-  let group: FImport[] = [];
-  for (const imp of imports) {
-    const last = group[group.length - 1];
-    if (last !== undefined && imp.loc.row - last.loc.row > 1) {
-      groups.push(group);
-      group = [];
-    }
-    group.push(imp);
-  }
-  if (group.length > 0) groups.push(group);
-  return groups;
-}
-
-/** OPA's `Import.Compare`: by path (element by element, then length), then alias. */
-function compareImports(a: FImport, b: FImport): number {
-  const left = pathParts(a.path);
-  const right = pathParts(b.path);
-  for (let i = 0; i < Math.min(left.length, right.length); i++) {
-    const cmp = compareStrings(left[i]!, right[i]!);
-    if (cmp !== 0) return cmp;
-  }
-  if (left.length !== right.length) return left.length - right.length;
-  return compareStrings(a.alias ?? "", b.alias ?? "");
-}
-
-function pathParts(path: FTerm): string[] {
-  const terms = path.value.kind === "ref" ? path.value.terms : [path];
-  return terms.map((term) =>
-    term.value.kind === "var" ? term.value.name : term.value.kind === "string" ? term.value.value : "",
-  );
-}
-
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** OPA's `Term.String()` for the few places the writer uses it (a two-part head's brackets). */
-function termString(term: FTerm): string {
-  const value = term.value;
-  switch (value.kind) {
-    case "var":
-      return value.name;
-    case "string":
-      return goQuote(value.value);
-    case "number":
-      return value.text;
-    case "boolean":
-      return value.value ? "true" : "false";
-    case "null":
-      return "null";
-    case "ref":
-      return value.terms
-        .map((t, i) => {
-          if (i === 0) return termString(t);
-          if (t.value.kind === "string" && VAR_COMPATIBLE.test(t.value.value)) return `.${t.value.value}`;
-          return `[${termString(t)}]`;
-        })
-        .join("");
-    case "array":
-      return `[${value.items.map(termString).join(", ")}]`;
-    case "set":
-      return value.items.length === 0 ? "set()" : `{${value.items.map(termString).join(", ")}}`;
-    case "object":
-      return `{${value.entries.map(([k, v]) => `${termString(k)}: ${termString(v)}`).join(", ")}}`;
-    case "call": {
-      const [op, ...args] = value.terms;
-      return `${termString(op!)}(${args.map(termString).join(", ")})`;
-    }
-    default:
-      return term.loc.text;
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // `and` / `or` chains
-
-interface LogicalOperand {
-  body: FExpr[];
-  /** Written in braces, which scope its expressions. */
-  explicit: boolean;
-  /** An implicit operand that needs parentheses to be read back as itself. */
-  parens: boolean;
-  /** The opening brace of an explicit operand. */
-  brace: Loc;
-}
-
-interface LogicalStep {
-  op: "and" | "or";
-  rhs: LogicalOperand;
-  /** The row on which everything left of the operator ends. */
-  lhsEndRow: number;
-}
-
-type LogicalNode = FExpr["node"] & { kind: "logical" };
-
-function isLogical(expr: FExpr): expr is FExpr & { node: LogicalNode } {
-  return expr.node.kind === "logical";
-}
-
-/** The leading operand and the operator applications of a left-nested chain. */
-function flattenLogical(expr: FExpr & { node: LogicalNode }): [LogicalOperand, LogicalStep[]] {
-  const node = expr.node;
-  const step: LogicalStep = {
-    op: node.op,
-    rhs: logicalOperandOf(node.rhs, node.rhsExplicit, node.op, true, expr.loc),
-    lhsEndRow: 0,
-  };
-  const only = node.lhs[0];
-  if (
-    !node.lhsExplicit &&
-    node.lhs.length === 1 &&
-    only !== undefined &&
-    isLogical(only) &&
-    !logicalNeedsParens(only, node.op, false)
-  ) {
-    step.lhsEndRow = bodyEndRow(node.lhs);
-    const [first, steps] = flattenLogical(only);
-    return [first, [...steps, step]];
-  }
-  const first = logicalOperandOf(node.lhs, node.lhsExplicit, node.op, false, expr.loc);
-  step.lhsEndRow = logicalOperandEndRow(first);
-  return [first, [step]];
-}
-
-function logicalOperandOf(
-  body: FExpr[],
-  explicit: boolean,
-  parentOp: string,
-  rhs: boolean,
-  node: Loc,
-): LogicalOperand {
-  if (explicit || body.length !== 1) {
-    return { body, explicit: true, parens: false, brace: operandBraceLoc(node, body) };
-  }
-  return { body, explicit: false, parens: logicalNeedsParens(body[0]!, parentOp, rhs), brace: node };
-}
-
-/** Whether an implicit operand of `parentOp` needs parentheses to be read back as itself. */
-function logicalNeedsParens(expr: FExpr, parentOp: string, rhs: boolean): boolean {
-  if (expr.with.length > 0) return true;
-  const node = expr.node;
-  if (node.kind === "logical") {
-    // `or` binds looser than `and`; both nest to the left.
-    return node.op === "or" ? parentOp === "and" || rhs : parentOp === "and" && rhs;
-  }
-  return exprRendersBraceLead(expr);
-}
-
-/** Whether the only expression of `not (…)` needs its parentheses. */
-function notBodyNeedsParens(expr: FExpr): boolean {
-  if (expr.with.length > 0 || isLogical(expr) || expr.node.kind === "not") return true;
-  return exprRendersBraceLead(expr);
-}
-
-function breaksLine(step: LogicalStep): boolean {
-  const start = step.rhs.explicit ? step.rhs.brace : step.rhs.body[0]?.loc;
-  return start !== undefined && start.row > step.lhsEndRow;
-}
-
-function logicalOperandEndRow(operand: LogicalOperand): number {
-  if (operand.explicit) {
-    const row = closingLoc("", "", "{", "}", operand.brace).row;
-    if (row > 0) return row;
-  }
-  return bodyEndRow(operand.body);
-}
-
-function bodyEndRow(body: FExpr[]): number {
-  const last = body[body.length - 1];
-  if (last === undefined) return 0;
-  return last.loc.row + newlines(last.loc.text.replace(/[ \t\r\n]+$/, ""));
-}
-
-/** The `{` opening an explicit operand, found in the chain's text before its first expression. */
-function operandBraceLoc(node: Loc, body: FExpr[]): Loc {
-  const first = body[0];
-  if (first === undefined) return node;
-  for (let i = Math.min(first.loc.offset - node.offset, node.text.length) - 1; i >= 0; i--) {
-    if (node.text[i] !== "{") continue;
-    const row = node.row + newlines(node.text.slice(0, i));
-    return { row, col: node.col, offset: node.offset + i, text: node.text.slice(i) };
-  }
-  return node;
-}
-
-/** The operand an infix call expression is written with first (`x` of `x | y == z`). */
-function infixLead(expr: FExpr): FTerm | undefined {
-  if (expr.node.kind !== "call") return undefined;
-  const terms = expr.node.terms;
-  const infix = INFIX.get(operatorName(terms[0]!));
-  if (infix === undefined) return undefined;
-  if (terms.length === infix.arity + 1) return terms[1];
-  if (terms.length === infix.arity + 2) return terms[terms.length - 1];
-  return undefined;
-}
-
-/** Whether an expression is written starting with `{` (a set, object, or one of them first). */
-function exprRendersBraceLead(expr: FExpr): boolean {
-  if (expr.node.kind === "term") return termRendersBraceLead(expr.node.term);
-  const lead = infixLead(expr);
-  return lead !== undefined && termRendersBraceLead(lead);
-}
-
-function termRendersBraceLead(term: FTerm): boolean {
-  const value = term.value;
-  switch (value.kind) {
-    case "set":
-      return value.items.length > 0;
-    case "object":
-    case "setcompr":
-    case "objectcompr":
-      return true;
-    case "ref":
-      return value.terms[0] !== undefined && termRendersBraceLead(value.terms[0]);
-    case "call": {
-      const infix = INFIX.get(operatorName(value.terms[0]!));
-      return (
-        infix !== undefined && value.terms.length === infix.arity + 1 && termRendersBraceLead(value.terms[1]!)
-      );
-    }
-    default:
-      return false;
-  }
-}
