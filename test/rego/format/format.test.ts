@@ -134,6 +134,13 @@ describe("formatSource, OPA's rules", () => {
     expect(format("package p\n\nx := [(a | b), c]\n")).toBe("package p\n\nx := [(a | b), c]\n");
   });
 
+  it("keeps a lone set term in braces and writes a lone negation after `if`", () => {
+    expect(format("package p\n\np if { {1, 2} }\n")).toBe("package p\n\np if {\n\t{1, 2}\n}\n");
+    const negated = format("package p\n\np if { not {input.x} }\n");
+    expect(negated).toBe("package p\n\np if not {input.x}\n");
+    expect(format(negated)).toBe(negated);
+  });
+
   it("reports a module that does not parse", () => {
     const result = formatSource("package p\n\nx := \n", "broken.rego");
     expect(result.ok).toBe(false);
