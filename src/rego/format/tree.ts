@@ -175,12 +175,20 @@ class TreeBuilder {
   private readonly module: Module;
   /** Token index of each term's first and last token, without parentheses around it. */
   private readonly extents = new Map<Term, [number, number]>();
+  /** `not` keyword imported (`future.keywords`, `future.keywords.not` or `rego.v2`): `not ( … )` is a `Not`. */
+  private readonly notKeyword: boolean;
   /** Offsets at which statements start, ascending; a statement ends before the next one. */
   private readonly statementStarts: number[];
 
   constructor(tokens: SourceTokens, module: Module) {
     this.tokens = tokens;
     this.module = module;
+    this.notKeyword = module.imports.some((imp) => {
+      const parts = imp.path.type === "ref" ? [imp.path.head, ...imp.path.path] : [imp.path];
+      const names = parts.map((t) => (t.type === "var" ? t.name : t.type === "string" ? t.value : ""));
+      const joined = names.join(".");
+      return joined === "future.keywords" || joined === "future.keywords.not" || joined === "rego.v2";
+    });
     const starts = [module.package.loc.offset, ...module.imports.map((imp) => imp.loc.offset)];
     for (const rule of module.rules) starts.push(rule.loc.offset);
     this.statementStarts = [...new Set(starts)].sort((a, b) => a - b);
@@ -395,13 +403,52 @@ class TreeBuilder {
 
   private expr(expr: Expr): FExpr {
     const loc = this.locTo(expr.loc, this.exprEnd(expr));
+    const withs = expr.with.map((w) => this.with(w));
+    const group = this.negatedGroup(expr);
+    if (group !== undefined) {
+      // With the `not` keyword, OPA reads `not (x)` as a `Not` whose body is `x`.
+      const [first, last] = group;
+      const inner: FExpr = {
+        negated: false,
+        node: this.exprNode(expr, loc),
+        with: [],
+        loc: this.locTo(
+          { line: this.tokens.line(first), col: this.tokens.col(first), offset: this.tokens.start(first) },
+          last,
+        ),
+      };
+      return { negated: false, node: { kind: "not", body: [inner], explicit: false, loc }, with: withs, loc };
+    }
     return {
       // OPA's `Not` carries the negation itself: its expression is not negated.
       negated: expr.negated && expr.node.type !== "body",
       node: this.exprNode(expr, loc),
-      with: expr.with.map((w) => this.with(w)),
+      with: withs,
       loc,
     };
+  }
+
+  /**
+   * The tokens inside the parentheses of `not (…)` when the `not` keyword is imported and they
+   * enclose the whole negated term.
+   */
+  private negatedGroup(expr: Expr): [number, number] | undefined {
+    const node = expr.node;
+    if (
+      !expr.negated ||
+      !this.notKeyword ||
+      node.type === "body" ||
+      node.type === "some" ||
+      node.type === "every"
+    ) {
+      return undefined;
+    }
+    if (node.type === "logical") return undefined;
+    const t = this.tokens;
+    const open = t.indexAt(expr.loc.offset) + 1;
+    const end = this.wrapped(node)[1];
+    if (t.kind(open) !== Tok.LParen || t.closing(open) !== end) return undefined;
+    return [open + 1, end - 1];
   }
 
   private exprNode(expr: Expr, loc: Loc): ExprNode {
