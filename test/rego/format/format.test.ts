@@ -141,6 +141,13 @@ describe("formatSource, OPA's rules", () => {
     expect(format(negated)).toBe(negated);
   });
 
+  it("keeps the parentheses of not ( … ) where the not keyword would read braces as a body", () => {
+    const source = "package p\n\nimport future.keywords.not\n\np if {\n\tnot ({x})\n\tnot (f(1))\n}\n";
+    expect(format(source)).toBe(
+      "package p\n\nimport future.keywords.not\n\np if {\n\tnot ({x})\n\tnot f(1)\n}\n",
+    );
+  });
+
   it("reports a module that does not parse", () => {
     const result = formatSource("package p\n\nx := \n", "broken.rego");
     expect(result.ok).toBe(false);
