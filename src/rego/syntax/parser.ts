@@ -805,7 +805,8 @@ class Parser {
     const saved = this.save();
     const expr = this.parseLiteral();
     // `p if { true }` reads as a set literal; a set is never false, so OPA takes it as a body.
-    if (expr !== undefined && expr.node.type !== "set") return [expr];
+    // `p if not {x}` is an expression (what `opa fmt` writes for `p if { not {x} }`).
+    if (expr !== undefined && (expr.negated || expr.node.type !== "set")) return [expr];
     this.restore(saved);
     return this.parseBracedBody();
   }
