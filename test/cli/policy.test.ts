@@ -194,8 +194,8 @@ describe("writ policy build and eval", () => {
 });
 
 describe("writ policy test", () => {
-  it("passes a passing suite (with input and function mocks) and exits 0", async () => {
-    const run = await writ(["policy", "test", "policy"], root);
+  it("passes a passing suite (with input and function mocks) and exits 0 (2 for its skipped test without -z)", async () => {
+    const run = await writ(["policy", "test", "-z", "policy"], root);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^data\.authz_test\.test_admin_is_allowed: PASS \([\d.]+ms\)$/m);
@@ -205,11 +205,14 @@ describe("writ policy test", () => {
     expect(run.stdout).toMatch(/^data\.authz_test\.todo_test_not_written_yet: SKIPPED$/m);
     expect(run.stdout).toMatch(/^PASS: 4\/5$/m);
     expect(run.stdout).toMatch(/^SKIPPED: 1\/5$/m);
+    expect(run.stdout).toMatch(/^compile [\d.]+m?s \(parse .*\), evaluation [\d.]+m?s \(4 tests\)$/m);
+    // As opa test: a skipped test is not a pass unless -z says so.
+    expect((await writ(["policy", "test", "policy"], root)).code).toBe(2);
   });
 
-  it("fails a failing suite, names the failing test and exits 1", async () => {
+  it("fails a failing suite, names the failing test and exits 2 (as opa test)", async () => {
     const run = await writ(["policy", "test", "failing"], root);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stdout).toMatch(/^data\.authz_test\.test_admin_is_allowed: PASS/m);
     expect(run.stdout).toMatch(/^data\.authz_test\.test_guest_is_allowed: FAIL/m);
     expect(run.stdout).toMatch(/^data\.authz_test\.test_twice: PASS/m);
@@ -219,7 +222,7 @@ describe("writ policy test", () => {
   });
 
   it("reports coverage: the rules no test reached, as text and in opa test --coverage's JSON", async () => {
-    const run = await writ(["policy", "test", "policy", "--coverage"], root);
+    const run = await writ(["policy", "test", "policy", "-z", "--coverage"], root);
     expect(run.code).toBe(0);
     const file = path.join("policy", "authz", "policy.rego");
     // decision (line 7) is never evaluated; owner (line 9) is always replaced by a mock.
@@ -229,7 +232,7 @@ describe("writ policy test", () => {
     expect(run.stdout).toMatch(
       new RegExp(`^ {2}${file.replaceAll(".", "\\.")}: [\\d.]+%, not covered: lines 7, 9$`, "m"),
     );
-    const json = await writ(["policy", "test", "policy", "--coverage", "--format", "json"], root);
+    const json = await writ(["policy", "test", "policy", "-z", "--coverage", "--format", "json"], root);
     expect(json.code).toBe(0);
     const report = z
       .object({
@@ -269,7 +272,7 @@ describe("writ policy test", () => {
 
   it("selects tests with --run and groups them by file with -v", async () => {
     const run = await writ(["policy", "test", "-v", "--run", "guest", "failing"], root);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stdout).toContain(`${path.join("failing", "policy_test.rego")}:`);
     expect(run.stdout).not.toContain("test_admin_is_allowed");
     expect(run.stdout).toMatch(/FAIL: 1\/1/);
