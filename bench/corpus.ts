@@ -32,7 +32,9 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
 });
 if (positionals.length === 0) {
-  console.error("usage: npx tsx bench/corpus.ts <folder>... [--builtins <module.mjs>]... [--run <regex>] [--json <file>]");
+  console.error(
+    "usage: npx tsx bench/corpus.ts <folder>... [--builtins <module.mjs>]... [--run <regex>] [--json <file>]",
+  );
   process.exit(2);
 }
 
@@ -82,7 +84,10 @@ console.log(
     [
       ["files (.rego)", summary.files],
       ["tests", summary.tests],
-      ["passed / failed / errors / skipped", `${counts.PASS} / ${counts.FAIL} / ${counts.ERROR} / ${counts.SKIPPED}`],
+      [
+        "passed / failed / errors / skipped",
+        `${counts.PASS} / ${counts.FAIL} / ${counts.ERROR} / ${counts.SKIPPED}`,
+      ],
       ["compile errors", summary.compileErrors],
       ["read files (ms)", readMs],
       ["parse (ms)", t.parseMs],

@@ -152,7 +152,22 @@ function isPublic(cidr) {
 
 // ------------------------------------------------------------------------------------------ sh
 
-const RESERVED = new Set(["if", "then", "else", "elif", "fi", "do", "done", "while", "until", "case", "esac", "{", "}", "!"]);
+const RESERVED = new Set([
+  "if",
+  "then",
+  "else",
+  "elif",
+  "fi",
+  "do",
+  "done",
+  "while",
+  "until",
+  "case",
+  "esac",
+  "{",
+  "}",
+  "!",
+]);
 
 /**
  * The shell words of `text` as mvdan.cc/sh prints them (quotes kept), with the operators between
@@ -269,7 +284,10 @@ const SECRET_RULES = [
   ["Private Key", /-----BEGIN ((RSA|DSA|EC|OPENSSH|PGP) )?PRIVATE KEY( BLOCK)?-----/],
   ["Github Token", /\b(ghp|gho|ghu|ghs|ghr)_[0-9a-zA-Z]{36}\b/],
   ["Slack Token", /xox[baprs]-([0-9a-zA-Z]{10,48})/],
-  ["Slack Webhook", /https:\/\/hooks\.slack\.com\/services\/T[a-zA-Z0-9_]{8}\/B[a-zA-Z0-9_]{8,12}\/[a-zA-Z0-9_]{24}/],
+  [
+    "Slack Webhook",
+    /https:\/\/hooks\.slack\.com\/services\/T[a-zA-Z0-9_]{8}\/B[a-zA-Z0-9_]{8,12}\/[a-zA-Z0-9_]{24}/,
+  ],
   ["Google API Key", /AIza[0-9A-Za-z\\-_]{35}/],
   ["Stripe Key", /(sk|rk)_live_[0-9a-zA-Z]{24}/],
 ];
@@ -285,7 +303,11 @@ function scanString(text) {
 
 export const builtins = [
   { name: "result.new", decl: { type: "function", args: [S, A], result: A }, impl: newResult },
-  { name: "isManaged", decl: { type: "function", args: [A], result: B }, impl: (r) => newResult("", r).managed },
+  {
+    name: "isManaged",
+    decl: { type: "function", args: [A], result: B },
+    impl: (r) => newResult("", r).managed,
+  },
   {
     name: "sh.parse_commands",
     decl: { type: "function", args: [S], result: { type: "array", dynamic: { type: "array", dynamic: S } } },
