@@ -95,7 +95,8 @@ export class PolicyEngine {
   private readonly compiledCache: CompiledPolicyCache;
   private readonly sourceRoot: string | undefined;
   private readonly onLoad: ((loaded: LoadedRevision) => void) | undefined;
-  private readonly builtins: CustomBuiltins | undefined;
+  /** The custom builtins its policies may call (an archived revision is loaded with the same). */
+  readonly builtins: CustomBuiltins | undefined;
   /** The bundle last installed from a bundle server: where from, its digest and ETag. */
   private served: { url: string; digest: string; etag?: string } | undefined;
   /** The last reload failure, until a reload succeeds. */
