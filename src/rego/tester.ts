@@ -24,8 +24,10 @@ export interface TestCase {
   /** `data.pkg.test_name`; later definitions of the same name get `#01`, `#02`, … */
   name: string;
   location: Location;
-  /** `todo_test_…` rules: reported, never run. */
+  /** `todo_test_…` rules (and tests Writ cannot run yet, see `unsupported`): reported, never run. */
   skipped: boolean;
+  /** Why a test is skipped although it is not a `todo_test_…` rule. */
+  unsupported?: string;
   /** The query that evaluates the test (`result = data.pkg.test_name`). */
   query: string;
 }
@@ -77,6 +79,22 @@ function refText(path: readonly string[]): string {
   return `data${path.map((s) => (IDENTIFIER.test(s) ? `.${s}` : `[${JSON.stringify(s)}]`)).join("")}`;
 }
 
+/**
+ * The name of a parametrized test (`test_cases[name] if { some name, tc in {…} … }`), a rule whose
+ * head is a ref under a `test_…` name. OPA runs it as one test with a sub-result per case (its
+ * compiler injects a call recording each case that starts); Writ does not yet, and says so
+ * rather than leave it out.
+ */
+function parametrizedTestName(rule: Rule): string | undefined {
+  const { ref } = rule.head;
+  if (rule.head.args !== undefined || ref.type !== "ref" || ref.head.type !== "var") return undefined;
+  const name = ref.head.name;
+  return name.startsWith("test_") || name.startsWith("todo_test_") ? name : undefined;
+}
+
+const PARAMETRIZED =
+  "a parametrized test (test_x[case]) is not run by writ policy test yet: write one test_ rule per case";
+
 function ruleName(rule: Rule): string | undefined {
   const { head } = rule;
   if (head.args !== undefined || head.key !== undefined || head.ref.type !== "var") return undefined;
@@ -112,7 +130,19 @@ export function discoverTests(modules: readonly Module[]): { modules: Module[]; 
   const out = modules.map((m) => {
     const pkgKey = m.package.path.join("\0");
     const names = namesByPackage.get(pkgKey) ?? new Set<string>();
+    const reported = new Set<string>();
     const rules = m.rules.map((rule) => {
+      const parametrized = rule.default ? undefined : parametrizedTestName(rule);
+      if (parametrized !== undefined && !reported.has(parametrized)) {
+        reported.add(parametrized);
+        tests.push({
+          name: `${refText(m.package.path)}.${parametrized}`,
+          location: rule.loc,
+          skipped: true,
+          unsupported: PARAMETRIZED,
+          query: `result = ${refText([...m.package.path, parametrized])}`,
+        });
+      }
       const name = ruleName(rule);
       if (rule.default || name === undefined) return rule;
       const skipped = name.startsWith("todo_test_");
@@ -272,5 +302,5 @@ function runTest(policy: Policy, test: TestCase): TestResult {
 }
 
 function skippedResult(test: TestCase): TestResult {
-  return { test, status: "SKIPPED", durationMs: 0, detail: undefined, output: [] };
+  return { test, status: "SKIPPED", durationMs: 0, detail: test.unsupported, output: [] };
 }
