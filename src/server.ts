@@ -31,7 +31,14 @@ import { startTelemetry, type Telemetry } from "./observability/otel.ts";
 import { gatewaySamples } from "./observability/samples.ts";
 import { enableTracing } from "./observability/tracing.ts";
 import { compiledCacheBeside } from "./policy/compiled-cache.ts";
-import { PolicyEngine, type PolicyEngineOptions, RevisionArchive, ShadowPolicy } from "./policy/index.ts";
+import {
+  type CustomBuiltins,
+  loadPolicyBuiltins,
+  PolicyEngine,
+  type PolicyEngineOptions,
+  RevisionArchive,
+  ShadowPolicy,
+} from "./policy/index.ts";
 import { createScheduling } from "./schedule/index.ts";
 import { openStore, postgresSettings } from "./store/index.ts";
 import type { Store } from "./store/types.ts";
@@ -76,10 +83,13 @@ export async function createGateway(
       ),
     );
     closers.push(() => revisions.settled());
+    // Custom builtins are loaded once and given to the live policy and a shadow policy alike.
+    const builtins =
+      config.policy.builtins.length > 0 ? await loadPolicyBuiltins(config.policy.builtins) : undefined;
     const policy = await startPolicyEngine(
       "policy",
       config.policy,
-      { config, credentials, closers, revisions },
+      { config, credentials, closers, revisions, builtins },
       (result) => metrics.policyReloads.inc({ result }),
     );
 
@@ -159,7 +169,7 @@ export async function createGateway(
       const candidate = await startPolicyEngine(
         "shadow policy",
         { ...config.policy.shadow, dir: config.policy.shadow.dir ?? "" },
-        { config, credentials, closers, revisions },
+        { config, credentials, closers, revisions, builtins },
       );
       const own = new ShadowPolicy<ShadowCallContext>(
         candidate,
@@ -236,15 +246,17 @@ async function startPolicyEngine(
     credentials: CredentialResolver;
     closers: Array<() => Promise<void> | void>;
     revisions: RevisionArchive;
+    builtins: CustomBuiltins | undefined;
   },
   reloaded: (result: "ok" | "failed") => void = () => {},
 ): Promise<PolicyEngine> {
-  const { config, credentials, closers, revisions } = parts;
+  const { config, credentials, closers, revisions, builtins } = parts;
   const bundleCredentials = source.bundle_credentials_ref;
   const engine = new PolicyEngine({
     onLoad: (loaded) => revisions.keep(loaded),
     entrypoint: config.policy.entrypoint,
     timeBudgetMs: config.policy.time_budget_ms,
+    ...(builtins === undefined ? {} : { builtins }),
     ...compiledPolicyOptions(config, source.dir),
     ...(bundleCredentials === undefined
       ? {}

@@ -49,9 +49,11 @@ write policies
   policy build <path>... -e, --entrypoint <rule>... [-o, --output <bundle.tar.gz>] [--data <file>]...
                [-r, --revision <text>]
   policy eval -d, --data <path>... [-i, --input <input.json>] [--strict-builtin-errors] '<query>'
-  policy test <path>... [-v, --verbose] [--run <regex>] [--coverage [--format text|json]]
+  policy test <path>... [-v, --verbose] [--run <regex>] [--format pretty|json] [--coverage]
+               [-z, --exit-zero-on-skipped] [--fail-on-empty]
   policy capabilities [--format writ|opa]
       the builtins policies can call (opa: a file for opa check --capabilities, Regal)
+  every policy command above: [--builtins <module.mjs>]... (custom builtins)
 
 change policies safely (both read the store --config names, as logs)
   policy revisions [--config <file>] [--limit <n>] [--cursor <c>] [--format table|json] [<id>]

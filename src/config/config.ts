@@ -72,6 +72,11 @@ export const gatewayConfigSchema = z
         /** Credentials (a name under `credentials:`) sent to the bundle server. */
         bundle_credentials_ref: z.string().min(1).optional(),
         entrypoint: z.string().min(1).default("writ/decision"),
+        /**
+         * Custom builtins: ES modules (relative to this file) whose `builtins` export declares
+         * and implements functions the policies call, as OPA's Go extensions do (README).
+         */
+        builtins: z.array(z.string().min(1)).default([]),
         /** Recompile when files in `dir` change; a broken change keeps the last good policy. */
         watch: z.boolean().default(true),
         time_budget_ms: z.number().positive().default(250),
@@ -235,6 +240,7 @@ function resolvePaths(config: GatewayConfig, base: string): GatewayConfig {
     policy: {
       ...config.policy,
       dir: at(config.policy.dir),
+      builtins: config.policy.builtins.map(at),
       // A bundle server's URL stays as it is; a bundle file is relative to the configuration.
       ...(config.policy.bundle
         ? {

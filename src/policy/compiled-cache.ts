@@ -99,8 +99,15 @@ export function compilerFingerprint(): Promise<string> {
   return fingerprint;
 }
 
-export function cacheKey(compiler: string, entrypoint: string, sources: readonly RegoSource[]): string {
+export function cacheKey(
+  compiler: string,
+  entrypoint: string,
+  sources: readonly RegoSource[],
+  customBuiltins = "",
+): string {
   const hash = createHash("sha256").update(`writ compiled policy ${FORMAT}\0${compiler}\0${entrypoint}\0`);
+  // The declarations of custom builtins decide how calls compile; none leaves older keys as they were.
+  if (customBuiltins !== "") hash.update(`builtins:${customBuiltins.length}:${customBuiltins}\0`);
   for (const s of sources) hash.update(`${s.file.length}:${s.file}${s.source.length}:${s.source}`);
   return hash.digest("hex");
 }
@@ -141,8 +148,8 @@ export class CompiledPolicyCache {
     return this.writeDir !== undefined || this.readDirs.some((dir) => existsSync(dir));
   }
 
-  async key(entrypoint: string, sources: readonly RegoSource[]): Promise<string> {
-    return cacheKey(await this.fingerprint(), entrypoint, sources);
+  async key(entrypoint: string, sources: readonly RegoSource[], customBuiltins = ""): Promise<string> {
+    return cacheKey(await this.fingerprint(), entrypoint, sources, customBuiltins);
   }
 
   /** The entry for `key`, or undefined when no folder holds a whole one. */

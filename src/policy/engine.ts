@@ -16,6 +16,7 @@ import path from "node:path";
 import { z } from "zod";
 import type { PolicyDecision, PolicyInput } from "../core/types.ts";
 import type { RegoSource } from "../rego/build.ts";
+import type { CustomBuiltins } from "../rego/builtins/custom.ts";
 import { loadCompiledPolicy, loadPolicyFromBundle, type Policy } from "../rego/policy.ts";
 import { CompiledPolicyCache } from "./compiled-cache.ts";
 import { validateDecision } from "./decision.ts";
@@ -70,6 +71,11 @@ export interface PolicyEngineOptions {
    * from: the server archives it (src/policy/revisions.ts). Must not throw.
    */
   onLoad?: (loaded: LoadedRevision) => void;
+  /**
+   * Custom builtins (`policy.builtins` in the configuration) the policies may call: compiled
+   * against their declarations, and required of a bundle that records them.
+   */
+  builtins?: CustomBuiltins;
 }
 
 /** What a watcher reports: a reload that worked (its revision) or one that failed. */
@@ -89,6 +95,8 @@ export class PolicyEngine {
   private readonly compiledCache: CompiledPolicyCache;
   private readonly sourceRoot: string | undefined;
   private readonly onLoad: ((loaded: LoadedRevision) => void) | undefined;
+  /** The custom builtins its policies may call (an archived revision is loaded with the same). */
+  readonly builtins: CustomBuiltins | undefined;
   /** The bundle last installed from a bundle server: where from, its digest and ETag. */
   private served: { url: string; digest: string; etag?: string } | undefined;
   /** The last reload failure, until a reload succeeds. */
@@ -101,6 +109,7 @@ export class PolicyEngine {
     this.compiledCache = options.compiledCache ?? new CompiledPolicyCache();
     this.sourceRoot = options.sourceRoot;
     this.onLoad = options.onLoad;
+    this.builtins = options.builtins;
   }
 
   get revision(): string | undefined {
@@ -144,21 +153,29 @@ export class PolicyEngine {
    */
   private async compile(sources: RegoSource[], data: Record<string, unknown>, dir: string): Promise<Policy> {
     const cache = this.compiledCache;
-    const key = cache.enabled ? await cache.key(this.entrypoint, sources).catch(() => undefined) : undefined;
+    const builtins = this.builtins;
+    const key = cache.enabled
+      ? await cache.key(this.entrypoint, sources, builtins?.fingerprint()).catch(() => undefined)
+      : undefined;
     const hit = key === undefined ? undefined : await cache.get(key);
     if (hit !== undefined) {
-      const policy = await loadCompiledPolicy({ ...hit, data }).catch(() => undefined);
+      const policy = await loadCompiledPolicy({ ...hit, data, builtins }).catch(() => undefined);
       if (policy?.entrypoints.includes(this.entrypoint)) return policy;
     }
     const { buildPolicy } = await import("../rego/build.ts");
-    const built = buildPolicy(sources, { entrypoints: [this.entrypoint] });
+    const built = buildPolicy(sources, { entrypoints: [this.entrypoint], builtins });
     if (!built.wasm) {
       throw new PolicyLoadError(
         `the policies in ${dir} do not compile`,
         built.errors.map((e) => e.message),
       );
     }
-    const policy = await loadCompiledPolicy({ wasm: built.wasm, hostBuiltins: built.hostBuiltins, data });
+    const policy = await loadCompiledPolicy({
+      wasm: built.wasm,
+      hostBuiltins: built.hostBuiltins,
+      data,
+      builtins,
+    });
     if (key !== undefined && policy.entrypoints.includes(this.entrypoint)) {
       await cache.put(key, { wasm: built.wasm, hostBuiltins: built.hostBuiltins });
     }
@@ -192,7 +209,7 @@ export class PolicyEngine {
   private async installBundle(bytes: Uint8Array, source: string): Promise<string> {
     let policy: Awaited<ReturnType<typeof loadPolicyFromBundle>>;
     try {
-      policy = await loadPolicyFromBundle(bytes);
+      policy = await loadPolicyFromBundle(bytes, { builtins: this.builtins });
     } catch (error) {
       throw new PolicyLoadError(`the bundle ${source} cannot be loaded`, [
         error instanceof Error ? error.message : String(error),

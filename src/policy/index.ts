@@ -1,3 +1,4 @@
+export { type CustomBuiltins, loadPolicyBuiltins } from "./builtins.ts";
 export { validateDecision } from "./decision.ts";
 export {
   DEFAULT_ENTRYPOINT,

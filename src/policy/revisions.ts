@@ -12,6 +12,7 @@ import { z } from "zod";
 import { WritError } from "../core/errors.ts";
 import { readBundle } from "../rego/bundle/index.ts";
 import type { NewPolicyRevision, PolicyRevisionInfo, PolicyRevisionRecord, Store } from "../store/types.ts";
+import type { CustomBuiltins } from "./builtins.ts";
 import type { CompiledPolicyCache } from "./compiled-cache.ts";
 import { PolicyEngine } from "./engine.ts";
 import type { LoadedRevision, PolicyFile, RevisionSources } from "./sources.ts";
@@ -87,13 +88,19 @@ export async function loadRevision(engine: PolicyEngine, record: PolicyRevisionR
 export async function archivedEngine(
   store: Pick<Store, "getPolicyRevision">,
   id: string,
-  options: { entrypoint: string; compiledCache?: CompiledPolicyCache | undefined },
+  options: {
+    entrypoint: string;
+    compiledCache?: CompiledPolicyCache | undefined;
+    /** The custom builtins the live policy has (`policy.builtins`), which a revision may call. */
+    builtins?: CustomBuiltins | undefined;
+  },
 ): Promise<PolicyEngine | undefined> {
   const record = await store.getPolicyRevision(id);
   if (record === undefined) return undefined;
   const engine = new PolicyEngine({
     entrypoint: options.entrypoint,
     ...(options.compiledCache === undefined ? {} : { compiledCache: options.compiledCache }),
+    ...(options.builtins === undefined ? {} : { builtins: options.builtins }),
   });
   await loadRevision(engine, record);
   return engine;

@@ -5,8 +5,10 @@
  * so the SDK answers `[{"result": …}]`. Queries (`data.test.p = x`) can be entrypoints too: their
  * result set holds the bindings of their variables.
  */
+import { type BuiltinDeclaration, type CustomBuiltins, withCustomBuiltins } from "./builtins/index.ts";
 import { compile, type QuerySource } from "./compile/index.ts";
 import { RegoError } from "./errors.ts";
+import { importedBuiltin } from "./host/index.ts";
 import type { IRPlan } from "./plan/ir.ts";
 import { plan } from "./plan/planner.ts";
 import type { Body, Module } from "./syntax/ast.ts";
@@ -38,6 +40,11 @@ export interface BuildOptions {
    * evaluated, for explanations and coverage. It loads only with a trace sink, so it never serves.
    */
   instrument?: boolean;
+  /**
+   * Custom builtins (`builtins/custom.ts`): calls to them are type-checked against their
+   * declarations and compiled to host calls.
+   */
+  builtins?: CustomBuiltins;
 }
 
 export interface BuildResult {
@@ -48,6 +55,8 @@ export interface BuildResult {
   entrypoints: string[];
   /** Host builtins the module calls, by name. */
   hostBuiltins: string[];
+  /** The declarations of the custom builtins the module calls (a bundle records them). */
+  customBuiltins: BuiltinDeclaration[];
   /** An instrumented build's trace points, by the id its events carry (empty otherwise). */
   sites: TraceSite[];
   errors: RegoError[];
@@ -96,6 +105,7 @@ export function buildModules(
     plan: undefined,
     entrypoints: [],
     hostBuiltins: [],
+    customBuiltins: [],
     sites: [],
     errors,
   });
@@ -123,6 +133,32 @@ export function buildModules(
     );
   if (errors.length > 0) return fail(errors);
 
+  return withCustomBuiltins(options.builtins, () => {
+    try {
+      return compileAndLink(modules, queries, names, options);
+    } catch (error) {
+      // A bug of the compiler, not of the policy: report it as an error rather than a crash.
+      const detail = error instanceof Error ? error.message : String(error);
+      return fail([new RegoError("rego_compile_error", `internal compiler error: ${detail}`)]);
+    }
+  });
+}
+
+function compileAndLink(
+  modules: readonly Module[],
+  queries: QuerySource[],
+  names: string[],
+  options: BuildOptions,
+): BuildResult {
+  const fail = (errors: RegoError[]): BuildResult => ({
+    wasm: undefined,
+    plan: undefined,
+    entrypoints: [],
+    hostBuiltins: [],
+    customBuiltins: [],
+    sites: [],
+    errors,
+  });
   const compiled = compile(modules, queries);
   if (!compiled.policy) return fail(compiled.errors);
 
@@ -149,11 +185,20 @@ export function buildModules(
     return fail(generator.errors);
   }
   const wasm = linker.emit({ optimize: options.optimize ?? true });
+  const hostBuiltins = generator.hostBuiltinNames();
+  const custom = options.builtins;
+  const customBuiltins = custom
+    ? [...new Set(hostBuiltins.map(importedBuiltin))].flatMap((name) => {
+        const b = custom.get(name);
+        return b ? [b.declaration] : [];
+      })
+    : [];
   return {
     wasm,
     plan: planned.plan,
     entrypoints: names,
-    hostBuiltins: generator.hostBuiltinNames(),
+    hostBuiltins,
+    customBuiltins,
     sites: planned.sites,
     errors: [],
   };

@@ -1,10 +1,5 @@
-/**
- * `writ policy …` end to end: the real `writ` binary (bin/writ.mjs, run by node) on policies
- * written to temporary folders.
- */
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
@@ -12,38 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { readBundle } from "../../src/rego/bundle/index.ts";
 import { repoRoot } from "../support/paths.ts";
-
-const bin = path.join(repoRoot, "bin/writ.mjs");
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function writ(args: string[], cwd: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8");
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8");
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-async function writeFiles(root: string, files: Record<string, string>): Promise<void> {
-  for (const [name, content] of Object.entries(files)) {
-    const file = path.join(root, name);
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, content);
-  }
-}
+import { writ, writeFiles } from "../support/writ-cli.ts";
 
 const policy = `package authz
 
@@ -194,8 +158,8 @@ describe("writ policy build and eval", () => {
 });
 
 describe("writ policy test", () => {
-  it("passes a passing suite (with input and function mocks) and exits 0", async () => {
-    const run = await writ(["policy", "test", "policy"], root);
+  it("passes a passing suite (with input and function mocks) and exits 0 (2 for its skipped test without -z)", async () => {
+    const run = await writ(["policy", "test", "-z", "policy"], root);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^data\.authz_test\.test_admin_is_allowed: PASS \([\d.]+ms\)$/m);
@@ -205,11 +169,14 @@ describe("writ policy test", () => {
     expect(run.stdout).toMatch(/^data\.authz_test\.todo_test_not_written_yet: SKIPPED$/m);
     expect(run.stdout).toMatch(/^PASS: 4\/5$/m);
     expect(run.stdout).toMatch(/^SKIPPED: 1\/5$/m);
+    expect(run.stdout).toMatch(/^compile [\d.]+m?s \(parse .*\), evaluation [\d.]+m?s \(4 tests\)$/m);
+    // As opa test: a skipped test is not a pass unless -z says so.
+    expect((await writ(["policy", "test", "policy"], root)).code).toBe(2);
   });
 
-  it("fails a failing suite, names the failing test and exits 1", async () => {
+  it("fails a failing suite, names the failing test and exits 2 (as opa test)", async () => {
     const run = await writ(["policy", "test", "failing"], root);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stdout).toMatch(/^data\.authz_test\.test_admin_is_allowed: PASS/m);
     expect(run.stdout).toMatch(/^data\.authz_test\.test_guest_is_allowed: FAIL/m);
     expect(run.stdout).toMatch(/^data\.authz_test\.test_twice: PASS/m);
@@ -219,7 +186,7 @@ describe("writ policy test", () => {
   });
 
   it("reports coverage: the rules no test reached, as text and in opa test --coverage's JSON", async () => {
-    const run = await writ(["policy", "test", "policy", "--coverage"], root);
+    const run = await writ(["policy", "test", "policy", "-z", "--coverage"], root);
     expect(run.code).toBe(0);
     const file = path.join("policy", "authz", "policy.rego");
     // decision (line 7) is never evaluated; owner (line 9) is always replaced by a mock.
@@ -229,7 +196,7 @@ describe("writ policy test", () => {
     expect(run.stdout).toMatch(
       new RegExp(`^ {2}${file.replaceAll(".", "\\.")}: [\\d.]+%, not covered: lines 7, 9$`, "m"),
     );
-    const json = await writ(["policy", "test", "policy", "--coverage", "--format", "json"], root);
+    const json = await writ(["policy", "test", "policy", "-z", "--coverage", "--format", "json"], root);
     expect(json.code).toBe(0);
     const report = z
       .object({
@@ -269,7 +236,7 @@ describe("writ policy test", () => {
 
   it("selects tests with --run and groups them by file with -v", async () => {
     const run = await writ(["policy", "test", "-v", "--run", "guest", "failing"], root);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stdout).toContain(`${path.join("failing", "policy_test.rego")}:`);
     expect(run.stdout).not.toContain("test_admin_is_allowed");
     expect(run.stdout).toMatch(/FAIL: 1\/1/);

@@ -5,8 +5,10 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { buildModules, parseModules } from "../../rego/build.ts";
 import { createBundle, type DataObject, insertData, isDataObject } from "../../rego/bundle/index.ts";
+import { CUSTOM_BUILTINS_METADATA } from "../../rego/policy.ts";
 import type { Module } from "../../rego/syntax/ast.ts";
 import { checkArgs, helpOption, parseCommandArgs } from "./args.ts";
+import { builtinsOption, builtinsUsage, loadBuiltinsOption } from "./builtins.ts";
 import { InputError, loadPolicyInputs, readDataFile } from "./inputs.ts";
 import { formatBytes, reportFailure, reportRegoErrors } from "./output.ts";
 
@@ -25,6 +27,9 @@ options:
   -o, --output <file>      where to write the bundle (default: bundle.tar.gz)
       --data <file>        a JSON or YAML file merged into data at its root (repeatable)
   -r, --revision <text>    the bundle's revision (default: sha256 of its contents)
+${builtinsUsage}
+                           (the manifest records those the policy calls, and loading
+                           the bundle without them is refused)
   -h, --help               show this text`;
 
 const options = {
@@ -32,6 +37,7 @@ const options = {
   output: { type: "string", short: "o" },
   data: { type: "string", multiple: true },
   revision: { type: "string", short: "r" },
+  ...builtinsOption,
   ...helpOption,
 } as const;
 
@@ -46,6 +52,7 @@ const argsSchema = z.object({
   output: z.string().min(1, "-o needs a file name").default("bundle.tar.gz"),
   data: z.array(z.string()).default([]),
   revision: z.string().optional(),
+  builtins: z.array(z.string()).optional(),
 });
 
 /** The leading constant keys of each rule's path under `data` (`package a.b` + `c[x]` → a, b, c). */
@@ -109,6 +116,7 @@ export async function buildCommand(argv: string[]): Promise<number> {
   if (!checked.ok) return checked.exitCode;
   const args = checked.value;
   try {
+    const builtins = await loadBuiltinsOption(args.builtins);
     const inputs = await loadPolicyInputs(args.paths, { bundles: false });
     for (const file of args.data) insertData(inputs.data, [], await readDataFile(file), file);
     if (inputs.sources.length === 0) {
@@ -136,7 +144,7 @@ export async function buildCommand(argv: string[]): Promise<number> {
         `no rule, package or data at ${unknown.map((e) => `data.${e.split("/").join(".")}`).join(", ")}: check the entrypoint's spelling (-e package/rule)`,
       );
     }
-    const built = buildModules(modules, { entrypoints });
+    const built = buildModules(modules, { entrypoints, builtins });
     if (!built.wasm) return reportRegoErrors(command, built.errors, "no bundle written");
 
     const bundle = await createBundle({
@@ -145,6 +153,9 @@ export async function buildCommand(argv: string[]): Promise<number> {
       data: inputs.data,
       sources: inputs.sources.map((s) => ({ file: s.bundlePath, source: s.source })),
       revision: args.revision,
+      ...(built.customBuiltins.length > 0
+        ? { metadata: { [CUSTOM_BUILTINS_METADATA]: built.customBuiltins } }
+        : {}),
     });
     await mkdir(path.dirname(path.resolve(args.output)), { recursive: true });
     try {

@@ -2,17 +2,26 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { withCustomBuiltins } from "../../rego/builtins/index.ts";
+import { compile } from "../../rego/compile/index.ts";
+import type { RegoError } from "../../rego/errors.ts";
+import type { Module } from "../../rego/syntax/ast.ts";
 import { parseModule } from "../../rego/syntax/index.ts";
 import { helpOption, parseCommandArgs, usageError } from "./args.ts";
+import { builtinsOption, builtinsUsage, loadBuiltinsOption } from "./builtins.ts";
+import { reportFailure } from "./output.ts";
 
 const command = "writ policy check";
 
-export const checkUsage = `usage: writ policy check <path>...
+export const checkUsage = `usage: writ policy check <path>... [--builtins <module.mjs>]...
 
-Parses each Rego file (folders are searched for *.rego) and prints every error as
-file:line:col: code: message; the exit code is 1 when any file has errors.
+Parses each Rego file (folders are searched for *.rego) and, when they all parse, compiles them
+together as \`opa check\` does (undefined functions, type errors of builtin calls, unsafe
+variables, recursion). Prints every error as file:line:col: code: message; the exit code is 1
+when any file has errors.
 
 options:
+${builtinsUsage}
   -h, --help   show this text`;
 
 async function regoFilesUnder(target: string): Promise<string[]> {
@@ -27,7 +36,12 @@ async function regoFilesUnder(target: string): Promise<string[]> {
 
 export async function checkCommand(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(command, checkUsage, () =>
-    parseArgs({ args: argv, options: { ...helpOption }, allowPositionals: true, strict: true }),
+    parseArgs({
+      args: argv,
+      options: { ...helpOption, ...builtinsOption },
+      allowPositionals: true,
+      strict: true,
+    }),
   );
   if (typeof parsed === "number") return parsed;
   const paths = parsed.positionals;
@@ -41,12 +55,22 @@ export async function checkCommand(argv: string[]): Promise<number> {
       return 2;
     }
   }
-  let errorCount = 0;
-  for (const file of files) {
-    const { errors } = parseModule(await readFile(file, "utf8"), file);
-    for (const error of errors) console.error(error.message);
-    errorCount += errors.length;
+  let builtins: Awaited<ReturnType<typeof loadBuiltinsOption>>;
+  try {
+    builtins = await loadBuiltinsOption(parsed.values.builtins);
+  } catch (error) {
+    return reportFailure(command, error);
   }
+  const errors: RegoError[] = [];
+  const modules: Module[] = [];
+  for (const file of files) {
+    const result = parseModule(await readFile(file, "utf8"), file);
+    errors.push(...result.errors);
+    if (result.module) modules.push(result.module);
+  }
+  if (errors.length === 0) errors.push(...withCustomBuiltins(builtins, () => compile(modules).errors));
+  for (const error of errors) console.error(error.message);
+  const errorCount = errors.length;
   if (errorCount > 0) {
     console.error(
       `${errorCount} error${errorCount === 1 ? "" : "s"} in ${files.length} file${files.length === 1 ? "" : "s"}`,

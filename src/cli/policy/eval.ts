@@ -7,6 +7,7 @@ import { loadCompiledPolicy, loadPolicyFromBundle } from "../../rego/policy.ts";
 import type { Body } from "../../rego/syntax/ast.ts";
 import { parseQuery } from "../../rego/syntax/index.ts";
 import { checkArgs, helpOption, parseCommandArgs } from "./args.ts";
+import { builtinsOption, builtinsUsage, loadBuiltinsOption } from "./builtins.ts";
 import { InputError, loadPolicyInputs, readDataFile } from "./inputs.ts";
 import { reportFailure, reportRegoErrors } from "./output.ts";
 
@@ -31,12 +32,14 @@ options:
                        a builtin that fails (count(null), a malformed JWT) stops the
                        evaluation with its error instead of being undefined (compiles
                        from sources)
+${builtinsUsage}
   -h, --help           show this text`;
 
 const options = {
   data: { type: "string", short: "d", multiple: true },
   input: { type: "string", short: "i" },
   "strict-builtin-errors": { type: "boolean" },
+  ...builtinsOption,
   ...helpOption,
 } as const;
 
@@ -48,6 +51,7 @@ const argsSchema = z.object({
   data: z.array(z.string()).default([]),
   input: z.string().optional(),
   "strict-builtin-errors": z.boolean().default(false),
+  builtins: z.array(z.string()).optional(),
 });
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -95,6 +99,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
   if (!query.body) return reportRegoErrors(command, query.errors, "nothing evaluated");
 
   try {
+    const builtins = await loadBuiltinsOption(args.builtins);
     const inputs = await loadPolicyInputs(args.data, { bundles: true });
     if (inputs.bundles.length > 1) {
       throw new InputError(
@@ -111,7 +116,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
     // builtin errors, so a strict evaluation compiles the sources it carries).
     let entrypoints: readonly string[] = [];
     if (bundled?.bundle.wasm && inputs.sources.length === 0 && !args["strict-builtin-errors"]) {
-      const policy = await loadPolicyFromBundle(bundled.bundle);
+      const policy = await loadPolicyFromBundle(bundled.bundle, { builtins });
       const entrypoint = entrypointOf(query.body);
       if (entrypoint !== undefined && policy.entrypoints.includes(entrypoint)) {
         policy.setData(data);
@@ -137,9 +142,15 @@ export async function evalCommand(argv: string[]): Promise<number> {
     const built = buildPolicy(sources, {
       queries: [{ name: "query", query: queryToCompile(text, query.body) }],
       strictBuiltinErrors: args["strict-builtin-errors"],
+      builtins,
     });
     if (!built.wasm) return reportRegoErrors(command, built.errors, "nothing evaluated");
-    const policy = await loadCompiledPolicy({ wasm: built.wasm, hostBuiltins: built.hostBuiltins, data });
+    const policy = await loadCompiledPolicy({
+      wasm: built.wasm,
+      hostBuiltins: built.hostBuiltins,
+      data,
+      builtins,
+    });
     return print(policy.evaluate(input, "query"));
   } catch (error) {
     return reportFailure(command, error);

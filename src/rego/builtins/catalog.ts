@@ -6,16 +6,19 @@
  * - `host`: called through the SDK's `opa_builtinN` imports and implemented in JavaScript
  *   (`impl/`, registered with `define`);
  * - `unavailable`: declared by OPA but not callable from Writ policies, with the reason. It is
- *   known so that `with` can replace it in tests; a call that is not replaced is a compile error.
+ *   known so that `with` can replace it in tests; a call that is not replaced is a compile error;
+ * - `custom`: a deployment's own builtin (`custom.ts`), known only to builds run inside
+ *   {@link withCustomBuiltins}.
  *
  * `writ policy capabilities` prints this list.
  */
 import { declarations } from "./declarations.ts";
 import "./impl/index.ts";
+import type { CustomBuiltins } from "./custom.ts";
 import { builtinTable } from "./registry.ts";
 import type { BuiltinDeclaration } from "./types.ts";
 
-export type BuiltinImplementation = "native" | "host" | "unavailable";
+export type BuiltinImplementation = "native" | "host" | "unavailable" | "custom";
 
 export interface BuiltinSpec {
   name: string;
@@ -95,6 +98,29 @@ export function allBuiltins(): ReadonlyMap<string, BuiltinSpec> {
   return catalog;
 }
 
+/**
+ * The custom builtins of the build under way. The compiler's passes look builtins up by name
+ * from many places; a build is synchronous, so the set is in force exactly while
+ * {@link withCustomBuiltins} runs it, and never leaks into another build.
+ */
+let active: CustomBuiltins | undefined;
+
+/** Runs `build` (synchronous) with `custom` known to {@link lookupBuiltin}. */
+export function withCustomBuiltins<T>(custom: CustomBuiltins | undefined, build: () => T): T {
+  const outer = active;
+  active = custom;
+  try {
+    return build();
+  } finally {
+    active = outer;
+  }
+}
+
+/** The custom builtins of the build under way, if any. */
+export function activeCustomBuiltins(): CustomBuiltins | undefined {
+  return active;
+}
+
 export function lookupBuiltin(name: string): BuiltinSpec | undefined {
-  return allBuiltins().get(name);
+  return allBuiltins().get(name) ?? active?.get(name)?.spec;
 }

@@ -80,11 +80,11 @@ const table = new Map<string, BuiltinDef>();
 /** The JavaScript builtins by name. */
 export const builtinTable: ReadonlyMap<string, BuiltinDef> = table;
 
-/** Registers the implementation of a declared builtin. */
-export function define(name: string, impl: BuiltinFn): void {
-  const arity = declaredArity.get(name);
-  if (arity === undefined) throw new Error(`builtin ${name} is not declared in declarations.ts`);
-  if (table.has(name)) throw new Error(`builtin ${name} is defined twice`);
+/**
+ * A table entry for `impl`: `impl` keeps its errors (prefixed with the builtin's name), `fn`
+ * turns them into undefined. Anything but a {@link BuiltinError} is a bug and passes through.
+ */
+export function builtinDef(name: string, arity: number, impl: BuiltinFn): BuiltinDef {
   const named: BuiltinFn = (args, ctx) => {
     try {
       return impl(args, ctx);
@@ -101,7 +101,15 @@ export function define(name: string, impl: BuiltinFn): void {
       throw e;
     }
   };
-  table.set(name, { arity, fn: lenient, impl: named });
+  return { arity, fn: lenient, impl: named };
+}
+
+/** Registers the implementation of a declared builtin. */
+export function define(name: string, impl: BuiltinFn): void {
+  const arity = declaredArity.get(name);
+  if (arity === undefined) throw new Error(`builtin ${name} is not declared in declarations.ts`);
+  if (table.has(name)) throw new Error(`builtin ${name} is defined twice`);
+  table.set(name, builtinDef(name, arity, impl));
 }
 
 // ------------------------------------------------------------------------------------ operands

@@ -958,7 +958,11 @@ export class Planner {
     k: (ops: Operand[], env: Env) => void,
   ): void {
     const ops: Operand[] = [];
-    const next = (i: number, e: Env): void => {
+    const next = (start: number, e: Env): void => {
+      let i = start;
+      // Simple terms neither iterate nor bind: take them in a loop, so that a literal of
+      // thousands of items does not nest a continuation per item (and overflow the stack).
+      for (; i < ts.length && isSimpleTerm(ts[i]!); i++) ops[i] = this.simpleTerm(fb, ts[i]!, e);
       if (i === ts.length) return k([...ops], e);
       this.term(fb, ts[i]!, e, (op, e2) => {
         ops[i] = op;
@@ -966,6 +970,16 @@ export class Planner {
       });
     };
     next(0, env);
+  }
+
+  /** The operand of a simple term ({@link isSimpleTerm}): `term` answers it at once, exactly once. */
+  private simpleTerm(fb: FunctionBuilder, t: KTerm, env: Env): Operand {
+    let out: Operand | undefined;
+    this.term(fb, t, env, (op) => {
+      out = op;
+    });
+    if (out === undefined) throw new Error("planner: a simple term produced no operand");
+    return out;
   }
 
   /** Evaluates a term to an operand; refs may iterate, so the rest runs in `k`. */
@@ -1476,4 +1490,27 @@ function collectVars(node: unknown, into: Set<string>): void {
     return;
   }
   for (const [key, value] of Object.entries(node)) if (key !== "loc") collectVars(value, into);
+}
+
+/**
+ * A term whose planning neither iterates nor binds: scalars, bound variables (not `data`, a
+ * document that may be computed) and collection literals of such terms.
+ */
+function isSimpleTerm(t: KTerm): boolean {
+  switch (t.type) {
+    case "null":
+    case "boolean":
+    case "number":
+    case "string":
+      return true;
+    case "var":
+      return t.name !== "data";
+    case "array":
+    case "set":
+      return t.items.every(isSimpleTerm);
+    case "object":
+      return t.entries.every(([key, value]) => isSimpleTerm(key) && isSimpleTerm(value));
+    default:
+      return false;
+  }
 }
