@@ -11,6 +11,7 @@ import type { DataObject } from "./bundle/index.ts";
 import type { Location, RegoError } from "./errors.ts";
 import { loadCompiledPolicy, PolicyEvaluationError } from "./policy.ts";
 import type { Module, Rule } from "./syntax/ast.ts";
+import type { RegoVersion } from "./syntax/index.ts";
 import {
   type CoverageReport,
   coverageReport,
@@ -132,9 +133,9 @@ function printed(args: unknown[]): string {
 export async function runTests(
   sources: readonly RegoSource[],
   data: DataObject,
-  options: { filter?: RegExp; coverage?: boolean } = {},
+  options: { filter?: RegExp; coverage?: boolean; regoVersion?: RegoVersion } = {},
 ): Promise<TestRun> {
-  const parsed = parseModules(sources);
+  const parsed = parseModules(sources, options);
   if (parsed.errors.length > 0) return { errors: parsed.errors };
   const discovered = discoverTests(parsed.modules);
   const tests = discovered.tests.filter((t) => !options.filter || options.filter.test(t.name));
