@@ -158,7 +158,11 @@ export async function createGateway(
     if (config.policy.shadow) {
       const candidate = await startPolicyEngine(
         "shadow policy",
-        { ...config.policy.shadow, dir: config.policy.shadow.dir ?? "" },
+        {
+          ...config.policy.shadow,
+          dir: config.policy.shadow.dir ?? "",
+          rego_version: config.policy.shadow.rego_version ?? config.policy.rego_version,
+        },
         { config, credentials, closers, revisions },
       );
       const own = new ShadowPolicy<ShadowCallContext>(
@@ -221,6 +225,8 @@ export async function createGateway(
 /** Where a policy comes from: a folder, or a bundle file or server (`policy:`, `policy.shadow:`). */
 interface PolicySource {
   dir: string;
+  /** The Rego version of the folder's files. */
+  rego_version: 0 | 1;
   bundle?: string | undefined;
   bundle_poll_interval_s: number;
   bundle_credentials_ref?: string | undefined;
@@ -245,6 +251,7 @@ async function startPolicyEngine(
     onLoad: (loaded) => revisions.keep(loaded),
     entrypoint: config.policy.entrypoint,
     timeBudgetMs: config.policy.time_budget_ms,
+    regoVersion: source.rego_version,
     ...compiledPolicyOptions(config, source.dir),
     ...(bundleCredentials === undefined
       ? {}

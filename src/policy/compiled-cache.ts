@@ -101,7 +101,11 @@ export function compilerFingerprint(): Promise<string> {
 
 export function cacheKey(compiler: string, entrypoint: string, sources: readonly RegoSource[]): string {
   const hash = createHash("sha256").update(`writ compiled policy ${FORMAT}\0${compiler}\0${entrypoint}\0`);
-  for (const s of sources) hash.update(`${s.file.length}:${s.file}${s.source.length}:${s.source}`);
+  for (const s of sources) {
+    hash.update(`${s.file.length}:${s.file}${s.source.length}:${s.source}`);
+    // A Rego v0 source may compile differently from the same text in v1.
+    if (s.regoVersion === 0) hash.update("v0");
+  }
   return hash.digest("hex");
 }
 

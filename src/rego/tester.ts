@@ -133,7 +133,7 @@ function printed(args: unknown[]): string {
 export async function runTests(
   sources: readonly RegoSource[],
   data: DataObject,
-  options: { filter?: RegExp; coverage?: boolean; regoVersion?: RegoVersion } = {},
+  options: { filter?: RegExp; coverage?: boolean; regoVersion?: RegoVersion; optimize?: boolean } = {},
 ): Promise<TestRun> {
   const parsed = parseModules(sources, options);
   if (parsed.errors.length > 0) return { errors: parsed.errors };
@@ -146,6 +146,7 @@ export async function runTests(
   const built = buildModules(discovered.modules, {
     queries: runnable.map((t) => ({ name: t.name, query: t.query })),
     instrument,
+    ...(options.optimize === undefined ? {} : { optimize: options.optimize }),
   });
   if (!built.wasm) return { errors: built.errors };
   // Coverage needs each (kind, site) once, not every evaluation's bindings.

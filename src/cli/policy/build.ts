@@ -6,18 +6,19 @@ import { z } from "zod";
 import { buildModules, parseModules } from "../../rego/build.ts";
 import { createBundle, type DataObject, insertData, isDataObject } from "../../rego/bundle/index.ts";
 import type { Module } from "../../rego/syntax/ast.ts";
-import { checkArgs, helpOption, parseCommandArgs } from "./args.ts";
+import { checkArgs, helpOption, parseCommandArgs, v0Compatible } from "./args.ts";
 import { InputError, loadPolicyInputs, readDataFile } from "./inputs.ts";
 import { formatBytes, reportFailure, reportRegoErrors } from "./output.ts";
 
 const command = "writ policy build";
 
-export const buildUsage = `usage: writ policy build <path>... -e <entrypoint>... [-o bundle.tar.gz] [--data file.json]...
+export const buildUsage = `usage: writ policy build <path>... -e <entrypoint>... [-o bundle.tar.gz] [--data file.json]... [--v0-compatible]
 
 Compiles every .rego file under the paths into one WebAssembly module and writes an OPA bundle
 in the layout of \`opa build -t wasm\` (/policy.wasm, /data.json, /.manifest and the sources).
 data.json, data.yaml and data.yml files under a folder are merged into data at their folder's
-path. Errors are printed as file:line:col: code: message; the exit code is then 1.
+path. Errors are printed as file:line:col: code: message; the exit code is then 1. The
+manifest records the sources' Rego version (rego_version), as OPA's does.
 
 options:
   -e, --entrypoint <rule>  a rule to evaluate, as writ/decision or data.writ.decision
@@ -25,6 +26,7 @@ options:
   -o, --output <file>      where to write the bundle (default: bundle.tar.gz)
       --data <file>        a JSON or YAML file merged into data at its root (repeatable)
   -r, --revision <text>    the bundle's revision (default: sha256 of its contents)
+${v0Compatible.usage}
   -h, --help               show this text`;
 
 const options = {
@@ -32,6 +34,7 @@ const options = {
   output: { type: "string", short: "o" },
   data: { type: "string", multiple: true },
   revision: { type: "string", short: "r" },
+  ...v0Compatible.option,
   ...helpOption,
 } as const;
 
@@ -46,6 +49,7 @@ const argsSchema = z.object({
   output: z.string().min(1, "-o needs a file name").default("bundle.tar.gz"),
   data: z.array(z.string()).default([]),
   revision: z.string().optional(),
+  "v0-compatible": z.boolean().default(false),
 });
 
 /** The leading constant keys of each rule's path under `data` (`package a.b` + `c[x]` → a, b, c). */
@@ -128,7 +132,8 @@ export async function buildCommand(argv: string[]): Promise<number> {
     }
 
     const entrypoints = args.entrypoint.map(entrypointPath);
-    const { modules, errors } = parseModules(inputs.sources);
+    const regoVersion = v0Compatible.regoVersion(args);
+    const { modules, errors } = parseModules(inputs.sources, { regoVersion });
     if (errors.length > 0) return reportRegoErrors(command, errors, "no bundle written");
     const unknown = unknownEntrypoints(entrypoints, modules, inputs.data);
     if (unknown.length > 0) {
@@ -144,6 +149,7 @@ export async function buildCommand(argv: string[]): Promise<number> {
       entrypoints: built.entrypoints,
       data: inputs.data,
       sources: inputs.sources.map((s) => ({ file: s.bundlePath, source: s.source })),
+      regoVersion,
       revision: args.revision,
     });
     await mkdir(path.dirname(path.resolve(args.output)), { recursive: true });

@@ -3,17 +3,18 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { parseModule } from "../../rego/syntax/index.ts";
-import { helpOption, parseCommandArgs, usageError } from "./args.ts";
+import { helpOption, parseCommandArgs, usageError, v0Compatible } from "./args.ts";
 
 const command = "writ policy check";
 
-export const checkUsage = `usage: writ policy check <path>...
+export const checkUsage = `usage: writ policy check <path>... [--v0-compatible]
 
 Parses each Rego file (folders are searched for *.rego) and prints every error as
 file:line:col: code: message; the exit code is 1 when any file has errors.
 
 options:
-  -h, --help   show this text`;
+${v0Compatible.usage}
+  -h, --help           show this text`;
 
 async function regoFilesUnder(target: string): Promise<string[]> {
   const info = await stat(target);
@@ -27,7 +28,12 @@ async function regoFilesUnder(target: string): Promise<string[]> {
 
 export async function checkCommand(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(command, checkUsage, () =>
-    parseArgs({ args: argv, options: { ...helpOption }, allowPositionals: true, strict: true }),
+    parseArgs({
+      args: argv,
+      options: { ...v0Compatible.option, ...helpOption },
+      allowPositionals: true,
+      strict: true,
+    }),
   );
   if (typeof parsed === "number") return parsed;
   const paths = parsed.positionals;
@@ -41,9 +47,10 @@ export async function checkCommand(argv: string[]): Promise<number> {
       return 2;
     }
   }
+  const regoVersion = v0Compatible.regoVersion(parsed.values);
   let errorCount = 0;
   for (const file of files) {
-    const { errors } = parseModule(await readFile(file, "utf8"), file);
+    const { errors } = parseModule(await readFile(file, "utf8"), file, { regoVersion });
     for (const error of errors) console.error(error.message);
     errorCount += errors.length;
   }

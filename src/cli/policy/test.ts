@@ -2,13 +2,13 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { runTests, type TestCoverage, type TestResult, type TestStatus } from "../../rego/tester.ts";
-import { checkArgs, helpOption, parseCommandArgs, usageError } from "./args.ts";
+import { checkArgs, helpOption, parseCommandArgs, usageError, v0Compatible } from "./args.ts";
 import { loadPolicyInputs } from "./inputs.ts";
 import { reportFailure, reportRegoErrors } from "./output.ts";
 
 const command = "writ policy test";
 
-export const testUsage = `usage: writ policy test <path>... [-v] [--run <regex>] [--coverage [--format text|json]]
+export const testUsage = `usage: writ policy test <path>... [-v] [--run <regex>] [--coverage [--format text|json]] [--v0-compatible]
 
 Runs every rule named test_… in every package under the paths (folders are searched for .rego
 files; data.json/data.yaml files are merged into data at their folder's path). A test passes
@@ -26,6 +26,7 @@ options:
       --format <f>     with --coverage: text (the tests, then coverage per file and the rules
                        no test reached; default) or json (only the report, in the shape of
                        \`opa test --coverage\`)
+${v0Compatible.usage}
   -h, --help           show this text`;
 
 const options = {
@@ -33,6 +34,7 @@ const options = {
   run: { type: "string" },
   coverage: { type: "boolean" },
   format: { type: "string" },
+  ...v0Compatible.option,
   ...helpOption,
 } as const;
 
@@ -42,6 +44,7 @@ const argsSchema = z.object({
   run: z.string().optional(),
   coverage: z.boolean().default(false),
   format: z.enum(["text", "json"], { error: "--format is text or json" }).default("text"),
+  "v0-compatible": z.boolean().default(false),
 });
 
 const RULE = "-".repeat(80);
@@ -102,7 +105,11 @@ export async function testCommand(argv: string[]): Promise<number> {
 
   try {
     const inputs = await loadPolicyInputs(args.paths, { bundles: false });
-    const run = await runTests(inputs.sources, inputs.data, { filter, coverage: args.coverage });
+    const run = await runTests(inputs.sources, inputs.data, {
+      filter,
+      coverage: args.coverage,
+      regoVersion: v0Compatible.regoVersion(args),
+    });
     if (run.errors) return reportRegoErrors(command, run.errors, "no tests run");
     const results = run.results;
     const failed = results.filter((r) => r.status === "FAIL" || r.status === "ERROR").length;
