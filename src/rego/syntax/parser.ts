@@ -508,8 +508,17 @@ class Parser {
       }
     });
     if (pkg === undefined) return undefined;
+    const version = this.regoV1Rules ? {} : { regoVersion: 0 as const };
     if (!withAnnotations) {
-      return { file: this.file, package: pkg, imports, rules, comments: this.ts.comments, annotations: [] };
+      return {
+        file: this.file,
+        package: pkg,
+        imports,
+        rules,
+        comments: this.ts.comments,
+        annotations: [],
+        ...version,
+      };
     }
     const annotatable = statements.map((statement) => ({
       target: annotationTarget(statement),
@@ -517,7 +526,15 @@ class Parser {
     }));
     const { annotations, errors } = parseAnnotations(this.ts.comments, annotatable);
     for (const error of errors) this.error(error.location ?? this.loc(0), error.detail);
-    return { file: this.file, package: pkg, imports, rules, comments: this.ts.comments, annotations };
+    return {
+      file: this.file,
+      package: pkg,
+      imports,
+      rules,
+      comments: this.ts.comments,
+      annotations,
+      ...version,
+    };
   }
 
   private parsePackage(): Package | undefined {

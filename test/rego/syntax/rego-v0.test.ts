@@ -173,6 +173,14 @@ describe("import rego.v1 in Rego v0", () => {
   });
 });
 
+describe("the module's Rego version", () => {
+  it("marks a v0 module for the compiler's version-dependent checks, unless it imports rego.v1", () => {
+    expect(v0("package p\nr { true }").regoVersion).toBe(0);
+    expect(v0("package p\nimport rego.v1\nr if { true }").regoVersion).toBeUndefined();
+    expect(v1("package p\nr if { true }").regoVersion).toBeUndefined();
+  });
+});
+
 describe("Rego v0 queries and builds", () => {
   it("parses a query in v0 when asked", () => {
     expect(parseQuery("in := 1", "q.rego", { regoVersion: 0 }).errors).toEqual([]);
