@@ -508,33 +508,24 @@ class Parser {
       }
     });
     if (pkg === undefined) return undefined;
-    const version = this.regoV1Rules ? {} : { regoVersion: 0 as const };
-    if (!withAnnotations) {
-      return {
-        file: this.file,
-        package: pkg,
-        imports,
-        rules,
-        comments: this.ts.comments,
-        annotations: [],
-        ...version,
-      };
-    }
+    const module: Module = {
+      file: this.file,
+      package: pkg,
+      imports,
+      rules,
+      comments: this.ts.comments,
+      annotations: [],
+    };
+    if (!this.regoV1Rules) module.regoVersion = 0;
+    if (!withAnnotations) return module;
     const annotatable = statements.map((statement) => ({
       target: annotationTarget(statement),
       loc: statementLoc(statement),
     }));
     const { annotations, errors } = parseAnnotations(this.ts.comments, annotatable);
     for (const error of errors) this.error(error.location ?? this.loc(0), error.detail);
-    return {
-      file: this.file,
-      package: pkg,
-      imports,
-      rules,
-      comments: this.ts.comments,
-      annotations,
-      ...version,
-    };
+    module.annotations = annotations;
+    return module;
   }
 
   private parsePackage(): Package | undefined {
