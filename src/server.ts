@@ -168,7 +168,11 @@ export async function createGateway(
     if (config.policy.shadow) {
       const candidate = await startPolicyEngine(
         "shadow policy",
-        { ...config.policy.shadow, dir: config.policy.shadow.dir ?? "" },
+        {
+          ...config.policy.shadow,
+          dir: config.policy.shadow.dir ?? "",
+          rego_version: config.policy.shadow.rego_version ?? config.policy.rego_version,
+        },
         { config, credentials, closers, revisions, builtins },
       );
       const own = new ShadowPolicy<ShadowCallContext>(
@@ -231,6 +235,8 @@ export async function createGateway(
 /** Where a policy comes from: a folder, or a bundle file or server (`policy:`, `policy.shadow:`). */
 interface PolicySource {
   dir: string;
+  /** The Rego version of the folder's files. */
+  rego_version: 0 | 1;
   bundle?: string | undefined;
   bundle_poll_interval_s: number;
   bundle_credentials_ref?: string | undefined;
@@ -257,6 +263,7 @@ async function startPolicyEngine(
     entrypoint: config.policy.entrypoint,
     timeBudgetMs: config.policy.time_budget_ms,
     ...(builtins === undefined ? {} : { builtins }),
+    regoVersion: source.rego_version,
     ...compiledPolicyOptions(config, source.dir),
     ...(bundleCredentials === undefined
       ? {}

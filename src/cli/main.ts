@@ -54,6 +54,7 @@ write policies
   policy capabilities [--format writ|opa]
       the builtins policies can call (opa: a file for opa check --capabilities, Regal)
   every policy command above: [--builtins <module.mjs>]... (custom builtins)
+  check, build, eval and test: [--v0-compatible] (Rego v0 sources, as opa --v0-compatible)
 
 change policies safely (both read the store --config names, as logs)
   policy revisions [--config <file>] [--limit <n>] [--cursor <c>] [--format table|json] [<id>]

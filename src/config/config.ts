@@ -21,6 +21,11 @@ import { mcpConfigSchema } from "../mcp/config.ts";
 import { schedulingConfigSchema } from "../schedule/config.ts";
 import { storeConfigSchema } from "../store/config.ts";
 
+/** A Rego version: 1, or 0 for Rego v0 (OPA's `--v0-compatible`). */
+const regoVersionSchema = z.union([z.literal(0), z.literal(1)], {
+  error: "rego_version is 1 (Rego v1) or 0 (Rego v0, as opa --v0-compatible reads it)",
+});
+
 const resourceSeedSchema = z
   .object({
     type: z.string().min(1),
@@ -63,6 +68,11 @@ export const gatewayConfigSchema = z
         /** Folder of .rego files compiled at start (tests excluded). */
         dir: z.string().min(1).default("policies"),
         /**
+         * The Rego version `dir`'s files are written in: 1, or 0 for Rego v0 policies (as
+         * `opa … --v0-compatible` reads them). A bundle's manifest says its own.
+         */
+        rego_version: regoVersionSchema.default(1),
+        /**
          * A bundle (.tar.gz in the layout of `opa build -t wasm`, from `writ policy build` or
          * `opa`) to load instead of compiling `dir`.
          */
@@ -90,6 +100,8 @@ export const gatewayConfigSchema = z
           .object({
             dir: z.string().min(1).optional(),
             bundle: z.string().min(1).optional(),
+            /** The Rego version of `dir`'s files; default `policy.rego_version`. */
+            rego_version: regoVersionSchema.optional(),
             bundle_poll_interval_s: z.number().positive().default(10),
             bundle_credentials_ref: z.string().min(1).optional(),
             watch: z.boolean().default(true),

@@ -108,7 +108,11 @@ export function cacheKey(
   const hash = createHash("sha256").update(`writ compiled policy ${FORMAT}\0${compiler}\0${entrypoint}\0`);
   // The declarations of custom builtins decide how calls compile; none leaves older keys as they were.
   if (customBuiltins !== "") hash.update(`builtins:${customBuiltins.length}:${customBuiltins}\0`);
-  for (const s of sources) hash.update(`${s.file.length}:${s.file}${s.source.length}:${s.source}`);
+  for (const s of sources) {
+    hash.update(`${s.file.length}:${s.file}${s.source.length}:${s.source}`);
+    // A Rego v0 source may compile differently from the same text in v1.
+    if (s.regoVersion === 0) hash.update("v0");
+  }
   return hash.digest("hex");
 }
 

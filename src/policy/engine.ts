@@ -18,6 +18,7 @@ import type { PolicyDecision, PolicyInput } from "../core/types.ts";
 import type { RegoSource } from "../rego/build.ts";
 import type { CustomBuiltins } from "../rego/builtins/custom.ts";
 import { loadCompiledPolicy, loadPolicyFromBundle, type Policy } from "../rego/policy.ts";
+import type { RegoVersion } from "../rego/syntax/index.ts";
 import { CompiledPolicyCache } from "./compiled-cache.ts";
 import { validateDecision } from "./decision.ts";
 import { PolicyFailure, PolicyLoadError } from "./errors.ts";
@@ -53,6 +54,12 @@ export interface PolicyEngineOptions {
   entrypoint?: string;
   /** Evaluations slower than this are treated as failures (default 250 ms). */
   timeBudgetMs?: number;
+  /**
+   * The Rego version of a policy folder's sources (`policy.rego_version`, default 1). A
+   * revision loaded back from the archive keeps the version it was loaded with; a bundle's
+   * module is loaded as built.
+   */
+  regoVersion?: RegoVersion;
   /** Headers for requests to a bundle server (its credentials), resolved per request. */
   bundleHeaders?: () => Promise<Record<string, string>>;
   /**
@@ -97,6 +104,7 @@ export class PolicyEngine {
   private readonly onLoad: ((loaded: LoadedRevision) => void) | undefined;
   /** The custom builtins its policies may call (an archived revision is loaded with the same). */
   readonly builtins: CustomBuiltins | undefined;
+  private readonly regoVersion: RegoVersion;
   /** The bundle last installed from a bundle server: where from, its digest and ETag. */
   private served: { url: string; digest: string; etag?: string } | undefined;
   /** The last reload failure, until a reload succeeds. */
@@ -110,6 +118,7 @@ export class PolicyEngine {
     this.sourceRoot = options.sourceRoot;
     this.onLoad = options.onLoad;
     this.builtins = options.builtins;
+    this.regoVersion = options.regoVersion ?? 1;
   }
 
   get revision(): string | undefined {
@@ -118,7 +127,7 @@ export class PolicyEngine {
 
   /** Compiles the policies of a folder and swaps them in. Throws PolicyLoadError. */
   async loadDirectory(dir: string): Promise<string> {
-    return this.loadSources(await readDirectorySources(dir));
+    return this.loadSources(await readDirectorySources(dir, this.regoVersion));
   }
 
   /**
@@ -129,16 +138,22 @@ export class PolicyEngine {
     const dir = sources.origin;
     const { rego, data: dataFiles } = splitPolicyFiles(sources.files);
     if (rego.length === 0) throw new PolicyLoadError(`no .rego files in ${dir}`, []);
+    const regoVersion = sources.regoVersion ?? 1;
     const compiled = rego.map((f) => {
       const file = path.join(dir, f.path);
-      return { file: path.relative(this.sourceRoot ?? process.cwd(), file) || file, source: f.text };
+      return {
+        file: path.relative(this.sourceRoot ?? process.cwd(), file) || file,
+        source: f.text,
+        regoVersion,
+      };
     });
     const data = dataOfFiles(dataFiles, dir);
-    // The revision depends on the files' paths inside the folder and their contents only, so
-    // instances started from different working directories agree on it.
+    // The revision depends on the files' paths inside the folder and their contents (and a Rego
+    // version other than 1) only, so instances started from different working directories agree.
     const hash = createHash("sha256");
     for (const f of rego) hash.update(f.path).update("\0").update(f.text).update("\0");
     hash.update(JSON.stringify(data));
+    if (regoVersion === 0) hash.update("\0rego_version 0");
     const revision = hash.digest("hex").slice(0, 16);
 
     this.install(await this.compile(compiled, data, dir), revision);

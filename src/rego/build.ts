@@ -12,7 +12,7 @@ import { importedBuiltin } from "./host/index.ts";
 import type { IRPlan } from "./plan/ir.ts";
 import { plan } from "./plan/planner.ts";
 import type { Body, Module } from "./syntax/ast.ts";
-import { parseModule, parseQuery } from "./syntax/index.ts";
+import { parseModule, parseQuery, type RegoVersion } from "./syntax/index.ts";
 import type { TraceSite } from "./trace.ts";
 import { CodeGenerator } from "./wasm/codegen.ts";
 import { Linker } from "./wasm/link.ts";
@@ -20,6 +20,11 @@ import { Linker } from "./wasm/link.ts";
 export interface RegoSource {
   file: string;
   source: string;
+  /**
+   * The Rego version the source is written in, when it has its own (a bundle's
+   * `file_rego_versions`); otherwise the build's `regoVersion`.
+   */
+  regoVersion?: RegoVersion;
 }
 
 export interface BuildOptions {
@@ -27,6 +32,12 @@ export interface BuildOptions {
   entrypoints?: readonly string[];
   /** Named queries (`{name: "q", query: "data.test.p = x"}`), evaluated with their bindings. */
   queries?: ReadonlyArray<{ name: string; query: string }>;
+  /**
+   * The Rego version of the sources that do not name their own and of the queries (default 1;
+   * 0 is OPA's `--v0-compatible`). Both versions compile to the same thing: a v0 module parses
+   * to the AST of its v1 spelling.
+   */
+  regoVersion?: RegoVersion;
   /** Run binaryen's optimizer on the module (default true). */
   optimize?: boolean;
   /**
@@ -75,11 +86,15 @@ function entrypointQuery(entrypoint: string): Body | RegoError {
   return parsed.body ?? parsed.errors[0]!;
 }
 
-export function parseModules(sources: readonly RegoSource[]): { modules: Module[]; errors: RegoError[] } {
+/** Parses each source in its Rego version (its own, else `regoVersion`, default 1). */
+export function parseModules(
+  sources: readonly RegoSource[],
+  options: { regoVersion?: RegoVersion } = {},
+): { modules: Module[]; errors: RegoError[] } {
   const modules: Module[] = [];
   const errors: RegoError[] = [];
   for (const s of sources) {
-    const parsed = parseModule(s.source, s.file);
+    const parsed = parseModule(s.source, s.file, { regoVersion: s.regoVersion ?? options.regoVersion });
     errors.push(...parsed.errors);
     if (parsed.module) modules.push(parsed.module);
   }
@@ -87,7 +102,7 @@ export function parseModules(sources: readonly RegoSource[]): { modules: Module[
 }
 
 export function buildPolicy(sources: readonly RegoSource[], options: BuildOptions): BuildResult {
-  const { modules, errors } = parseModules(sources);
+  const { modules, errors } = parseModules(sources, options);
   return buildModules(modules, options, errors);
 }
 
@@ -119,7 +134,7 @@ export function buildModules(
     names.push(e);
   }
   for (const q of options.queries ?? []) {
-    const parsed = parseQuery(q.query, "query.rego");
+    const parsed = parseQuery(q.query, "query.rego", { regoVersion: options.regoVersion });
     errors.push(...parsed.errors);
     if (parsed.body) queries.push({ name: q.name, body: parsed.body });
     names.push(q.name);

@@ -7,19 +7,20 @@ import { buildModules, parseModules } from "../../rego/build.ts";
 import { createBundle, type DataObject, insertData, isDataObject } from "../../rego/bundle/index.ts";
 import { CUSTOM_BUILTINS_METADATA } from "../../rego/policy.ts";
 import type { Module } from "../../rego/syntax/ast.ts";
-import { checkArgs, helpOption, parseCommandArgs } from "./args.ts";
+import { checkArgs, helpOption, parseCommandArgs, v0Compatible } from "./args.ts";
 import { builtinsOption, builtinsUsage, loadBuiltinsOption } from "./builtins.ts";
 import { InputError, loadPolicyInputs, readDataFile } from "./inputs.ts";
 import { formatBytes, reportFailure, reportRegoErrors } from "./output.ts";
 
 const command = "writ policy build";
 
-export const buildUsage = `usage: writ policy build <path>... -e <entrypoint>... [-o bundle.tar.gz] [--data file.json]...
+export const buildUsage = `usage: writ policy build <path>... -e <entrypoint>... [-o bundle.tar.gz] [--data file.json]... [--v0-compatible]
 
 Compiles every .rego file under the paths into one WebAssembly module and writes an OPA bundle
 in the layout of \`opa build -t wasm\` (/policy.wasm, /data.json, /.manifest and the sources).
 data.json, data.yaml and data.yml files under a folder are merged into data at their folder's
-path. Errors are printed as file:line:col: code: message; the exit code is then 1.
+path. Errors are printed as file:line:col: code: message; the exit code is then 1. The
+manifest records the sources' Rego version (rego_version), as OPA's does.
 
 options:
   -e, --entrypoint <rule>  a rule to evaluate, as writ/decision or data.writ.decision
@@ -30,6 +31,7 @@ options:
 ${builtinsUsage}
                            (the manifest records those the policy calls, and loading
                            the bundle without them is refused)
+${v0Compatible.usage}
   -h, --help               show this text`;
 
 const options = {
@@ -38,6 +40,7 @@ const options = {
   data: { type: "string", multiple: true },
   revision: { type: "string", short: "r" },
   ...builtinsOption,
+  ...v0Compatible.option,
   ...helpOption,
 } as const;
 
@@ -53,6 +56,7 @@ const argsSchema = z.object({
   data: z.array(z.string()).default([]),
   revision: z.string().optional(),
   builtins: z.array(z.string()).optional(),
+  "v0-compatible": z.boolean().default(false),
 });
 
 /** The leading constant keys of each rule's path under `data` (`package a.b` + `c[x]` → a, b, c). */
@@ -136,7 +140,8 @@ export async function buildCommand(argv: string[]): Promise<number> {
     }
 
     const entrypoints = args.entrypoint.map(entrypointPath);
-    const { modules, errors } = parseModules(inputs.sources);
+    const regoVersion = v0Compatible.regoVersion(args);
+    const { modules, errors } = parseModules(inputs.sources, { regoVersion });
     if (errors.length > 0) return reportRegoErrors(command, errors, "no bundle written");
     const unknown = unknownEntrypoints(entrypoints, modules, inputs.data);
     if (unknown.length > 0) {
@@ -152,6 +157,7 @@ export async function buildCommand(argv: string[]): Promise<number> {
       entrypoints: built.entrypoints,
       data: inputs.data,
       sources: inputs.sources.map((s) => ({ file: s.bundlePath, source: s.source })),
+      regoVersion,
       revision: args.revision,
       ...(built.customBuiltins.length > 0
         ? { metadata: { [CUSTOM_BUILTINS_METADATA]: built.customBuiltins } }

@@ -7,13 +7,13 @@ import { compile } from "../../rego/compile/index.ts";
 import type { RegoError } from "../../rego/errors.ts";
 import type { Module } from "../../rego/syntax/ast.ts";
 import { parseModule } from "../../rego/syntax/index.ts";
-import { helpOption, parseCommandArgs, usageError } from "./args.ts";
+import { helpOption, parseCommandArgs, usageError, v0Compatible } from "./args.ts";
 import { builtinsOption, builtinsUsage, loadBuiltinsOption } from "./builtins.ts";
 import { reportFailure } from "./output.ts";
 
 const command = "writ policy check";
 
-export const checkUsage = `usage: writ policy check <path>... [--builtins <module.mjs>]...
+export const checkUsage = `usage: writ policy check <path>... [--builtins <module.mjs>]... [--v0-compatible]
 
 Parses each Rego file (folders are searched for *.rego) and, when they all parse, compiles them
 together as \`opa check\` does (undefined functions, type errors of builtin calls, unsafe
@@ -22,7 +22,8 @@ when any file has errors.
 
 options:
 ${builtinsUsage}
-  -h, --help   show this text`;
+${v0Compatible.usage}
+  -h, --help           show this text`;
 
 async function regoFilesUnder(target: string): Promise<string[]> {
   const info = await stat(target);
@@ -38,7 +39,7 @@ export async function checkCommand(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(command, checkUsage, () =>
     parseArgs({
       args: argv,
-      options: { ...helpOption, ...builtinsOption },
+      options: { ...helpOption, ...builtinsOption, ...v0Compatible.option },
       allowPositionals: true,
       strict: true,
     }),
@@ -61,10 +62,11 @@ export async function checkCommand(argv: string[]): Promise<number> {
   } catch (error) {
     return reportFailure(command, error);
   }
+  const regoVersion = v0Compatible.regoVersion(parsed.values);
   const errors: RegoError[] = [];
   const modules: Module[] = [];
   for (const file of files) {
-    const result = parseModule(await readFile(file, "utf8"), file);
+    const result = parseModule(await readFile(file, "utf8"), file, { regoVersion });
     errors.push(...result.errors);
     if (result.module) modules.push(result.module);
   }

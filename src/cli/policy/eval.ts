@@ -6,14 +6,14 @@ import { type DataObject, insertData } from "../../rego/bundle/index.ts";
 import { loadCompiledPolicy, loadPolicyFromBundle } from "../../rego/policy.ts";
 import type { Body } from "../../rego/syntax/ast.ts";
 import { parseQuery } from "../../rego/syntax/index.ts";
-import { checkArgs, helpOption, parseCommandArgs } from "./args.ts";
+import { checkArgs, helpOption, parseCommandArgs, v0Compatible } from "./args.ts";
 import { builtinsOption, builtinsUsage, loadBuiltinsOption } from "./builtins.ts";
 import { InputError, loadPolicyInputs, readDataFile } from "./inputs.ts";
 import { reportFailure, reportRegoErrors } from "./output.ts";
 
 const command = "writ policy eval";
 
-export const evalUsage = `usage: writ policy eval -d <path>... [-i input.json] '<query>'
+export const evalUsage = `usage: writ policy eval -d <path>... [-i input.json] [--v0-compatible] '<query>'
 
 Evaluates a Rego query and prints its result set as JSON: one object of variable bindings per
 result (\`[{"x": 1}]\`), \`[]\` when the query is undefined. A query that is a single term,
@@ -22,7 +22,8 @@ value to see it (\`x := count(data.roles)\`).
 
 With a bundle, a query naming one of its entrypoints (data.writ.decision for writ/decision)
 runs the bundle's own module; other queries (or a bundle given with source folders) are
-compiled from the .rego sources the bundle carries.
+compiled from the .rego sources the bundle carries, each in the Rego version its manifest
+gives it (rego_version, file_rego_versions), else the command's.
 
 options:
   -d, --data <path>    a folder of .rego and data files, a .rego file, a JSON or YAML data
@@ -33,6 +34,7 @@ options:
                        evaluation with its error instead of being undefined (compiles
                        from sources)
 ${builtinsUsage}
+${v0Compatible.usage}
   -h, --help           show this text`;
 
 const options = {
@@ -40,6 +42,7 @@ const options = {
   input: { type: "string", short: "i" },
   "strict-builtin-errors": { type: "boolean" },
   ...builtinsOption,
+  ...v0Compatible.option,
   ...helpOption,
 } as const;
 
@@ -52,6 +55,7 @@ const argsSchema = z.object({
   input: z.string().optional(),
   "strict-builtin-errors": z.boolean().default(false),
   builtins: z.array(z.string()).optional(),
+  "v0-compatible": z.boolean().default(false),
 });
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -95,7 +99,8 @@ export async function evalCommand(argv: string[]): Promise<number> {
   if (!checked.ok) return checked.exitCode;
   const args = checked.value;
   const text = args.positionals[0]!;
-  const query = parseQuery(text, "query");
+  const regoVersion = v0Compatible.regoVersion(args);
+  const query = parseQuery(text, "query", { regoVersion });
   if (!query.body) return reportRegoErrors(command, query.errors, "nothing evaluated");
 
   try {
@@ -127,8 +132,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
 
     const sources: RegoSource[] = [...inputs.sources];
     if (bundled) {
-      for (const s of bundled.bundle.sources)
-        sources.push({ file: `${bundled.file}#${s.file}`, source: s.source });
+      for (const s of bundled.bundle.sources) sources.push({ ...s, file: `${bundled.file}#${s.file}` });
     }
     if (sources.length === 0) {
       if (bundled) {
@@ -143,6 +147,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
       queries: [{ name: "query", query: queryToCompile(text, query.body) }],
       strictBuiltinErrors: args["strict-builtin-errors"],
       builtins,
+      regoVersion,
     });
     if (!built.wasm) return reportRegoErrors(command, built.errors, "nothing evaluated");
     const policy = await loadCompiledPolicy({

@@ -8,7 +8,7 @@ import {
   type TestStatus,
   type TestTimings,
 } from "../../rego/tester.ts";
-import { checkArgs, helpOption, parseCommandArgs, usageError } from "./args.ts";
+import { checkArgs, helpOption, parseCommandArgs, usageError, v0Compatible } from "./args.ts";
 import { builtinsOption, builtinsUsage, loadBuiltinsOption } from "./builtins.ts";
 import { loadPolicyInputs } from "./inputs.ts";
 import { reportFailure, reportRegoErrors } from "./output.ts";
@@ -18,7 +18,7 @@ const command = "writ policy test";
 /** `opa test`'s exit code when a test fails, errors or is skipped (v1/cmd/test.go). */
 const TESTS_FAILED = 2;
 
-export const testUsage = `usage: writ policy test <path>... [-v] [--run <regex>] [--format pretty|json] [--coverage]
+export const testUsage = `usage: writ policy test <path>... [-v] [--run <regex>] [--format pretty|json] [--coverage] [--v0-compatible]
 
 Runs every rule named test_… in every package under the paths (folders are searched for .rego
 files; data.json/data.yaml files are merged into data at their folder's path). A test passes
@@ -48,6 +48,7 @@ options:
                        skipped tests do not make the exit code 2
       --fail-on-empty  exit 1 when no test was found
 ${builtinsUsage}
+${v0Compatible.usage}
   -h, --help           show this text`;
 
 const options = {
@@ -58,6 +59,7 @@ const options = {
   "exit-zero-on-skipped": { type: "boolean", short: "z" },
   "fail-on-empty": { type: "boolean" },
   ...builtinsOption,
+  ...v0Compatible.option,
   ...helpOption,
 } as const;
 
@@ -73,6 +75,7 @@ const argsSchema = z.object({
   "exit-zero-on-skipped": z.boolean().default(false),
   "fail-on-empty": z.boolean().default(false),
   builtins: z.array(z.string()).optional(),
+  "v0-compatible": z.boolean().default(false),
 });
 
 const RULE = "-".repeat(80);
@@ -196,6 +199,7 @@ export async function testCommand(argv: string[]): Promise<number> {
       ...(filter ? { filter } : {}),
       coverage: args.coverage,
       ...(builtins ? { builtins } : {}),
+      regoVersion: v0Compatible.regoVersion(args),
     });
     if (run.errors) return reportRegoErrors(command, run.errors, "no tests run");
     const results = run.results;

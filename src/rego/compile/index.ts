@@ -31,12 +31,16 @@ export function compile(modules: readonly ast.Module[], queries: readonly QueryS
   const names = new NameSource();
   const functions = collectFunctions(modules);
   const functionArities = new Map<string, number>();
+  /** Rules written `f() := …`: complete rules, which `f()` evaluates too. */
+  const nullaryRules = new Set<string>();
   for (const m of modules) {
     for (const r of m.rules) {
-      if (r.head.args)
-        functionArities.set([...m.package.path, ...groundPrefix(r.head.ref)].join("/"), r.head.args.length);
+      const path = [...m.package.path, ...groundPrefix(r.head.ref)].join("/");
+      if (isFunction(r)) functionArities.set(path, r.head.args?.length ?? 0);
+      else if (r.head.args !== undefined) nullaryRules.add(path);
     }
   }
+  const isNullaryRule = (path: readonly string[]) => nullaryRules.has(path.join("/"));
 
   const rules: KRule[] = [];
   const packageRules = collectPackageRules(modules);
@@ -46,6 +50,7 @@ export function compile(modules: readonly ast.Module[], queries: readonly QueryS
     const env = moduleEnv(module, packageRules, functions, errors);
     const lowerer = new Lowerer(env, names);
     lowerer.functionArity = (path) => functionArities.get(path.join("/"));
+    lowerer.isNullaryRule = isNullaryRule;
     for (const rule of module.rules) {
       lowerer.metadata = {
         rule: () => annotations.ruleMetadata(rule),
@@ -74,6 +79,7 @@ export function compile(modules: readonly ast.Module[], queries: readonly QueryS
     };
     const lowerer = new Lowerer(env, names);
     lowerer.functionArity = (path) => functionArities.get(path.join("/"));
+    lowerer.isNullaryRule = isNullaryRule;
     const body = lowerer.body(q.body);
     errors.push(...lowerer.errors);
     const ordered = safety.reorder(body, new Set(), new Set());
@@ -111,11 +117,19 @@ function* allRules(group: RuleGroup): Generator<KRule> {
 
 // ---------------------------------------------------------------------------------- modules
 
+/**
+ * Whether a rule is a function. As in OPA (`Rule.isFunction`), `f() := 1` is not: it is the
+ * complete rule `f` (open-policy-agent/opa#6315), which `f` and `f()` both evaluate.
+ */
+function isFunction(rule: ast.Rule): boolean {
+  return rule.head.args !== undefined && rule.head.args.length > 0;
+}
+
 function collectFunctions(modules: readonly ast.Module[]): Set<string> {
   const functions = new Set<string>();
   for (const m of modules) {
     for (const r of m.rules) {
-      if (r.head.args) functions.add([...m.package.path, ...groundPrefix(r.head.ref)].join("/"));
+      if (isFunction(r)) functions.add([...m.package.path, ...groundPrefix(r.head.ref)].join("/"));
     }
   }
   return functions;
@@ -198,7 +212,7 @@ function lowerRule(rule: ast.Rule, env: ModuleEnv, lowerer: Lowerer): KRule | un
 
   // `p[q].r contains s` is an object rule whose leaves are sets.
   let kind: RuleKind;
-  if (head.args) kind = "function";
+  if (isFunction(rule)) kind = "function";
   else if (restOfRef.length > 0) kind = "object";
   else if (head.key) kind = "multivalue";
   else kind = "complete";

@@ -312,6 +312,9 @@ export class Lowerer {
 
   functionArity: (path: string[]) => number | undefined = () => undefined;
 
+  /** Whether a path names a rule written `f() := …` (a complete rule, not a function). */
+  isNullaryRule: (path: readonly string[]) => boolean = () => false;
+
   /** The annotations of the rule being lowered, for `rego.metadata.rule()` / `.chain()`. */
   metadata: { rule: () => ast.JSONValue; chain: () => ast.JSONValue } | undefined;
 
@@ -323,6 +326,13 @@ export class Lowerer {
   private callExpr(t: ast.CallTerm, out: KBody, output: KTerm | undefined): boolean {
     const callee = this.callee(t.op);
     if (!callee) return false;
+    if (callee.kind === "function" && t.args.length === 0 && this.isNullaryRule(callee.path)) {
+      // `f()` of a rule `f() := …` is the rule's value, as OPA evaluates such a call.
+      const value = pathRef(["data", ...callee.path], t.loc);
+      if (output) out.push(...unify(output, value, t.loc));
+      else out.push({ kind: "term", term: value, loc: t.loc });
+      return true;
+    }
     const arity = this.arityOf(callee, this.functionArity);
     let args = t.args;
     let resultTerm: ast.Term | undefined;
