@@ -23,6 +23,11 @@ export interface ModuleEnv {
   imports: ReadonlyMap<string, string[]>;
   /** Full paths of every function defined anywhere, joined with "/". */
   functions: ReadonlySet<string>;
+  /**
+   * OPA's improved negation (`import future.keywords.not`, or `rego.v2`): `not f(g(input.x))`
+   * negates its whole expansion, instead of evaluating the nested call and the ref before it.
+   */
+  improvedNegation: boolean;
 }
 
 /** Generates names no Rego source can contain (`$` is not an identifier character). */
@@ -125,11 +130,15 @@ export class Lowerer {
 
   // ------------------------------------------------------------------ declarations
 
-  /** Declares every var of a pattern (`x`, `[a, b]`, `{"k": v}`) in the current frame. */
-  declarePattern(term: ast.Term, how: "assigned" | "declared"): void {
+  /**
+   * Declares every var of a pattern (`x`, `[a, b]`, `{"k": v}`) in the current frame. A
+   * function's arguments may name a var more than once; the later ones refer to the first.
+   */
+  declarePattern(term: ast.Term, how: "assigned" | "declared" | "argument"): void {
     switch (term.type) {
       case "var":
         if (term.name === "_") return;
+        if (how === "argument" && this.scope.declaredHere(term.name)) return;
         if (this.scope.declaredHere(term.name)) {
           this.error(`var ${term.name} ${how === "assigned" ? "assigned" : "declared"} above`, term.loc);
           return;
@@ -320,7 +329,7 @@ export class Lowerer {
    * with one argument more than its arity binds the last argument, and a call with exactly its
    * arity is a condition.
    */
-  private callExpr(t: ast.CallTerm, out: KBody, output: KTerm | undefined): boolean {
+  private callExpr(t: ast.CallTerm, out: KBody, output: KTerm | undefined, prelude: KBody = out): boolean {
     const callee = this.callee(t.op);
     if (!callee) return false;
     const arity = this.arityOf(callee, this.functionArity);
@@ -343,8 +352,8 @@ export class Lowerer {
     if (callee.kind === "builtin" && this.metadata && METADATA_BUILTINS.has(callee.name)) {
       // OPA evaluates these at compile time: the annotations of the enclosing rule.
       const json = callee.name === "rego.metadata.rule" ? this.metadata.rule() : this.metadata.chain();
-      const value = this.term(jsonTerm(json, t.loc), out);
-      const target = output ?? (resultTerm ? this.term(resultTerm, out) : undefined);
+      const value = this.term(jsonTerm(json, t.loc), prelude);
+      const target = output ?? (resultTerm ? this.term(resultTerm, prelude) : undefined);
       if (target) out.push(...unify(target, value, t.loc));
       return true;
     }
@@ -352,8 +361,18 @@ export class Lowerer {
       this.error("print: the result of print cannot be used", t.loc, "rego_type_error");
       return false;
     }
-    const kargs = args.map((a) => this.term(a, out));
-    const koutput = output ?? (resultTerm ? this.term(resultTerm, out) : undefined);
+    const koutput = output ?? (resultTerm ? this.term(resultTerm, prelude) : undefined);
+    if (callee.kind === "function" && !this.env.functions.has(callee.path.join("/")) && arity === 0) {
+      // Calling a rule (`cfg()`) is reading its value.
+      const value = pathRef(["data", ...callee.path], t.loc);
+      out.push(
+        koutput
+          ? { kind: "unify", left: koutput, right: value, loc: t.loc }
+          : { kind: "term", term: value, loc: t.loc },
+      );
+      return true;
+    }
+    const kargs = args.map((a) => this.term(a, prelude));
     out.push({ kind: "call", callee, args: kargs, output: koutput, loc: t.loc });
     return true;
   }
@@ -375,15 +394,21 @@ export class Lowerer {
     }
     out.push(...withPrelude);
 
-    const inner: KBody = [];
+    const governed: KBody = [];
     if (e.negated) {
+      // As OPA's RewriteExprTerms: the calls nested in a negated expression are evaluated before
+      // it, outside the `not` (`not f(g(x))` is `g(x, t); not f(t)`), so an undefined nested
+      // call leaves the expression undefined. A negated body (`not { … }`) keeps its own, and
+      // so does every negation under OPA's improved negation.
+      const inner: KBody = [];
+      const isBody = e.node.type === "body" || e.node.type === "logical" || this.env.improvedNegation;
       this.scope.push();
-      this.exprNode(e, inner);
+      this.exprNode(e, inner, isBody ? inner : governed);
       this.scope.pop();
+      governed.push({ kind: "not", body: inner, loc: e.loc, expr: !isBody });
     } else {
-      this.exprNode(e, inner);
+      this.exprNode(e, governed, governed);
     }
-    const governed: KBody = e.negated ? [{ kind: "not", body: inner, loc: e.loc }] : inner;
     if (mods.length > 0) out.push({ kind: "with", mods, body: governed, loc: e.loc });
     else out.push(...governed);
   }
@@ -462,14 +487,18 @@ export class Lowerer {
     return undefined;
   }
 
-  private exprNode(e: ast.Expr, out: KBody): void {
+  /**
+   * Lowers an expression's node into `out`; the calls nested in its terms are lifted into
+   * `prelude` (the same list, but for a negated expression the place before its `not`).
+   */
+  private exprNode(e: ast.Expr, out: KBody, prelude: KBody): void {
     const node = e.node;
     switch (node.type) {
       case "some":
         this.someDecl(node, out);
         return;
       case "every":
-        this.every(node, out);
+        this.every(node, out, prelude);
         return;
       case "body":
         // Names declared inside a negated body stay inside it.
@@ -481,10 +510,10 @@ export class Lowerer {
         this.logical(node, out);
         return;
       case "call":
-        this.topLevelCall(node, out);
+        this.topLevelCall(node, out, prelude);
         return;
       default: {
-        const term = this.term(node, out);
+        const term = this.term(node, prelude);
         out.push({ kind: "term", term, loc: e.loc });
       }
     }
@@ -511,24 +540,24 @@ export class Lowerer {
     this.expr(negate([negate(node.lhs), negate(node.rhs)]), out);
   }
 
-  private topLevelCall(t: ast.CallTerm, out: KBody): void {
+  private topLevelCall(t: ast.CallTerm, out: KBody, prelude: KBody): void {
     const name = t.op.type === "var" ? t.op.name : undefined;
     if ((name === "eq" || name === "assign") && t.args.length === 2) {
       const [left, right] = t.args as [ast.Term, ast.Term];
       if (name === "assign") {
         // The right side is read in the scope before the declaration takes effect.
-        const r = this.term(right, out);
+        const r = this.term(right, prelude);
         this.declarePattern(left, "assigned");
-        const l = this.term(left, out);
+        const l = this.term(left, prelude);
         out.push(...unify(l, r, t.loc));
         return;
       }
-      const l = this.term(left, out);
-      const r = this.term(right, out);
+      const l = this.term(left, prelude);
+      const r = this.term(right, prelude);
       out.push(...unify(l, r, t.loc));
       return;
     }
-    this.callExpr(t, out, undefined);
+    this.callExpr(t, out, undefined, prelude);
   }
 
   private someDecl(node: ast.SomeDecl, out: KBody): void {
@@ -563,12 +592,12 @@ export class Lowerer {
     }
   }
 
-  private every(node: ast.Every, out: KBody): void {
-    const domain = this.term(node.domain, out);
+  private every(node: ast.Every, out: KBody, prelude: KBody): void {
+    const domain = this.term(node.domain, prelude);
     this.scope.push();
     if (node.key) this.declarePattern(node.key, "declared");
     this.declarePattern(node.value, "declared");
-    const keyTerm = node.key ? this.term(node.key, out) : undefined;
+    const keyTerm = node.key ? this.term(node.key, prelude) : undefined;
     const key: KVar =
       keyTerm?.type === "var" ? keyTerm : { type: "var", name: this.names.wildcard(), loc: node.loc };
     const valuePrelude: KBody = [];
