@@ -31,7 +31,15 @@ import { startTelemetry, type Telemetry } from "./observability/otel.ts";
 import { gatewaySamples } from "./observability/samples.ts";
 import { enableTracing } from "./observability/tracing.ts";
 import { compiledCacheBeside } from "./policy/compiled-cache.ts";
-import { PolicyEngine, type PolicyEngineOptions, RevisionArchive, ShadowPolicy } from "./policy/index.ts";
+import {
+  bundleOrigin,
+  environment,
+  type OpaRuntime,
+  PolicyEngine,
+  type PolicyEngineOptions,
+  RevisionArchive,
+  ShadowPolicy,
+} from "./policy/index.ts";
 import { createScheduling } from "./schedule/index.ts";
 import { openStore, postgresSettings } from "./store/index.ts";
 import type { Store } from "./store/types.ts";
@@ -245,6 +253,7 @@ async function startPolicyEngine(
     onLoad: (loaded) => revisions.keep(loaded),
     entrypoint: config.policy.entrypoint,
     timeBudgetMs: config.policy.time_budget_ms,
+    opaRuntime: opaRuntimeOf(config.policy),
     ...compiledPolicyOptions(config, source.dir),
     ...(bundleCredentials === undefined
       ? {}
@@ -272,6 +281,31 @@ async function startPolicyEngine(
     closers.push(() => engine.unwatch());
   }
   return engine;
+}
+
+/**
+ * What `opa.runtime()` shows the gateway's policies (`policy.opa_runtime`): the environment
+ * variables listed, and as `config` the policy settings that hold no secret (a bundle server's
+ * address without its credentials or query).
+ */
+function opaRuntimeOf(policy: GatewayConfig["policy"]): OpaRuntime | "disabled" {
+  const { enabled, env } = policy.opa_runtime;
+  if (!enabled) return "disabled";
+  const source = policy.bundle
+    ? { bundle: bundleOrigin(policy.bundle), bundle_poll_interval_s: policy.bundle_poll_interval_s }
+    : { dir: policy.dir };
+  return {
+    env: environment(env),
+    config: {
+      policy: {
+        ...source,
+        entrypoint: policy.entrypoint,
+        watch: policy.watch,
+        time_budget_ms: policy.time_budget_ms,
+        opa_runtime: { enabled, env: [...env] },
+      },
+    },
+  };
 }
 
 /**

@@ -9,16 +9,15 @@ import { compile, type QuerySource } from "./compile/index.ts";
 import { RegoError } from "./errors.ts";
 import type { IRPlan } from "./plan/ir.ts";
 import { plan } from "./plan/planner.ts";
+import { parseModules, type RegoSource } from "./sources.ts";
 import type { Body, Module } from "./syntax/ast.ts";
-import { parseModule, parseQuery } from "./syntax/index.ts";
+import { parseQuery } from "./syntax/index.ts";
 import type { TraceSite } from "./trace.ts";
 import { CodeGenerator } from "./wasm/codegen.ts";
 import { Linker } from "./wasm/link.ts";
 
-export interface RegoSource {
-  file: string;
-  source: string;
-}
+export type { RegoSource } from "./sources.ts";
+export { parseModules } from "./sources.ts";
 
 export interface BuildOptions {
   /** Rule paths (`writ/decision`) evaluated as `result = data.writ.decision`. */
@@ -38,6 +37,12 @@ export interface BuildOptions {
    * evaluated, for explanations and coverage. It loads only with a trace sink, so it never serves.
    */
   instrument?: boolean;
+  /**
+   * Builtins the host refuses to run (OPA's unsafe builtins), each with what to do instead: a
+   * call that `with` does not replace is a compile error at the call. The gateway refuses
+   * `opa.runtime` this way when `policy.opa_runtime.enabled` is false.
+   */
+  refusedBuiltins?: ReadonlyMap<string, string>;
 }
 
 export interface BuildResult {
@@ -64,17 +69,6 @@ function entrypointQuery(entrypoint: string): Body | RegoError {
   }
   const parsed = parseQuery(`result = data.${entrypoint.split("/").join(".")}`, `entrypoint ${entrypoint}`);
   return parsed.body ?? parsed.errors[0]!;
-}
-
-export function parseModules(sources: readonly RegoSource[]): { modules: Module[]; errors: RegoError[] } {
-  const modules: Module[] = [];
-  const errors: RegoError[] = [];
-  for (const s of sources) {
-    const parsed = parseModule(s.source, s.file);
-    errors.push(...parsed.errors);
-    if (parsed.module) modules.push(parsed.module);
-  }
-  return { modules, errors };
 }
 
 export function buildPolicy(sources: readonly RegoSource[], options: BuildOptions): BuildResult {
@@ -129,7 +123,7 @@ export function buildModules(
   const planned = plan(
     compiled.policy,
     names.map((n) => ({ name: n, query: n })),
-    { instrument: options.instrument ?? false },
+    { instrument: options.instrument ?? false, refusedBuiltins: options.refusedBuiltins ?? new Map() },
   );
   if (planned.errors.length > 0) return fail(planned.errors);
 

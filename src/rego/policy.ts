@@ -12,7 +12,8 @@ import { errorMessage } from "../core/errors.ts";
 import { type BuiltinContext, systemContext } from "./builtins/index.ts";
 import { type Bundle, type BundleManifest, type DataObject, readBundle } from "./bundle/index.ts";
 import { hasHostBuiltin, hostBuiltinsFor, hostImportName } from "./host/index.ts";
-import { parseValueText, toJSON } from "./plan/value.ts";
+import { type OpaRuntime, runtimeDocument } from "./opa-runtime.ts";
+import { fromJSON, parseValueText, toJSON } from "./plan/value.ts";
 import { TRACE_BUILTIN, type TraceEvent, TraceKind } from "./trace.ts";
 import { Wasm, type WasmInstance, type WasmModule } from "./wasm/host.ts";
 
@@ -154,6 +155,13 @@ export interface CompiledPolicyInput {
    * calls the trace builtin loads only with one: an instrumented build never serves traffic.
    */
   trace?: (event: TraceEvent) => void;
+  /** What `opa.runtime()` shows (`opa-runtime.ts`); without it, an empty object (as OPA's library). */
+  runtime?: OpaRuntime;
+}
+
+export interface BundleLoadOptions {
+  /** What `opa.runtime()` shows, as for {@link CompiledPolicyInput}. */
+  runtime?: OpaRuntime;
 }
 
 const encoder = new TextEncoder();
@@ -177,6 +185,7 @@ async function load(
   hostBuiltins: readonly string[],
   data: DataObject,
   trace?: (event: TraceEvent) => void,
+  runtime?: OpaRuntime,
 ): Promise<Policy> {
   const traceImports = hostBuiltins.filter((name) => isTraceImport(name));
   if (traceImports.length > 0 && trace === undefined) {
@@ -193,7 +202,9 @@ async function load(
     );
   }
   // One clock reading per evaluation: `evaluate` starts a fresh context.
-  let context: BuiltinContext = systemContext();
+  const runtimeValue = runtime === undefined ? undefined : fromJSON(runtimeDocument(runtime));
+  const newContext = () => systemContext(undefined, runtimeValue);
+  let context: BuiltinContext = newContext();
   const custom = hostBuiltinsFor(
     hostBuiltins.filter((name) => !SDK_BUILTINS.has(name) && !isTraceImport(name)),
     () => context,
@@ -228,7 +239,7 @@ async function load(
           `the policy has no entrypoint ${entrypoint} (it has ${entrypoints.join(", ") || "none"}): build it with -e ${entrypoint}`,
         );
       }
-      context = systemContext();
+      context = newContext();
       let result: unknown;
       try {
         result = sdk.evaluate(jsonBuffer(input), id);
@@ -250,7 +261,7 @@ async function load(
 export async function loadCompiledPolicy(input: CompiledPolicyInput): Promise<Policy> {
   const module = compileModule(input.wasm);
   const hostBuiltins = input.hostBuiltins ?? moduleBuiltins(module);
-  return load(module, hostBuiltins, input.data ?? {}, input.trace);
+  return load(module, hostBuiltins, input.data ?? {}, input.trace, input.runtime);
 }
 
 const traceImportNames = new Set([hostImportName(TRACE_BUILTIN), hostImportName(TRACE_BUILTIN, true)]);
@@ -282,7 +293,10 @@ function traceBuiltin(sink: (event: TraceEvent) => void): (...args: unknown[]) =
 }
 
 /** Loads the module of a bundle (bytes of a `.tar.gz`, or a bundle already read) with its data. */
-export async function loadPolicyFromBundle(source: Uint8Array | Bundle): Promise<BundlePolicy> {
+export async function loadPolicyFromBundle(
+  source: Uint8Array | Bundle,
+  options: BundleLoadOptions = {},
+): Promise<BundlePolicy> {
   const bundle = source instanceof Uint8Array ? await readBundle(source) : source;
   if (!bundle.wasm) {
     throw new PolicyLoadError(
@@ -290,7 +304,7 @@ export async function loadPolicyFromBundle(source: Uint8Array | Bundle): Promise
     );
   }
   const module = compileModule(bundle.wasm);
-  const policy = await load(module, moduleBuiltins(module), bundle.data);
+  const policy = await load(module, moduleBuiltins(module), bundle.data, undefined, options.runtime);
   const absent = bundle.manifest.wasm.map((r) => r.entrypoint).filter((e) => !policy.entrypoints.includes(e));
   if (absent.length > 0) {
     throw new PolicyLoadError(

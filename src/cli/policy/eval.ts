@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { buildPolicy, type RegoSource } from "../../rego/build.ts";
 import { type DataObject, insertData } from "../../rego/bundle/index.ts";
+import { processRuntime } from "../../rego/opa-runtime.ts";
 import { loadCompiledPolicy, loadPolicyFromBundle } from "../../rego/policy.ts";
 import type { Body } from "../../rego/syntax/ast.ts";
 import { parseQuery } from "../../rego/syntax/index.ts";
@@ -111,7 +112,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
     // builtin errors, so a strict evaluation compiles the sources it carries).
     let entrypoints: readonly string[] = [];
     if (bundled?.bundle.wasm && inputs.sources.length === 0 && !args["strict-builtin-errors"]) {
-      const policy = await loadPolicyFromBundle(bundled.bundle);
+      const policy = await loadPolicyFromBundle(bundled.bundle, { runtime: processRuntime() });
       const entrypoint = entrypointOf(query.body);
       if (entrypoint !== undefined && policy.entrypoints.includes(entrypoint)) {
         policy.setData(data);
@@ -139,7 +140,12 @@ export async function evalCommand(argv: string[]): Promise<number> {
       strictBuiltinErrors: args["strict-builtin-errors"],
     });
     if (!built.wasm) return reportRegoErrors(command, built.errors, "nothing evaluated");
-    const policy = await loadCompiledPolicy({ wasm: built.wasm, hostBuiltins: built.hostBuiltins, data });
+    const policy = await loadCompiledPolicy({
+      wasm: built.wasm,
+      hostBuiltins: built.hostBuiltins,
+      data,
+      runtime: processRuntime(),
+    });
     return print(policy.evaluate(input, "query"));
   } catch (error) {
     return reportFailure(command, error);

@@ -13,9 +13,11 @@ import { isGenerated, Lowerer, type ModuleEnv, NameSource, opPath, sourceName } 
 import { AnnotationIndex } from "./metadata.ts";
 import { checkRecursion } from "./recursion.ts";
 import { SafetyChecker, varsOfBody, varsOfTerm } from "./safety.ts";
+import type { CompileChecks } from "./usage.ts";
 
 export type * from "./kernel.ts";
 export { sourceName } from "./lower.ts";
+export type { CompileChecks } from "./usage.ts";
 
 export interface QuerySource {
   name: string;
@@ -27,7 +29,19 @@ export interface CompileResult {
   errors: RegoError[];
 }
 
-export function compile(modules: readonly ast.Module[], queries: readonly QuerySource[] = []): CompileResult {
+export interface CompileOptions {
+  /**
+   * The checks `opa check` makes besides compiling (`usage.ts`): OPA's for every v1 module, or
+   * strict mode's as well. None by default: a policy that runs is not refused for them.
+   */
+  checks?: CompileChecks;
+}
+
+export function compile(
+  modules: readonly ast.Module[],
+  queries: readonly QuerySource[] = [],
+  options: CompileOptions = {},
+): CompileResult {
   const errors: RegoError[] = [];
   const names = new NameSource();
   const functions = collectFunctions(modules);
@@ -56,8 +70,10 @@ export function compile(modules: readonly ast.Module[], queries: readonly QueryS
       };
       const lowered = lowerRule(rule, env, lowerer);
       if (lowered) rules.push(lowered);
+      if (options.checks) errors.push(...lowerer.usage.ruleErrors(options.checks, rule.head.loc));
     }
     errors.push(...lowerer.errors);
+    if (options.checks) errors.push(...lowerer.usage.importErrors(module, options.checks));
   }
 
   const groups = groupRules(rules, errors);

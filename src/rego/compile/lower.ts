@@ -12,6 +12,7 @@ import { admits, type LiteralKind, typeString } from "../builtins/typecheck.ts";
 import { type Location, RegoError } from "../errors.ts";
 import type * as ast from "../syntax/ast.ts";
 import type { KBody, KCallee, KExpr, KTerm, KVar, KWith } from "./kernel.ts";
+import { type DeclarationKind, VarUsage } from "./usage.ts";
 
 /** What a module's names refer to. */
 export interface ModuleEnv {
@@ -101,7 +102,11 @@ const ROOTS = new Set(["input", "data"]);
 
 export class Lowerer {
   readonly errors: RegoError[] = [];
+  /** Declarations and uses, for the checks `opa check` makes (`usage.ts`). */
+  readonly usage = new VarUsage();
   private scope = new Scope();
+  /** The expression being lowered: where OPA reports a var it declares. */
+  private exprLoc: Location | undefined;
 
   constructor(
     private readonly env: ModuleEnv,
@@ -134,9 +139,13 @@ export class Lowerer {
    * Declares every var of a pattern (`x`, `[a, b]`, `{"k": v}`) in the current frame. A
    * function's arguments may name a var more than once; the later ones refer to the first.
    */
-  declarePattern(term: ast.Term, how: "assigned" | "declared" | "argument"): void {
+  declarePattern(
+    term: ast.Term,
+    how: "assigned" | "declared" | "argument",
+    kind: DeclarationKind = how,
+  ): void {
     switch (term.type) {
-      case "var":
+      case "var": {
         if (term.name === "_") return;
         if (how === "argument" && this.scope.declaredHere(term.name)) return;
         if (this.scope.declaredHere(term.name)) {
@@ -147,13 +156,16 @@ export class Lowerer {
           this.error(`variables must not shadow ${term.name} (use a different variable name)`, term.loc);
           return;
         }
-        this.scope.declare(term.name, this.names.rename(term.name));
+        const renamed = this.names.rename(term.name);
+        this.scope.declare(term.name, renamed);
+        this.usage.declare(term.name, renamed, kind, this.exprLoc ?? term.loc);
         return;
+      }
       case "array":
-        for (const item of term.items) this.declarePattern(item, how);
+        for (const item of term.items) this.declarePattern(item, how, kind);
         return;
       case "object":
-        for (const [, value] of term.entries) this.declarePattern(value, how);
+        for (const [, value] of term.entries) this.declarePattern(value, how, kind);
         return;
       case "ref":
         if (how === "assigned") this.error("cannot assign to ref", term.loc);
@@ -170,10 +182,19 @@ export class Lowerer {
   private resolveVar(v: ast.VarTerm): KTerm {
     if (v.name === "_") return { type: "var", name: this.names.wildcard(), loc: v.loc };
     const local = this.scope.lookup(v.name);
-    if (local !== undefined) return { type: "var", name: local, loc: v.loc };
-    if (ROOTS.has(v.name)) return { type: "var", name: v.name, loc: v.loc };
+    if (local !== undefined) {
+      this.usage.use(local);
+      return { type: "var", name: local, loc: v.loc };
+    }
+    if (ROOTS.has(v.name)) {
+      this.usage.useImport(v.name);
+      return { type: "var", name: v.name, loc: v.loc };
+    }
     const imported = this.env.imports.get(v.name);
-    if (imported) return pathRef(imported, v.loc);
+    if (imported) {
+      this.usage.useImport(v.name);
+      return pathRef(imported, v.loc);
+    }
     if (this.env.ruleNames.has(v.name)) return pathRef(["data", ...this.env.packagePath, v.name], v.loc);
     return { type: "var", name: v.name, loc: v.loc };
   }
@@ -278,15 +299,23 @@ export class Lowerer {
     const [first, ...rest] = parts;
     let full: string[] | undefined;
     if (first === "data") full = parts;
-    else if (this.env.imports.has(first!)) full = [...this.env.imports.get(first!)!, ...rest];
-    else if (this.env.ruleNames.has(first!)) full = ["data", ...this.env.packagePath, ...parts];
+    else if (this.env.imports.has(first!)) {
+      this.usage.useImport(first!);
+      full = [...this.env.imports.get(first!)!, ...rest];
+    } else if (this.env.ruleNames.has(first!)) full = ["data", ...this.env.packagePath, ...parts];
     if (full && full[0] === "data" && this.env.functions.has(full.slice(1).join("/"))) {
       return { kind: "function", path: full.slice(1) };
     }
     const name = parts.join(".");
     if (lookupBuiltin(name) || name === PRINT) return { kind: "builtin", name };
-    if (full && full[0] === "data") return { kind: "function", path: full.slice(1) };
-    this.error(`undefined function ${name}`, op.loc, "rego_type_error");
+    // As OPA's CheckUndefinedFuncs: a data path is callable when a rule is defined there.
+    if (full && full[0] === "data" && this.functionArity(full.slice(1)) !== undefined)
+      return { kind: "function", path: full.slice(1) };
+    this.error(
+      `undefined function ${full?.[0] === "data" ? full.join(".") : name}`,
+      op.loc,
+      "rego_type_error",
+    );
     return undefined;
   }
 
@@ -332,6 +361,7 @@ export class Lowerer {
   private callExpr(t: ast.CallTerm, out: KBody, output: KTerm | undefined, prelude: KBody = out): boolean {
     const callee = this.callee(t.op);
     if (!callee) return false;
+    if (callee.kind === "builtin") this.usage.callBuiltin(callee.name, t.loc);
     const arity = this.arityOf(callee, this.functionArity);
     let args = t.args;
     let resultTerm: ast.Term | undefined;
@@ -372,9 +402,25 @@ export class Lowerer {
       );
       return true;
     }
-    const kargs = args.map((a) => this.term(a, prelude));
+    const kargs =
+      callee.kind === "builtin" && callee.name === PRINT
+        ? args.map((a) => this.printArgument(a))
+        : args.map((a) => this.term(a, prelude));
     out.push({ kind: "call", callee, args: kargs, output: koutput, loc: t.loc });
     return true;
+  }
+
+  /**
+   * OPA's `rewritePrintCalls`: each argument of `print` is the set of the values it takes,
+   * `{v | v = arg}`, its nested calls inside, so that an undefined argument prints
+   * `<undefined>` instead of failing the body.
+   */
+  private printArgument(arg: ast.Term): KTerm {
+    const body: KBody = [];
+    const value = this.term(arg, body);
+    const v: KVar = { type: "var", name: this.names.temp(), loc: arg.loc };
+    body.push({ kind: "unify", left: v, right: value, loc: arg.loc });
+    return { type: "setcompr", term: v, body, loc: arg.loc };
   }
 
   // ------------------------------------------------------------------ expressions
@@ -386,6 +432,16 @@ export class Lowerer {
   }
 
   private expr(e: ast.Expr, out: KBody): void {
+    const outer = this.exprLoc;
+    this.exprLoc = e.loc;
+    try {
+      this.lowerExpr(e, out);
+    } finally {
+      this.exprLoc = outer;
+    }
+  }
+
+  private lowerExpr(e: ast.Expr, out: KBody): void {
     const withPrelude: KBody = [];
     const mods: KWith[] = [];
     for (const w of e.with) {
@@ -463,6 +519,7 @@ export class Lowerer {
     }
     const imported = this.env.imports.get(first!);
     if (imported) {
+      this.usage.useImport(first!);
       const full = [...imported, ...rest];
       if (full[0] === "input") return { kind: "input", path: full.slice(1) };
       if (this.env.functions.has(full.slice(1).join("/"))) {
@@ -566,6 +623,7 @@ export class Lowerer {
         this.declarePattern(symbol, "declared");
         continue;
       }
+      // `some x in xs`: the iteration uses what it declares.
       if (symbol.type !== "call" || symbol.op.type !== "ref") {
         this.error("unexpected some declaration", symbol.loc);
         continue;
@@ -574,15 +632,15 @@ export class Lowerer {
       if (op === "internal.member_2" && symbol.args.length === 2) {
         const [value, collection] = symbol.args as [ast.Term, ast.Term];
         const coll = this.term(collection, out);
-        this.declarePattern(value, "declared");
+        this.declarePattern(value, "declared", "iterated");
         const v = this.term(value, out);
         const key: KVar = { type: "var", name: this.names.wildcard(), loc: value.loc };
         out.push({ kind: "unify", left: v, right: refInto(coll, key, symbol.loc), loc: symbol.loc });
       } else if (op === "internal.member_3" && symbol.args.length === 3) {
         const [key, value, collection] = symbol.args as [ast.Term, ast.Term, ast.Term];
         const coll = this.term(collection, out);
-        this.declarePattern(key, "declared");
-        this.declarePattern(value, "declared");
+        this.declarePattern(key, "declared", "iterated");
+        this.declarePattern(value, "declared", "iterated");
         const k = this.term(key, out);
         const v = this.term(value, out);
         out.push({ kind: "unify", left: v, right: refInto(coll, k, symbol.loc), loc: symbol.loc });
@@ -595,8 +653,12 @@ export class Lowerer {
   private every(node: ast.Every, out: KBody, prelude: KBody): void {
     const domain = this.term(node.domain, prelude);
     this.scope.push();
-    if (node.key) this.declarePattern(node.key, "declared");
-    this.declarePattern(node.value, "declared");
+    // OPA reports an unused key or value at the first expression of the body.
+    const outer = this.exprLoc;
+    this.exprLoc = node.body[0]?.loc ?? node.loc;
+    if (node.key) this.declarePattern(node.key, "declared", "every");
+    this.declarePattern(node.value, "declared", "every");
+    this.exprLoc = outer;
     const keyTerm = node.key ? this.term(node.key, prelude) : undefined;
     const key: KVar =
       keyTerm?.type === "var" ? keyTerm : { type: "var", name: this.names.wildcard(), loc: node.loc };

@@ -41,6 +41,11 @@ function conventionOf(importName: string): ImportConvention {
   return { builtin: importName, valueText: false, strict: false };
 }
 
+/** The builtin a module imports as `importName` (`writ.opa.runtime` and `opa.runtime` are `opa.runtime`). */
+export function importedBuiltin(importName: string): string {
+  return conventionOf(importName).builtin;
+}
+
 /** Whether `hostBuiltinsFor` can implement the builtin a module imports as `importName`. */
 export function hasHostBuiltin(importName: string): boolean {
   return builtinTable.has(conventionOf(importName).builtin);
