@@ -73,7 +73,7 @@ export function compile(
       if (options.checks) errors.push(...lowerer.usage.ruleErrors(options.checks, rule.head.loc));
     }
     errors.push(...lowerer.errors);
-    if (options.checks) errors.push(...lowerer.usage.importErrors(module, options.checks));
+    if (options.checks) errors.push(...lowerer.usage.moduleErrors(module, options.checks));
   }
 
   const groups = groupRules(rules, errors);

@@ -93,6 +93,10 @@ class Scope {
   declaredHere(name: string): boolean {
     return this.frames[this.frames.length - 1]!.has(name);
   }
+  /** Whether a function argument is declared `name`, and `name` is being declared in its body's own frame. */
+  redeclaresArgument(name: string): boolean {
+    return this.frames.length === 2 && this.frames[0]!.has(name);
+  }
   declare(name: string, renamed: string): void {
     this.frames[this.frames.length - 1]!.set(name, renamed);
   }
@@ -153,8 +157,20 @@ export class Lowerer {
           return;
         }
         if (ROOTS.has(term.name)) {
-          this.error(`variables must not shadow ${term.name} (use a different variable name)`, term.loc);
+          const what = how === "argument" ? "args" : "variables";
+          this.error(`${what} must not shadow ${term.name} (use a different variable name)`, term.loc);
           return;
+        }
+        // OPA's rewriteDeclaredVar: a function's body cannot declare one of its arguments again
+        // (its closures may). Reported by `opa check`; the body's own var shadows it here.
+        if (how !== "argument" && this.scope.redeclaresArgument(term.name)) {
+          this.usage.report(
+            new RegoError(
+              "rego_compile_error",
+              `arg ${term.name} redeclared`,
+              how === "assigned" ? term.loc : (this.exprLoc ?? term.loc),
+            ),
+          );
         }
         const renamed = this.names.rename(term.name);
         this.scope.declare(term.name, renamed);
@@ -442,6 +458,12 @@ export class Lowerer {
   }
 
   private lowerExpr(e: ast.Expr, out: KBody): void {
+    if (e.negated && e.node.type === "call" && e.node.op.type === "var" && e.node.op.name === "assign") {
+      // Reported by `opa check`: what is assigned under `not` cannot be seen after it.
+      this.usage.report(
+        new RegoError("rego_compile_error", "cannot assign vars inside negated expression", e.loc),
+      );
+    }
     const withPrelude: KBody = [];
     const mods: KWith[] = [];
     for (const w of e.with) {

@@ -49,7 +49,7 @@ export class VarUsage {
   private readonly uses = new Map<string, number>();
   private declarations: Declaration[] = [];
   private readonly importsUsed = new Set<string>();
-  private readonly deprecated: RegoError[] = [];
+  private readonly reported: RegoError[] = [];
 
   declare(name: string, renamed: string, kind: DeclarationKind, loc: Location): void {
     this.declarations.push({ name, renamed, kind, loc });
@@ -65,9 +65,14 @@ export class VarUsage {
 
   callBuiltin(name: string, loc: Location): void {
     if (lookupBuiltin(name)?.declaration.deprecated)
-      this.deprecated.push(
+      this.report(
         new RegoError("rego_type_error", `deprecated built-in function calls in expression: ${name}`, loc),
       );
+  }
+
+  /** An error OPA's compiler raises that a build of Writ's lets pass (a policy that runs). */
+  report(error: RegoError): void {
+    this.reported.push(error);
   }
 
   /**
@@ -75,8 +80,8 @@ export class VarUsage {
    * branches and closures included); `head` is where OPA reports an unused argument.
    */
   ruleErrors(checks: CompileChecks, head: Location): RegoError[] {
-    const errors: RegoError[] = [...this.deprecated];
-    this.deprecated.length = 0;
+    const errors: RegoError[] = [...this.reported];
+    this.reported.length = 0;
     const strict = checks === "strict";
     for (const d of this.declarations) {
       if ((this.uses.get(d.renamed) ?? 0) > OWN_USES[d.kind]) continue;
@@ -98,9 +103,26 @@ export class VarUsage {
     return errors;
   }
 
-  /** The errors about a module's imports: shadowed ones, and (strict mode) unused ones. */
-  importErrors(module: ast.Module, checks: CompileChecks): RegoError[] {
+  /**
+   * The errors about a module's statements: rules named after a root document, shadowed imports,
+   * and (strict mode) unused imports.
+   */
+  moduleErrors(module: ast.Module, checks: CompileChecks): RegoError[] {
     const errors: RegoError[] = [];
+    for (const rule of module.rules) {
+      const name = rule.head.ref.type === "var" ? rule.head.ref.name : undefined;
+      const first =
+        rule.head.ref.type === "ref" && rule.head.ref.head.type === "var" ? rule.head.ref.head.name : name;
+      if (first === "input" || first === "data") {
+        errors.push(
+          new RegoError(
+            "rego_compile_error",
+            `rules must not shadow ${first} (use a different rule name)`,
+            rule.loc,
+          ),
+        );
+      }
+    }
     const seen = new Map<string, ast.Import>();
     for (const imp of module.imports) {
       const name = importName(imp);

@@ -41,6 +41,28 @@ r if every v in [1] { true }
     ]);
   });
 
+  it("reports what shadows a root document or an argument, and assignments under not", () => {
+    const source = `package t
+
+input := 1
+
+f(data) := 1
+
+g(x) := y if {
+  x := 2
+  y := [x | x := 3]
+}
+
+p if not z := 1
+`;
+    expect(check(source)).toEqual([
+      "t.rego:3:1: rego_compile_error: rules must not shadow input (use a different rule name)",
+      "t.rego:5:3: rego_compile_error: args must not shadow data (use a different variable name)",
+      "t.rego:8:3: rego_compile_error: arg x redeclared",
+      "t.rego:12:6: rego_compile_error: cannot assign vars inside negated expression",
+    ]);
+  });
+
   it("leaves unused arguments, assignments and imports to strict mode", () => {
     const source = `package t
 
