@@ -32,8 +32,11 @@ import { gatewaySamples } from "./observability/samples.ts";
 import { enableTracing } from "./observability/tracing.ts";
 import { compiledCacheBeside } from "./policy/compiled-cache.ts";
 import {
+  bundleOrigin,
   type CustomBuiltins,
+  environment,
   loadPolicyBuiltins,
+  type OpaRuntime,
   PolicyEngine,
   type PolicyEngineOptions,
   RevisionArchive,
@@ -264,6 +267,7 @@ async function startPolicyEngine(
     timeBudgetMs: config.policy.time_budget_ms,
     ...(builtins === undefined ? {} : { builtins }),
     regoVersion: source.rego_version,
+    opaRuntime: opaRuntimeOf(config.policy),
     ...compiledPolicyOptions(config, source.dir),
     ...(bundleCredentials === undefined
       ? {}
@@ -291,6 +295,31 @@ async function startPolicyEngine(
     closers.push(() => engine.unwatch());
   }
   return engine;
+}
+
+/**
+ * What `opa.runtime()` shows the gateway's policies (`policy.opa_runtime`): the environment
+ * variables listed, and as `config` the policy settings that hold no secret (a bundle server's
+ * address without its credentials or query).
+ */
+function opaRuntimeOf(policy: GatewayConfig["policy"]): OpaRuntime | "disabled" {
+  const { enabled, env } = policy.opa_runtime;
+  if (!enabled) return "disabled";
+  const source = policy.bundle
+    ? { bundle: bundleOrigin(policy.bundle), bundle_poll_interval_s: policy.bundle_poll_interval_s }
+    : { dir: policy.dir };
+  return {
+    env: environment(env),
+    config: {
+      policy: {
+        ...source,
+        entrypoint: policy.entrypoint,
+        watch: policy.watch,
+        time_budget_ms: policy.time_budget_ms,
+        opa_runtime: { enabled, env: [...env] },
+      },
+    },
+  };
 }
 
 /**

@@ -8,7 +8,7 @@ import { processIo } from "./logs/io.ts";
 export const policyUsage = `usage: writ policy <command> [options]
 
 commands:
-  check <path>...                      parse Rego files and report syntax errors
+  check <path>...                      compile Rego files and report their errors, as opa check
   fmt <path>...                        format Rego files as opa fmt does (-w, -l, -d)
   build <path>... -e <entrypoint>...   compile a policy to an OPA bundle (bundle.tar.gz)
   eval -d <path>... [-i input] <query> evaluate a query against sources or a bundle

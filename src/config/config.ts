@@ -91,6 +91,19 @@ export const gatewayConfigSchema = z
         watch: z.boolean().default(true),
         time_budget_ms: z.number().positive().default(250),
         /**
+         * `opa.runtime()`: OPA's runtime document, showing only the environment variables named
+         * in `env` (none by default, so that no secret reaches a decision unless listed) and, as
+         * its `config`, the policy settings that are not secret. With `enabled: false` a policy
+         * that calls it does not load.
+         */
+        opa_runtime: z
+          .object({
+            enabled: z.boolean().default(true),
+            env: z.array(z.string().min(1)).default([]),
+          })
+          .strict()
+          .prefault({}),
+        /**
          * Shadow mode: a candidate policy (a folder, a bundle file or a bundle server's URL)
          * decides every call beside the live one, for the same entrypoint, off the answer's
          * path. Its decisions never reach callers; disagreements are decision-log entries at

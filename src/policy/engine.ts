@@ -17,6 +17,8 @@ import { z } from "zod";
 import type { PolicyDecision, PolicyInput } from "../core/types.ts";
 import type { RegoSource } from "../rego/build.ts";
 import type { CustomBuiltins } from "../rego/builtins/custom.ts";
+import { importedBuiltin } from "../rego/host/index.ts";
+import type { OpaRuntime } from "../rego/opa-runtime.ts";
 import { loadCompiledPolicy, loadPolicyFromBundle, type Policy } from "../rego/policy.ts";
 import type { RegoVersion } from "../rego/syntax/index.ts";
 import { CompiledPolicyCache } from "./compiled-cache.ts";
@@ -83,7 +85,16 @@ export interface PolicyEngineOptions {
    * against their declarations, and required of a bundle that records them.
    */
   builtins?: CustomBuiltins;
+  /**
+   * What `opa.runtime()` shows the policy (default: no environment variable, no configuration),
+   * or `disabled`: a policy that calls it does not load (`policy.opa_runtime` in the configuration).
+   */
+  opaRuntime?: OpaRuntime | "disabled";
 }
+
+/** Why a policy calling `opa.runtime` is refused, and what to do. */
+const OPA_RUNTIME_DISABLED =
+  "policy.opa_runtime.enabled is false in Writ's configuration: remove the call, or enable it and list the environment variables it may show in policy.opa_runtime.env";
 
 /** What a watcher reports: a reload that worked (its revision) or one that failed. */
 export interface ReloadEvents {
@@ -105,6 +116,7 @@ export class PolicyEngine {
   /** The custom builtins its policies may call (an archived revision is loaded with the same). */
   readonly builtins: CustomBuiltins | undefined;
   private readonly regoVersion: RegoVersion;
+  private readonly opaRuntime: OpaRuntime | "disabled";
   /** The bundle last installed from a bundle server: where from, its digest and ETag. */
   private served: { url: string; digest: string; etag?: string } | undefined;
   /** The last reload failure, until a reload succeeds. */
@@ -119,6 +131,19 @@ export class PolicyEngine {
     this.onLoad = options.onLoad;
     this.builtins = options.builtins;
     this.regoVersion = options.regoVersion ?? 1;
+    this.opaRuntime = options.opaRuntime ?? { env: {}, config: {} };
+  }
+
+  /** What `opa.runtime()` shows a loaded policy; nothing when it is disabled (no policy calls it). */
+  private get runtime(): { runtime?: OpaRuntime } {
+    return this.opaRuntime === "disabled" ? {} : { runtime: this.opaRuntime };
+  }
+
+  /** Whether a module that imports these host builtins calls `opa.runtime` while it is disabled. */
+  private refusesRuntime(hostBuiltins: readonly string[]): boolean {
+    return (
+      this.opaRuntime === "disabled" && hostBuiltins.some((name) => importedBuiltin(name) === "opa.runtime")
+    );
   }
 
   get revision(): string | undefined {
@@ -173,12 +198,21 @@ export class PolicyEngine {
       ? await cache.key(this.entrypoint, sources, builtins?.fingerprint()).catch(() => undefined)
       : undefined;
     const hit = key === undefined ? undefined : await cache.get(key);
-    if (hit !== undefined) {
-      const policy = await loadCompiledPolicy({ ...hit, data, builtins }).catch(() => undefined);
+    // A module that calls a refused opa.runtime is compiled again, to say where it calls it.
+    if (hit !== undefined && !this.refusesRuntime(hit.hostBuiltins)) {
+      const policy = await loadCompiledPolicy({ ...hit, data, builtins, ...this.runtime }).catch(
+        () => undefined,
+      );
       if (policy?.entrypoints.includes(this.entrypoint)) return policy;
     }
     const { buildPolicy } = await import("../rego/build.ts");
-    const built = buildPolicy(sources, { entrypoints: [this.entrypoint], builtins });
+    const built = buildPolicy(sources, {
+      entrypoints: [this.entrypoint],
+      builtins,
+      ...(this.opaRuntime === "disabled"
+        ? { refusedBuiltins: new Map([["opa.runtime", OPA_RUNTIME_DISABLED]]) }
+        : {}),
+    });
     if (!built.wasm) {
       throw new PolicyLoadError(
         `the policies in ${dir} do not compile`,
@@ -190,6 +224,7 @@ export class PolicyEngine {
       hostBuiltins: built.hostBuiltins,
       data,
       builtins,
+      ...this.runtime,
     });
     if (key !== undefined && policy.entrypoints.includes(this.entrypoint)) {
       await cache.put(key, { wasm: built.wasm, hostBuiltins: built.hostBuiltins });
@@ -224,10 +259,15 @@ export class PolicyEngine {
   private async installBundle(bytes: Uint8Array, source: string): Promise<string> {
     let policy: Awaited<ReturnType<typeof loadPolicyFromBundle>>;
     try {
-      policy = await loadPolicyFromBundle(bytes, { builtins: this.builtins });
+      policy = await loadPolicyFromBundle(bytes, { builtins: this.builtins, ...this.runtime });
     } catch (error) {
       throw new PolicyLoadError(`the bundle ${source} cannot be loaded`, [
         error instanceof Error ? error.message : String(error),
+      ]);
+    }
+    if (this.refusesRuntime(policy.hostBuiltins)) {
+      throw new PolicyLoadError(`the bundle ${source} cannot be loaded`, [
+        `its policy calls opa.runtime: ${OPA_RUNTIME_DISABLED}`,
       ]);
     }
     const revision =

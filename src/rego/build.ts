@@ -11,21 +11,15 @@ import { RegoError } from "./errors.ts";
 import { importedBuiltin } from "./host/index.ts";
 import type { IRPlan } from "./plan/ir.ts";
 import { plan } from "./plan/planner.ts";
+import { parseModules, type RegoSource } from "./sources.ts";
 import type { Body, Module } from "./syntax/ast.ts";
-import { parseModule, parseQuery, type RegoVersion } from "./syntax/index.ts";
+import { parseQuery, type RegoVersion } from "./syntax/index.ts";
 import type { TraceSite } from "./trace.ts";
 import { CodeGenerator } from "./wasm/codegen.ts";
 import { Linker } from "./wasm/link.ts";
 
-export interface RegoSource {
-  file: string;
-  source: string;
-  /**
-   * The Rego version the source is written in, when it has its own (a bundle's
-   * `file_rego_versions`); otherwise the build's `regoVersion`.
-   */
-  regoVersion?: RegoVersion;
-}
+export type { RegoSource } from "./sources.ts";
+export { parseModules } from "./sources.ts";
 
 export interface BuildOptions {
   /** Rule paths (`writ/decision`) evaluated as `result = data.writ.decision`. */
@@ -56,6 +50,12 @@ export interface BuildOptions {
    * declarations and compiled to host calls.
    */
   builtins?: CustomBuiltins;
+  /**
+   * Builtins the host refuses to run (OPA's unsafe builtins), each with what to do instead: a
+   * call that `with` does not replace is a compile error at the call. The gateway refuses
+   * `opa.runtime` this way when `policy.opa_runtime.enabled` is false.
+   */
+  refusedBuiltins?: ReadonlyMap<string, string>;
 }
 
 export interface BuildResult {
@@ -84,21 +84,6 @@ function entrypointQuery(entrypoint: string): Body | RegoError {
   }
   const parsed = parseQuery(`result = data.${entrypoint.split("/").join(".")}`, `entrypoint ${entrypoint}`);
   return parsed.body ?? parsed.errors[0]!;
-}
-
-/** Parses each source in its Rego version (its own, else `regoVersion`, default 1). */
-export function parseModules(
-  sources: readonly RegoSource[],
-  options: { regoVersion?: RegoVersion } = {},
-): { modules: Module[]; errors: RegoError[] } {
-  const modules: Module[] = [];
-  const errors: RegoError[] = [];
-  for (const s of sources) {
-    const parsed = parseModule(s.source, s.file, { regoVersion: s.regoVersion ?? options.regoVersion });
-    errors.push(...parsed.errors);
-    if (parsed.module) modules.push(parsed.module);
-  }
-  return { modules, errors };
 }
 
 export function buildPolicy(sources: readonly RegoSource[], options: BuildOptions): BuildResult {
@@ -180,7 +165,7 @@ function compileAndLink(
   const planned = plan(
     compiled.policy,
     names.map((n) => ({ name: n, query: n })),
-    { instrument: options.instrument ?? false },
+    { instrument: options.instrument ?? false, refusedBuiltins: options.refusedBuiltins ?? new Map() },
   );
   if (planned.errors.length > 0) return fail(planned.errors);
 

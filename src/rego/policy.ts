@@ -19,7 +19,8 @@ import {
 } from "./builtins/index.ts";
 import { type Bundle, type BundleManifest, type DataObject, readBundle } from "./bundle/index.ts";
 import { hasHostBuiltin, hostBuiltinsFor, hostImportName, importedBuiltin } from "./host/index.ts";
-import { parseValueText, toJSON } from "./plan/value.ts";
+import { type OpaRuntime, runtimeDocument } from "./opa-runtime.ts";
+import { fromJSON, parseValueText, toJSON } from "./plan/value.ts";
 import { TRACE_BUILTIN, type TraceEvent, TraceKind } from "./trace.ts";
 import { Wasm, type WasmInstance, type WasmModule } from "./wasm/host.ts";
 
@@ -163,6 +164,8 @@ export interface CompiledPolicyInput {
   trace?: (event: TraceEvent) => void;
   /** The custom builtins the module was compiled against (`buildPolicy`'s `builtins`). */
   builtins?: CustomBuiltins;
+  /** What `opa.runtime()` shows (`opa-runtime.ts`); without it, an empty object (as OPA's library). */
+  runtime?: OpaRuntime;
 }
 
 const encoder = new TextEncoder();
@@ -212,6 +215,7 @@ async function load(
   data: DataObject,
   trace: ((event: TraceEvent) => void) | undefined,
   builtins: CustomBuiltins | undefined,
+  runtime?: OpaRuntime,
 ): Promise<Policy> {
   const traceImports = hostBuiltins.filter((name) => isTraceImport(name));
   if (traceImports.length > 0 && trace === undefined) {
@@ -222,7 +226,9 @@ async function load(
   const missing = missingBuiltins(hostBuiltins, builtins);
   if (missing) throw missing;
   // One clock reading per evaluation: `evaluate` starts a fresh context.
-  let context: BuiltinContext = systemContext();
+  const runtimeValue = runtime === undefined ? undefined : fromJSON(runtimeDocument(runtime));
+  const newContext = () => systemContext(undefined, runtimeValue);
+  let context: BuiltinContext = newContext();
   const custom = hostBuiltinsFor(
     hostBuiltins.filter((name) => !SDK_BUILTINS.has(name) && !isTraceImport(name)),
     () => context,
@@ -258,7 +264,7 @@ async function load(
           `the policy has no entrypoint ${entrypoint} (it has ${entrypoints.join(", ") || "none"}): build it with -e ${entrypoint}`,
         );
       }
-      context = systemContext();
+      context = newContext();
       let result: unknown;
       try {
         result = sdk.evaluate(jsonBuffer(input), id);
@@ -280,7 +286,7 @@ async function load(
 export async function loadCompiledPolicy(input: CompiledPolicyInput): Promise<Policy> {
   const module = compileModule(input.wasm);
   const hostBuiltins = input.hostBuiltins ?? moduleBuiltins(module);
-  return load(module, hostBuiltins, input.data ?? {}, input.trace, input.builtins);
+  return load(module, hostBuiltins, input.data ?? {}, input.trace, input.builtins, input.runtime);
 }
 
 const traceImportNames = new Set([hostImportName(TRACE_BUILTIN), hostImportName(TRACE_BUILTIN, true)]);
@@ -352,6 +358,8 @@ function checkRecordedBuiltins(manifest: BundleManifest, custom: CustomBuiltins 
 export interface BundleLoadOptions {
   /** The custom builtins the bundle's module calls. */
   builtins?: CustomBuiltins;
+  /** What `opa.runtime()` shows, as for {@link CompiledPolicyInput}. */
+  runtime?: OpaRuntime;
 }
 
 /** Loads the module of a bundle (bytes of a `.tar.gz`, or a bundle already read) with its data. */
@@ -367,7 +375,14 @@ export async function loadPolicyFromBundle(
   }
   checkRecordedBuiltins(bundle.manifest, options.builtins);
   const module = compileModule(bundle.wasm);
-  const policy = await load(module, moduleBuiltins(module), bundle.data, undefined, options.builtins);
+  const policy = await load(
+    module,
+    moduleBuiltins(module),
+    bundle.data,
+    undefined,
+    options.builtins,
+    options.runtime,
+  );
   const absent = bundle.manifest.wasm.map((r) => r.entrypoint).filter((e) => !policy.entrypoints.includes(e));
   if (absent.length > 0) {
     throw new PolicyLoadError(

@@ -10,6 +10,7 @@ import { buildModules, parseModules, type RegoSource } from "./build.ts";
 import type { CustomBuiltins } from "./builtins/index.ts";
 import type { DataObject } from "./bundle/index.ts";
 import type { Location, RegoError } from "./errors.ts";
+import { processRuntime } from "./opa-runtime.ts";
 import { loadCompiledPolicy, type Policy, PolicyEvaluationError } from "./policy.ts";
 import type { Module, Rule } from "./syntax/ast.ts";
 import type { RegoVersion } from "./syntax/index.ts";
@@ -250,6 +251,8 @@ export async function runTests(
     wasm: built.wasm,
     hostBuiltins: built.hostBuiltins,
     data,
+    // opa.runtime() shows the whole environment, as in `opa test`.
+    runtime: processRuntime(),
     ...(instrument ? { trace: record } : {}),
     ...(options.builtins ? { builtins: options.builtins } : {}),
   });

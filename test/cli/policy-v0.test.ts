@@ -60,7 +60,7 @@ describe("writ policy … --v0-compatible", () => {
   it("check: parses Rego v0, which is an error without the flag", async () => {
     expect(await runCommand(checkCommand, ["--v0-compatible", folder])).toEqual({
       code: 0,
-      printed: "2 files parsed without errors",
+      printed: "2 files checked without errors",
     });
     const v1 = await runCommand(checkCommand, [folder]);
     expect(v1.code).toBe(1);

@@ -74,7 +74,15 @@ beforeAll(async () => {
     "failing/policy_test.rego": failingTests,
     "failing/roles/data.json": JSON.stringify({ admins: ["alice"] }),
     "input.json": JSON.stringify({ user: "alice" }),
+    "runtime/runtime.rego": "package rt\n\nregion := opa.runtime().env.WRIT_TEST_REGION\n",
+    "runtime/runtime_test.rego":
+      'package rt_test\n\nimport data.rt\n\ntest_region if rt.region == "eu-west"\n\ntest_version if opa.runtime().version != ""\n',
     "broken-syntax/bad.rego": "package bad\n\nallow if {\n\tinput.x ==\n}\n",
+    "check-ok/ok.rego": "package ok\n\nimport data.lib\n\nf(x) := x + 1\n\np := f(lib.n)\n",
+    "check-opa/bad.rego":
+      "package bad\n\nimport data.a\nimport data.b.a\n\np if any([a.x])\n\nq := data.nothing.f(1)\n",
+    "check-strict/loose.rego":
+      "package loose\n\nimport data.unused\n\nf(x, y) := y\n\np if {\n\tz := 1\n\tf(1, 2) == 2\n}\n",
     "broken-compile/bad.rego":
       "package bad\n\nallow if {\n\tx := 1\n\tx := 2\n}\n\np if no_such_function(1)\n",
   });
@@ -148,6 +156,14 @@ describe("writ policy build and eval", () => {
     expect(strict.stderr).toContain(
       'eval_builtin_error: to_number: strconv.ParseFloat: parsing "ten": invalid syntax',
     );
+  });
+
+  it("shows the process's environment to opa.runtime(), as opa eval does", async () => {
+    const run = await writ(["policy", "eval", "-d", "runtime", "data.rt.region"], root, {
+      WRIT_TEST_REGION: "eu-west",
+    });
+    expect(run.stderr).toBe("");
+    expect(JSON.parse(run.stdout)).toEqual([{ result: "eu-west" }]);
   });
 
   it("refuses an entrypoint that names nothing", async () => {
@@ -234,6 +250,12 @@ describe("writ policy test", () => {
     expect(bad.code).toBe(2);
   });
 
+  it("shows the process's environment to opa.runtime(), as opa test does", async () => {
+    const run = await writ(["policy", "test", "runtime"], root, { WRIT_TEST_REGION: "eu-west" });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("PASS: 2/2");
+  });
+
   it("selects tests with --run and groups them by file with -v", async () => {
     const run = await writ(["policy", "test", "-v", "--run", "guest", "failing"], root);
     expect(run.code).toBe(2);
@@ -243,9 +265,40 @@ describe("writ policy test", () => {
   });
 });
 
+describe("writ policy check", () => {
+  it("compiles as opa check does: every error OPA's way, exit 1", async () => {
+    const run = await writ(["policy", "check", "check-opa", "broken-compile"], root);
+    expect(run.code).toBe(1);
+    expect(run.stderr.split("\n").filter((l) => /^\S+\.rego:/.test(l))).toEqual([
+      "broken-compile/bad.rego:5:2: rego_compile_error: var x assigned above",
+      "broken-compile/bad.rego:8:6: rego_type_error: undefined function no_such_function",
+      "check-opa/bad.rego:4:1: rego_compile_error: import must not shadow import data.a",
+      "check-opa/bad.rego:6:6: rego_type_error: deprecated built-in function calls in expression: any",
+      "check-opa/bad.rego:8:6: rego_type_error: undefined function data.nothing.f",
+    ]);
+    expect(run.stderr).toContain("5 errors in 2 files");
+  });
+
+  it("passes a clean folder with exit 0, and adds strict mode's errors with --strict", async () => {
+    const ok = await writ(["policy", "check", "--strict", "check-ok"], root);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain("1 file checked without errors (strict)");
+    const lenient = await writ(["policy", "check", "check-strict"], root);
+    expect(lenient.code).toBe(0);
+    const strict = await writ(["policy", "check", "-S", "check-strict"], root);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr.split("\n").filter((l) => /^\S+\.rego:/.test(l))).toEqual([
+      "check-strict/loose.rego:3:1: rego_compile_error: import data.unused unused",
+      "check-strict/loose.rego:5:1: rego_compile_error: unused argument x. (hint: use _ (wildcard variable) instead)",
+      "check-strict/loose.rego:8:2: rego_compile_error: assigned var z unused",
+    ]);
+  });
+});
+
 describe("writ policy errors", () => {
   it("prints parse errors OPA's way and exits 1", async () => {
     for (const sub of [
+      ["check", "broken-syntax"],
       ["build", "broken-syntax", "-e", "bad/allow"],
       ["test", "broken-syntax"],
       ["eval", "-d", "broken-syntax", "data.bad.allow"],
@@ -317,7 +370,7 @@ describe("writ policy capabilities", () => {
     expect(list).toContainEqual({ name: "io.jwt.decode_verify", arity: 2, implementation: "host" });
   });
 
-  it("lists every builtin of OPA's list, all but the network and runtime ones callable", async () => {
+  it("lists every builtin of OPA's list, all but the network ones callable", async () => {
     const run = await writ(["policy", "capabilities"], root);
     const list = z
       .array(z.object({ name: z.string(), implementation: z.string() }))
@@ -326,7 +379,6 @@ describe("writ policy capabilities", () => {
     expect(list.filter((b) => b.implementation === "unavailable").map((b) => b.name)).toEqual([
       "http.send",
       "net.lookup_ip_addr",
-      "opa.runtime",
       "providers.aws.sign_req",
     ]);
   });
@@ -359,7 +411,7 @@ describe("writ policy capabilities", () => {
 describe("the sample policies", () => {
   it("pass their own tests with writ policy test", async () => {
     const run = await writ(["policy", "test", "policies", "--coverage"], repoRoot);
-    expect(run.stdout).toMatch(/^PASS: 24\/24$/m);
+    expect(run.stdout).toMatch(/^PASS: 25\/25$/m);
     expect(run.code).toBe(0);
     // Every rule but the default decision (the else chain always decides) is reached.
     expect(run.stdout).toMatch(

@@ -12,9 +12,14 @@ export interface WritRun {
   stderr: string;
 }
 
-export function writ(args: string[], cwd: string): Promise<WritRun> {
+/** Runs `writ <args>` in `cwd`, with `env` added to this process's environment. */
+export function writ(args: string[], cwd: string, env: Record<string, string> = {}): Promise<WritRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...env },
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => {

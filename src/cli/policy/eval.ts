@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { buildPolicy, type RegoSource } from "../../rego/build.ts";
 import { type DataObject, insertData } from "../../rego/bundle/index.ts";
+import { processRuntime } from "../../rego/opa-runtime.ts";
 import { loadCompiledPolicy, loadPolicyFromBundle } from "../../rego/policy.ts";
 import type { Body } from "../../rego/syntax/ast.ts";
 import { parseQuery } from "../../rego/syntax/index.ts";
@@ -121,7 +122,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
     // builtin errors, so a strict evaluation compiles the sources it carries).
     let entrypoints: readonly string[] = [];
     if (bundled?.bundle.wasm && inputs.sources.length === 0 && !args["strict-builtin-errors"]) {
-      const policy = await loadPolicyFromBundle(bundled.bundle, { builtins });
+      const policy = await loadPolicyFromBundle(bundled.bundle, { builtins, runtime: processRuntime() });
       const entrypoint = entrypointOf(query.body);
       if (entrypoint !== undefined && policy.entrypoints.includes(entrypoint)) {
         policy.setData(data);
@@ -155,6 +156,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
       hostBuiltins: built.hostBuiltins,
       data,
       builtins,
+      runtime: processRuntime(),
     });
     return print(policy.evaluate(input, "query"));
   } catch (error) {

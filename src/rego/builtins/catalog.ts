@@ -51,15 +51,13 @@ const NATIVE = new Set([
   "base64.decode", "base64url.encode", "base64url.decode", "base64url.encode_no_pad",
 ]); // biome-ignore format: a list of names
 
-/** Builtins a policy decision must not use: they wait on the network or describe the host. */
+/** Builtins a policy decision must not use: they wait on the network. */
 const UNAVAILABLE: Record<string, string> = {
   "http.send":
     "a policy decision must not wait on the network; fetch the data into the input or data instead",
   "net.lookup_ip_addr":
     "a policy decision must not wait on DNS; resolve addresses before the call reaches Writ",
   "providers.aws.sign_req": "it signs requests for http.send, which is unavailable",
-  "opa.runtime":
-    "Writ policies do not see the host's runtime environment; pass what the policy needs in data",
 };
 
 /** `print` takes any number of arguments and always succeeds; it is handled by the planner. */

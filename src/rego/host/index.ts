@@ -48,7 +48,10 @@ function conventionOf(importName: string): ImportConvention {
   return { builtin: importName, valueText: false, strict: false };
 }
 
-/** The builtin a module imports as `importName` (`writ.strict.x.y` → `x.y`). */
+/**
+ * The builtin a module imports as `importName` (`writ.strict.x.y` → `x.y`; `writ.opa.runtime` and
+ * `opa.runtime` are `opa.runtime`).
+ */
 export function importedBuiltin(importName: string): string {
   return conventionOf(importName).builtin;
 }

@@ -147,6 +147,8 @@ function site(file: string, loc: { line: number; col: number }, message: string)
 export interface PlanOptions {
   /** Trace rules and body expressions (`../trace.ts`): for explanations and coverage, never for serving. */
   instrument?: boolean;
+  /** Builtins a call of which is an error (OPA's unsafe builtins), with what to do instead. */
+  refusedBuiltins?: ReadonlyMap<string, string>;
 }
 
 export class Planner {
@@ -721,6 +723,16 @@ export class Planner {
     }
     if (callee.kind === "builtin") {
       const spec = lookupBuiltin(callee.name);
+      const refused = this.options.refusedBuiltins?.get(callee.name);
+      if (refused !== undefined) {
+        this.errors.push(
+          new RegoError(
+            "rego_type_error",
+            `unsafe built-in function calls in expression: ${callee.name} (${refused})`,
+            { file, line: loc.line, col: loc.col, offset: 0 },
+          ),
+        );
+      }
       if (spec?.implementation === "unavailable") {
         this.errors.push(
           new RegoError(
@@ -757,9 +769,14 @@ export class Planner {
     });
   }
 
+  /** `print`: each argument is the set of the values it takes (the compiler makes it `{v | v = arg}`). */
   private print(fb: FunctionBuilder, e: Extract<KExpr, { kind: "call" }>, env: Env, k: Cont): void {
     const locals: Local[] = [];
     for (const arg of e.args) {
+      if (arg.type === "setcompr") {
+        this.term(fb, arg, env, (set) => locals.push(this.toLocal(fb, set)));
+        continue;
+      }
       const values = fb.local();
       fb.emit({ op: "makeset", target: values });
       fb.block(() => this.term(fb, arg, env, (v) => fb.emit({ op: "setadd", set: values, value: v })));
