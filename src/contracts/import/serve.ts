@@ -10,7 +10,7 @@
  * `committing` with `idempotency: none`, whatever its annotations claim (see `hints.ts`).
  */
 import { ContractRegistry, parseToolContracts } from "../registry.ts";
-import { modelFamilies, type ToolContract } from "../schema.ts";
+import { modelFamilies, type ToolContract, type ToolContractInput } from "../schema.ts";
 import { importContracts, type ServerCatalog } from "./build.ts";
 
 export interface ImportingServer {
@@ -19,7 +19,7 @@ export interface ImportingServer {
 }
 
 /** What a contract governs on which server (`server tool name`, `server resource uri`, …). */
-function governedKey(contract: ToolContract): string | undefined {
+function governedKey(contract: Pick<ToolContractInput, "backend">): string | undefined {
   const backend = contract.backend;
   switch (backend.kind) {
     case "mcp":
@@ -60,21 +60,20 @@ export class ImportedContracts {
       if (catalog === undefined) continue;
       for (const { contract, source } of importContracts(catalog, { server, trustHints })) {
         const what = `${source.kind} ${JSON.stringify(source.name)} of the MCP server ${server}`;
-        let single: ContractRegistry;
-        try {
-          single = new ContractRegistry(parseToolContracts([contract]));
-        } catch (error) {
-          this.#once(
-            `mcp: ${what} is not imported: ${error instanceof Error ? error.message : String(error)}; write its contract by hand`,
-          );
-          continue;
+        const key = governedKey(contract);
+        if (governed.has(key)) continue;
+        let single = this.#compiled(contract, what);
+        if (single === undefined) continue;
+        let names = namesOf(single);
+        // The server's own tool name is the model-facing name unless another contract has it:
+        // then the canonical one (`server_tool`).
+        if (names.some((name) => taken.has(name)) && contract.model_views !== undefined) {
+          single = this.#compiled({ ...contract, model_views: [] }, what) ?? single;
+          names = namesOf(single);
         }
+        const clash = names.find((name) => taken.has(name));
         const [parsed] = single.list();
         if (parsed === undefined) continue;
-        const key = governedKey(parsed);
-        if (governed.has(key)) continue;
-        const names = namesOf(single);
-        const clash = names.find((name) => taken.has(name));
         if (clash !== undefined) {
           this.#once(
             `mcp: ${what} is not imported: the name ${JSON.stringify(clash)} is already used; write its contract by hand with another name`,
@@ -87,6 +86,20 @@ export class ImportedContracts {
       }
     }
     return new ContractRegistry([...this.configured.list(), ...imported], { pointer: "/tools" });
+  }
+
+  /** `contract` alone in a registry (its schemas compiled), or undefined (and said) when it does not compile. */
+  #compiled(contract: ToolContractInput, what: string): ContractRegistry | undefined {
+    let single: ContractRegistry;
+    try {
+      single = new ContractRegistry(parseToolContracts([contract]));
+    } catch (error) {
+      this.#once(
+        `mcp: ${what} is not imported: ${error instanceof Error ? error.message : String(error)}; write its contract by hand`,
+      );
+      return undefined;
+    }
+    return single;
   }
 
   #once(message: string): void {
