@@ -15,6 +15,8 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { ConfigError, parseConfig } from "../../src/config/index.ts";
+import { contractImport } from "../../src/mcp/config.ts";
 import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
 import { connectMcp } from "../support/mcp-client.ts";
 import { repoRoot } from "../support/paths.ts";
@@ -192,5 +194,31 @@ describe("contracts: import at serve", () => {
     const sprouted = await call("sprouted");
     expect(sprouted.isError).toBeFalsy();
     expect(sprouted.content).toEqual([{ type: "text", text: "hello from a new tool" }]);
+  });
+});
+
+describe("the contracts option of an MCP server entry", () => {
+  const configWith = (contracts: unknown) =>
+    parseConfig(
+      { mcp: { servers: [{ name: "s", transport: "http", url: "http://127.0.0.1:9/mcp", contracts }] } },
+      dir,
+    );
+
+  it("reads import (hints not trusted) and {import: true, trust_hints}", () => {
+    const [plain] = configWith("import").mcp.servers;
+    const [trusted] = configWith({ import: true, trust_hints: true }).mcp.servers;
+    const [defaulted] = configWith({ import: true }).mcp.servers;
+    const [none] = configWith(undefined).mcp.servers;
+    expect([plain, trusted, defaulted, none].map((server) => server && contractImport(server))).toEqual([
+      { trustHints: false },
+      { trustHints: true },
+      { trustHints: false },
+      undefined,
+    ]);
+  });
+
+  it("refuses anything else, at its path", () => {
+    expect(() => configWith("copy")).toThrow(ConfigError);
+    expect(() => configWith({ import: true, trust: true })).toThrow(/\/mcp\/servers\/0\/contracts/);
   });
 });
