@@ -7,7 +7,9 @@
  *
  * Upstream tool definitions are only used to know which tools exist right now: names,
  * descriptions, schemas and annotations (`readOnlyHint`, `destructiveHint`, …) shown to callers
- * come from Writ's contracts, never from the upstream.
+ * come from Writ's contracts, never from the upstream. A server entry with `contracts: import` is
+ * the one exception, by the operator's choice: its contracts are made from its catalog
+ * (`onCatalog`, src/contracts/import/serve.ts), its annotations still not trusted unless it says so.
  */
 import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";

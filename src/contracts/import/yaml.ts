@@ -26,7 +26,7 @@ idempotentHint): hints, the server's claims about itself, not facts about its ef
 must never trust them: each field taken from one says so beside it; confirm or change it. A tool
 without hints gets Writ's conservative defaults (committing, idempotency none). Every call is
 still decided by the policy, which denies what it does not allow.
-\`writ contracts import --check <this file>\` reports when the server's tools drift from these.`;
+\`writ contracts import … --check <this file>\` reports when the server's lists drift from these.`;
 
 function pairOf(map: YAMLMap, key: string): Pair | undefined {
   return map.items.find((item): item is Pair => isPair(item) && isScalar(item.key) && item.key.value === key);
