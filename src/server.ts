@@ -25,6 +25,7 @@ import { GrantSigner } from "./grants/index.ts";
 import { createApp, type HttpEnv } from "./http/app.ts";
 import { DevIssuer, IdentityVerifier, type IssuerConfigInput } from "./identity/index.ts";
 import { Limits } from "./limits/index.ts";
+import { contractImport } from "./mcp/config.ts";
 import type { McpUpstreams } from "./mcp/index.ts";
 import { GatewayMetrics, mirrorSamples } from "./observability/metrics.ts";
 import { startTelemetry, type Telemetry } from "./observability/otel.ts";
@@ -151,11 +152,14 @@ export async function createGateway(
     }
 
     let mcp: McpUpstreams | undefined;
+    // Rebuilds the registry when a server with `contracts: import` lists its catalog (once the gateway exists).
+    let reimport: (() => void) | undefined;
     if (config.mcp.servers.length > 0) {
       const { McpUpstreams } = await import("./mcp/upstream.ts");
       const upstreams = new McpUpstreams(config.mcp.servers, {
         credentials,
         connectTimeoutMs: config.mcp.connect_timeout_ms,
+        onCatalog: () => reimport?.(),
       });
       mcp = upstreams;
       closers.push(() => upstreams.close());
@@ -215,6 +219,7 @@ export async function createGateway(
       ...(shadow ? { shadow } : {}),
       scheduling: createScheduling(config.scheduling, { store, metrics }),
     };
+    if (mcp !== undefined) reimport = await contractImports(config, gateway, mcp);
     if (telemetry?.meter) {
       metrics.mirror(telemetry.meter);
       mirrorSamples(telemetry.meter, gatewaySamples(gateway));
@@ -233,6 +238,35 @@ export async function createGateway(
     for (const close of closers.reverse()) await close();
     throw error;
   }
+}
+
+/**
+ * `contracts: import` (src/contracts/import/serve.ts): the gateway's registry becomes the
+ * configured contracts plus those imported from the servers that ask for it, rebuilt by the
+ * returned function whenever one of them lists its catalog. A rebuild that fails keeps the last
+ * registry.
+ */
+async function contractImports(
+  config: GatewayConfig,
+  gateway: Gateway,
+  upstreams: McpUpstreams,
+): Promise<(() => void) | undefined> {
+  const servers = config.mcp.servers.flatMap((server) => {
+    const options = contractImport(server);
+    return options === undefined ? [] : [{ server: server.name, trustHints: options.trustHints }];
+  });
+  if (servers.length === 0) return undefined;
+  const { ImportedContracts } = await import("./contracts/import/index.ts");
+  const imported = new ImportedContracts(gateway.contracts, servers, (message) => console.error(message));
+  const rebuild = () => {
+    try {
+      gateway.contracts = imported.registry(upstreams.catalogs());
+    } catch (error) {
+      console.error(`mcp: imported contracts not updated, the last ones kept: ${String(error)}`);
+    }
+  };
+  rebuild();
+  return rebuild;
 }
 
 /** Where a policy comes from: a folder, or a bundle file or server (`policy:`, `policy.shadow:`). */

@@ -11,6 +11,7 @@ const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>
   demo: async () => (await import("../demo/replay.ts")).demoCommand,
   config: async () => (await import("./config.ts")).configCommand,
   logs: async () => (await import("./logs.ts")).logsCommand,
+  contracts: async () => (await import("./contracts.ts")).contractsCommand,
 };
 
 const usage = `usage: writ <command> [options]      (writ <command> --help: one command in full)

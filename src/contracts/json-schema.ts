@@ -3,6 +3,7 @@
  * validation errors into readable violations with JSON Pointers into the checked value.
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import { Ajv as AjvDraft07, type Options } from "ajv/dist/ajv.js";
 import addFormats from "ajv-formats";
 import { isNormalPath, PATH_FORMAT, RELATIVE_KEYWORD, ROOT_KEYWORD } from "./paths.ts";
 
@@ -25,32 +26,57 @@ export class SchemaCompileError extends Error {
 }
 
 const draft2020 = "https://json-schema.org/draft/2020-12/schema";
+const draft07 = "http://json-schema.org/draft-07/schema";
 
 /**
- * An Ajv instance for one registry: all errors reported, no type coercion, no defaults written into
+ * Ajv's options for one registry: all errors reported, no type coercion, no defaults written into
  * the arguments, unknown keywords and formats refused (a misspelt `requried` would otherwise let
- * everything through). Writ's own path declaration is known: `format: path` (a string in the
- * normal form src/normalize/path.ts gives, since arguments are checked once normalized) and the
+ * everything through).
+ */
+const options: Options = {
+  allErrors: true,
+  coerceTypes: false,
+  useDefaults: false,
+  removeAdditional: false,
+  strictSchema: true,
+  strictNumbers: true,
+  strictTypes: false,
+  strictTuples: false,
+  strictRequired: false,
+  validateFormats: true,
+  logger: false,
+};
+
+/**
+ * Writ's own path declaration is known to every dialect: `format: path` (a string in the normal
+ * form src/normalize/path.ts gives, since arguments are checked once normalized) and the
  * annotations `x-writ-root` and `x-writ-relative` (src/contracts/paths.ts checks them).
  */
-export function createSchemaCompiler(): Ajv2020 {
-  const ajv = new Ajv2020({
-    allErrors: true,
-    coerceTypes: false,
-    useDefaults: false,
-    removeAdditional: false,
-    strictSchema: true,
-    strictNumbers: true,
-    strictTypes: false,
-    strictTuples: false,
-    strictRequired: false,
-    validateFormats: true,
-    logger: false,
-  });
+function withWritVocabulary<A extends Ajv2020 | AjvDraft07>(ajv: A): A {
   addFormats.default(ajv);
   ajv.addFormat(PATH_FORMAT, { type: "string", validate: isNormalPath });
   ajv.addVocabulary([ROOT_KEYWORD, RELATIVE_KEYWORD]);
   return ajv;
+}
+
+/**
+ * The JSON Schema compilers of one registry. A schema is draft 2020-12 unless it declares draft-07
+ * in `$schema`, as MCP servers built on zod 3 do (MCP's default dialect is 2020-12, and a server
+ * may declare another): an imported tool's schema is then checked as its server means it, not
+ * rewritten. The draft-07 compiler is built only when a schema asks for it.
+ */
+export class SchemaCompiler {
+  readonly draft2020 = withWritVocabulary(new Ajv2020(options));
+  #draft07: AjvDraft07 | undefined;
+
+  get draft07(): AjvDraft07 {
+    this.#draft07 ??= withWritVocabulary(new AjvDraft07(options));
+    return this.#draft07;
+  }
+}
+
+export function createSchemaCompiler(): SchemaCompiler {
+  return new SchemaCompiler();
 }
 
 function escapeToken(token: string): string {
@@ -58,14 +84,16 @@ function escapeToken(token: string): string {
 }
 
 /** Compiles `schema`; throws `SchemaCompileError` naming what is wrong and where. */
-export function compileSchema(ajv: Ajv2020, schema: Record<string, unknown>): ValidateFunction {
+export function compileSchema(compiler: SchemaCompiler, schema: Record<string, unknown>): ValidateFunction {
   const declared = schema.$schema;
-  if (declared !== undefined && declared !== draft2020 && declared !== `${draft2020}#`) {
+  const is = (uri: string) => declared === uri || declared === `${uri}#`;
+  if (declared !== undefined && !is(draft2020) && !is(draft07)) {
     throw new SchemaCompileError(
       "/$schema",
-      `Writ reads JSON Schema draft 2020-12, not ${JSON.stringify(declared)}; remove $schema or set it to ${draft2020}`,
+      `Writ reads JSON Schema draft 2020-12 (and draft-07 when $schema says so), not ${JSON.stringify(declared)}; remove $schema or set it to ${draft2020}`,
     );
   }
+  const ajv = is(draft07) ? compiler.draft07 : compiler.draft2020;
   if (!ajv.validateSchema(schema)) {
     const [first] = ajv.errors ?? [];
     const pointer = first?.instancePath ?? "";

@@ -3,7 +3,6 @@
  * model-facing names per model family, every schema compiled. Finds the contract a model's call
  * names and what each model family is shown.
  */
-import type { Ajv2020 } from "ajv/dist/2020.js";
 import { type FieldError, WritError } from "../core/errors.ts";
 import type { ProposalSource } from "../core/types.ts";
 import { problemsFromZod } from "../intake/lib/problems.ts";
@@ -11,6 +10,7 @@ import {
   compileSchema,
   createSchemaCompiler,
   SchemaCompileError,
+  type SchemaCompiler,
   type SchemaViolation,
   type ValidateFunction,
   violationsOf,
@@ -121,7 +121,7 @@ export class ContractRegistry {
   }
 
   #compile(
-    ajv: Ajv2020,
+    ajv: SchemaCompiler,
     contract: ToolContract,
     index: number,
     base: string,

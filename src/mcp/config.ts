@@ -10,6 +10,30 @@ const LOOPBACK_NAMES: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "
 
 const serverNamePattern = /^[A-Za-z0-9_.-]+$/;
 
+/**
+ * `contracts: import`: the server's tools, resources and prompts get contracts from its own lists,
+ * re-read whenever they change, so that new tools appear without a hand edit (the policy still
+ * decides every call). Imported tools are `committing` with `idempotency: none` unless
+ * `trust_hints: true` takes those fields from the server's annotations (its claims about itself).
+ */
+const contractsOptionSchema = z
+  .union([
+    z.literal("import"),
+    z.strictObject({
+      import: z.literal(true),
+      trust_hints: z
+        .boolean()
+        .default(false)
+        .describe(
+          "Take side_effect and idempotency from the server's readOnlyHint, destructiveHint and idempotentHint",
+        ),
+    }),
+  ])
+  .optional()
+  .describe(
+    "import: contracts for the server's tools, resources and prompts from its own lists (configured contracts win)",
+  );
+
 const stdioServerSchema = z
   .strictObject({
     name: z.string().regex(serverNamePattern, { error: 'must be letters, digits, "_", "." or "-"' }),
@@ -21,6 +45,7 @@ const stdioServerSchema = z
       .default({})
       .describe("Extra environment variables (added to a minimal inherited environment)"),
     cwd: z.string().min(1).optional().describe("Working folder (default: the current folder)"),
+    contracts: contractsOptionSchema,
   })
   .describe("An MCP server Writ starts as a child process and talks to over stdin/stdout");
 
@@ -36,6 +61,7 @@ const httpServerSchema = z
       .min(1)
       .optional()
       .describe("Name of the credentials Writ sends to this server (never shown to callers)"),
+    contracts: contractsOptionSchema,
   })
   .describe("An MCP server reached over Streamable HTTP");
 
@@ -95,6 +121,13 @@ export const mcpConfigSchema = z
 
 export type McpConfig = z.output<typeof mcpConfigSchema>;
 export type McpServerConfig = z.output<typeof mcpServerSchema>;
+
+/** Whether `server` imports its contracts (`contracts: import`), and whether its hints are trusted. */
+export function contractImport(server: McpServerConfig): { trustHints: boolean } | undefined {
+  const option = server.contracts;
+  if (option === undefined) return undefined;
+  return { trustHints: option !== "import" && option.trust_hints };
+}
 
 /** Where the grant travels on a `tools/call` to an upstream MCP server. */
 export const GRANT_META_KEY = "writ/grant";

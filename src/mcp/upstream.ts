@@ -7,7 +7,9 @@
  *
  * Upstream tool definitions are only used to know which tools exist right now: names,
  * descriptions, schemas and annotations (`readOnlyHint`, `destructiveHint`, …) shown to callers
- * come from Writ's contracts, never from the upstream.
+ * come from Writ's contracts, never from the upstream. A server entry with `contracts: import` is
+ * the one exception, by the operator's choice: its contracts are made from its catalog
+ * (`onCatalog`, src/contracts/import/serve.ts), its annotations still not trusted unless it says so.
  */
 import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -61,16 +63,17 @@ export interface UpstreamStatus {
 }
 
 /** What a server offers right now: its tools, resources, resource templates and prompts. */
-interface Catalog {
+export interface Catalog {
   tools: Map<string, Tool>;
   resources: Resource[];
   templates: ResourceTemplate[];
   prompts: Prompt[];
 }
 
-/** A connected server's resources, resource templates and prompts, as it listed them. */
+/** A connected server's tools, resources, resource templates and prompts, as it listed them. */
 export interface UpstreamCatalog {
   server: string;
+  tools: readonly Tool[];
   resources: readonly Resource[];
   templates: readonly ResourceTemplate[];
   prompts: readonly Prompt[];
@@ -99,6 +102,8 @@ export interface McpUpstreamsOptions {
   connectTimeoutMs: number;
   /** Where connection news goes (default console.error). */
   report?: (message: string) => void;
+  /** Told, synchronously, each time a connected server's catalog was listed (at connect and on a change). */
+  onCatalog?: (server: string) => void;
 }
 
 export class McpUpstreams {
@@ -140,12 +145,20 @@ export class McpUpstreams {
     return upstream?.client !== undefined && upstream.tools.has(tool);
   }
 
-  /** The resources, resource templates and prompts of each connected server. */
+  /** The tools, resources, resource templates and prompts of each connected server. */
   catalogs(): UpstreamCatalog[] {
     return [...this.upstreams.values()].flatMap((u) =>
       u.client === undefined
         ? []
-        : [{ server: u.config.name, resources: u.resources, templates: u.templates, prompts: u.prompts }],
+        : [
+            {
+              server: u.config.name,
+              tools: [...u.tools.values()],
+              resources: u.resources,
+              templates: u.templates,
+              prompts: u.prompts,
+            },
+          ],
     );
   }
 
@@ -342,7 +355,7 @@ export class McpUpstreams {
     const name = upstream.config.name;
     const client = new Client(WRIT_CLIENT, { capabilities: {} });
     try {
-      const transport = await this.transportFor(upstream.config);
+      const transport = this.transportFor(upstream.config);
       await client.connect(transport, { timeout: this.options.connectTimeoutMs });
       client.setNotificationHandler(ProgressNotificationSchema, ({ params }) => {
         const report = upstream.progress.get(String(params.progressToken));
@@ -380,6 +393,7 @@ export class McpUpstreams {
       upstream.error = undefined;
       upstream.reconnectDelayMs = RECONNECT_FIRST_MS;
       this.version += 1;
+      this.options.onCatalog?.(name);
     } catch (error) {
       upstream.error = errorMessage(error).slice(0, 300);
       this.report(`mcp: cannot connect to ${name}: ${upstream.error}`);
@@ -393,6 +407,7 @@ export class McpUpstreams {
     if (upstream.client !== client) return;
     Object.assign(upstream, catalog);
     this.version += 1;
+    this.options.onCatalog?.(upstream.config.name);
   }
 
   private lost(upstream: Upstream, client: Client): void {
@@ -418,28 +433,48 @@ export class McpUpstreams {
     upstream.reconnectTimer.unref();
   }
 
-  private async transportFor(config: McpServerConfig): Promise<Transport> {
-    if (config.transport === "stdio") {
-      return new StdioClientTransport({
-        command: config.command,
-        args: config.args,
-        env: { ...getDefaultEnvironment(), ...config.env },
-        ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
-        stderr: "inherit",
-      });
-    }
-    const ref = config.credentials_ref;
-    const credentials = this.options.credentials;
-    // Credentials are resolved per request (a rotated secret file is picked up) and only here.
-    const withCredentials: typeof fetch = async (input, init) => {
-      if (ref === undefined) return upstreamFetch(input, init);
-      const headers = new Headers(init?.headers);
+  private transportFor(config: McpServerConfig): Transport {
+    return upstreamTransport(config, { credentials: this.options.credentials, stderr: "inherit" });
+  }
+}
+
+export interface TransportOptions {
+  credentials?: Pick<CredentialResolver, "resolve">;
+  /** Static headers sent with every request to an HTTP server (`writ contracts import --header`). */
+  headers?: Readonly<Record<string, string>>;
+  /** A stdio server's standard error: the gateway's own, or a stream to read (`pipe`). */
+  stderr: "inherit" | "pipe";
+}
+
+/** The client transport for a configured server: its stdio child, or Streamable HTTP with its credentials. */
+export function upstreamTransport(
+  config: McpServerConfig,
+  options: TransportOptions,
+): StdioClientTransport | StreamableHTTPClientTransport {
+  if (config.transport === "stdio") {
+    return new StdioClientTransport({
+      command: config.command,
+      args: config.args,
+      env: { ...getDefaultEnvironment(), ...config.env },
+      ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
+      stderr: options.stderr,
+    });
+  }
+  const ref = config.credentials_ref;
+  const { credentials, headers: fixed } = options;
+  // Credentials are resolved per request (a rotated secret file is picked up) and only here.
+  const withCredentials: typeof fetch = async (input, init) => {
+    if ((ref === undefined || credentials === undefined) && fixed === undefined)
+      return upstreamFetch(input, init);
+    const headers = new Headers(init?.headers);
+    for (const [header, value] of Object.entries(fixed ?? {})) headers.set(header, value);
+    if (ref !== undefined && credentials !== undefined) {
       for (const [header, value] of Object.entries(await credentials.resolve(ref)))
         headers.set(header, value);
-      return upstreamFetch(input, { ...init, headers });
-    };
-    return new StreamableHTTPClientTransport(new URL(config.url), { fetch: withCredentials });
-  }
+    }
+    return upstreamFetch(input, { ...init, headers });
+  };
+  return new StreamableHTTPClientTransport(new URL(config.url), { fetch: withCredentials });
 }
 
 /** A `tools/call` answer of the current protocol (`content`), not the 2024-10-07 `toolResult`. */
@@ -474,7 +509,7 @@ async function allPages<A extends { nextCursor?: string | undefined }, T>(
 }
 
 /** A server's catalog: its tools, and its resources, templates and prompts when it declares them. */
-async function listCatalog(client: Client, timeoutMs: number): Promise<Catalog> {
+export async function listCatalog(client: Client, timeoutMs: number): Promise<Catalog> {
   const options = { timeout: timeoutMs };
   const capabilities = client.getServerCapabilities();
   const tools = await allPages(

@@ -165,7 +165,7 @@ describe("ContractRegistry", () => {
         /unknown format "timestamp"/,
       ],
       [
-        { input_schema: { $schema: "http://json-schema.org/draft-07/schema#", type: "object" } },
+        { input_schema: { $schema: "http://json-schema.org/draft-04/schema#", type: "object" } },
         "/0/input_schema/$schema",
         /draft 2020-12/,
       ],
@@ -190,6 +190,49 @@ describe("ContractRegistry", () => {
       expect(error.field_errors[0]?.path, JSON.stringify(change)).toBe(path);
       expect(error.field_errors[0]?.message, JSON.stringify(change)).toMatch(message);
     }
+  });
+});
+
+describe("JSON Schema dialects", () => {
+  // What MCP servers built on zod 3 list (server-memory, server-filesystem): draft-07, declared.
+  const draft07 = "http://json-schema.org/draft-07/schema#";
+
+  it("checks a schema that declares draft-07 as draft-07, and one without $schema as 2020-12", () => {
+    const tuple = {
+      type: "object" as const,
+      properties: { pair: { type: "array", items: [{ type: "string" }] } },
+    };
+    const registry = registryOf({ ...repoRead(), input_schema: { $schema: draft07, ...tuple } });
+    const [read] = registry.list();
+    if (read === undefined) throw new Error("no contract");
+    // draft-07's array form of items is a tuple: the first item is checked, the rest are free.
+    expect(registry.checkInput(read, { pair: ["a", 1] })).toEqual([]);
+    expect(registry.checkInput(read, { pair: [1] })).toEqual([
+      { pointer: "/pair/0", message: "must be string, got integer" },
+    ]);
+    // In 2020-12 the array form of items is not a schema at all.
+    const error = errorOf(() => registryOf({ ...repoRead(), input_schema: tuple }));
+    expect(error.field_errors[0]?.path).toBe("/0/input_schema/properties/pair/items");
+  });
+
+  it("checks draft-07 output schemas too, with Writ's formats", () => {
+    const registry = registryOf({
+      ...repoRead(),
+      output_schema: {
+        $schema: draft07,
+        type: "object",
+        required: ["at"],
+        properties: { at: { type: "string", format: "date-time" } },
+        additionalProperties: false,
+      },
+    });
+    const [read] = registry.list();
+    if (read === undefined) throw new Error("no contract");
+    expect(registry.checkOutput(read, { at: "2026-12-02T04:00:00Z" })).toEqual([]);
+    expect(registry.checkOutput(read, { at: "yesterday", more: 1 }).map((v) => v.pointer)).toEqual([
+      "/more",
+      "/at",
+    ]);
   });
 });
 
