@@ -9,7 +9,7 @@
 import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { formatSource } from "../../rego/format/index.ts";
+import { type FormatOptions, formatSource } from "../../rego/format/index.ts";
 import { helpOption, parseCommandArgs } from "./args.ts";
 import { unifiedDiff } from "./line-diff.ts";
 
@@ -17,7 +17,7 @@ const command = "writ policy fmt";
 
 export const fmtUsage = `usage: writ policy fmt [options] [<path>...]
 
-Formats Rego v1 files exactly as \`opa fmt\` does. Folders are searched for *.rego files;
+Formats Rego files exactly as \`opa fmt\` does (Rego v1 unless told otherwise). Folders are searched for *.rego files;
 without a path, the policy is read from standard input and written to standard output.
 
 options:
@@ -27,6 +27,13 @@ options:
       --fail             exit 2 if a file would change (with -l or -d, after printing it)
       --check            the same as --fail
       --drop-v0-imports  drop \`import rego.v1\` and \`future.keywords\` imports
+      --v0-v1            read Rego v0 and write it as Rego v1 that v0 reads the same: \`if\`,
+                         \`contains\`, \`:=\` and \`import rego.v1\` added, \`future.keywords\`
+                         imports dropped; a module v1 cannot take (a rule named with a v1
+                         keyword, a deprecated builtin, \`input\` or \`data\` shadowed, a
+                         duplicate import) is an error
+      --v0-compatible    read and write Rego v0 (with --v0-v1: read v0)
+      --v1-compatible    with --v0-v1, read Rego v1
   -h, --help             show this text
 
 exit codes: 0 done; 1 a path or standard input cannot be read; 2 a file cannot be
@@ -46,7 +53,7 @@ interface FmtOptions {
   list: boolean;
   diff: boolean;
   fail: boolean;
-  dropV0Imports: boolean;
+  format: FormatOptions;
 }
 
 export async function fmtCommand(argv: string[]): Promise<number> {
@@ -61,6 +68,9 @@ export async function fmtCommand(argv: string[]): Promise<number> {
         fail: { type: "boolean" },
         check: { type: "boolean" },
         "drop-v0-imports": { type: "boolean" },
+        "v0-v1": { type: "boolean" },
+        "v0-compatible": { type: "boolean" },
+        "v1-compatible": { type: "boolean" },
       },
       allowPositionals: true,
       strict: true,
@@ -73,7 +83,12 @@ export async function fmtCommand(argv: string[]): Promise<number> {
     list: values.list === true,
     diff: values.diff === true,
     fail: values.fail === true || values.check === true,
-    dropV0Imports: values["drop-v0-imports"] === true,
+    format: formatOptions(
+      values["v0-v1"] === true,
+      values["v0-compatible"] === true,
+      values["v1-compatible"] === true,
+      values["drop-v0-imports"] === true,
+    ),
   };
   try {
     if (parsed.positionals.length === 0) {
@@ -89,6 +104,22 @@ export async function fmtCommand(argv: string[]): Promise<number> {
     console.error(`${command}: ${error.message}`);
     return error.exitCode;
   }
+}
+
+/**
+ * OPA's choice of versions (`cmd/fmt.go`): `--v0-v1` writes v1 that v0 reads the same, from v0
+ * (v1 with `--v1-compatible`); otherwise `--v0-compatible` reads and writes v0.
+ */
+function formatOptions(
+  v0v1: boolean,
+  v0Compatible: boolean,
+  v1Compatible: boolean,
+  drop: boolean,
+): FormatOptions {
+  if (v0v1)
+    return { target: "v0-v1", regoVersion: !v0Compatible && v1Compatible ? 1 : 0, dropV0Imports: drop };
+  if (v0Compatible) return { target: "v0", regoVersion: 0, dropV0Imports: drop };
+  return { target: "v1", regoVersion: 1, dropV0Imports: drop };
 }
 
 /** The `.rego` files at `target`, in the order of Go's `filepath.Walk` (names sorted per folder). */
@@ -112,7 +143,7 @@ async function regoFilesIn(target: string): Promise<string[]> {
 }
 
 function format(source: string, file: string, options: FmtOptions): string {
-  const result = formatSource(source, file, { dropV0Imports: options.dropV0Imports });
+  const result = formatSource(source, file, options.format);
   if (result.ok) return result.text;
   const errors = result.errors.map((e) => e.message).join("\n");
   throw new FmtFailure(`cannot format ${file}; fix these errors first:\n${errors}`, 2);
@@ -158,9 +189,7 @@ async function formatStdin(options: FmtOptions): Promise<void> {
   } catch {
     throw new FmtFailure("cannot read standard input", 1);
   }
-  const formatted = formatSource(Buffer.concat(chunks).toString("utf8"), "stdin", {
-    dropV0Imports: options.dropV0Imports,
-  });
+  const formatted = formatSource(Buffer.concat(chunks).toString("utf8"), "stdin", options.format);
   if (!formatted.ok) {
     const errors = formatted.errors.map((e) => e.message).join("\n");
     throw new FmtFailure(`cannot format standard input; fix these errors first:\n${errors}`, 1);
