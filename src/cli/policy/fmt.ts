@@ -1,6 +1,7 @@
 /**
- * `writ policy fmt`: `opa fmt` for Rego v1. Prints each file formatted, or rewrites it (`-w`),
- * lists those whose formatting differs (`-l`), or shows the change as a unified diff (`-d`);
+ * `writ policy fmt`: `opa fmt` (Rego v1; Rego v0 read with `--v0-v1` or `--v0-compatible`).
+ * Prints each file formatted, or rewrites it (`-w`), lists those whose formatting differs
+ * (`-l`), or shows the change as a unified diff (`-d`);
  * `--fail` (alias `--check`) makes a difference an error. Folders are searched for `.rego`
  * files in `opa fmt`'s order, and as `opa fmt` it stops at the first failure, with its exit
  * codes: 2 for a file that cannot be formatted or (with `--fail`) would change, 1 for a path
@@ -17,8 +18,9 @@ const command = "writ policy fmt";
 
 export const fmtUsage = `usage: writ policy fmt [options] [<path>...]
 
-Formats Rego files exactly as \`opa fmt\` does (Rego v1 unless told otherwise). Folders are searched for *.rego files;
-without a path, the policy is read from standard input and written to standard output.
+Formats Rego files exactly as \`opa fmt\` does (Rego v1 unless told otherwise). Folders are
+searched for *.rego files; without a path, the policy is read from standard input and written
+to standard output.
 
 options:
   -w, --write            rewrite the files in place
