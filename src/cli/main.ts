@@ -46,7 +46,9 @@ read the decision log (every logs command takes --config <file>, as serve)
 write policies
   policy check [-S, --strict] <path>...
   policy fmt [-w, --write | -l, --list | -d, --diff] [--fail | --check] [--drop-v0-imports] [<path>...]
-      format Rego files as opa fmt does (without a path: standard input to standard output)
+             [--v0-v1 [--v1-compatible] | --v0-compatible]
+      format Rego files as opa fmt does (without a path: standard input to standard output);
+      --v0-v1 rewrites Rego v0 as v1
   policy build <path>... -e, --entrypoint <rule>... [-o, --output <bundle.tar.gz>] [--data <file>]...
                [-r, --revision <text>]
   policy eval -d, --data <path>... [-i, --input <input.json>] [--strict-builtin-errors] '<query>'

@@ -1,6 +1,7 @@
 /**
  * `writ policy fmt` end to end: the real `writ` binary on files in temporary folders, with
- * `opa fmt`'s modes (print, -w, -l, -d, --fail and its alias --check) and exit codes.
+ * `opa fmt`'s modes (print, -w, -l, -d, --fail and its alias --check), `--v0-v1` and
+ * `--v0-compatible`, and exit codes.
  */
 import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -18,8 +19,12 @@ interface Run {
 }
 
 function writ(args: string[], cwd: string, stdin = ""): Promise<Run> {
+  return writCommand(["policy", "fmt", ...args], cwd, stdin);
+}
+
+function writCommand(args: string[], cwd: string, stdin = ""): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "policy", "fmt", ...args], {
+    const child = spawn(process.execPath, [bin, ...args], {
       cwd,
       stdio: ["pipe", "pipe", "pipe"],
     });
@@ -126,5 +131,52 @@ describe("writ policy fmt", () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("cannot read nowhere");
     expect((await writ(["--frobnicate", "policy"], dir)).code).toBe(2);
+  });
+
+  it("--v0-v1 -w rewrites Rego v0 as v1, whose tests writ policy test then passes without --v0-compatible", async () => {
+    await mkdir(path.join(dir, "v0"));
+    await writeFile(
+      path.join(dir, "v0/authz.rego"),
+      'package authz\n\ndefault allow = false\n\nallow { admins[input.user] }\n\nadmins[name] {\n  name := data.users[_]\n  contains(name, "admin")\n}\n',
+    );
+    await writeFile(
+      path.join(dir, "v0/authz_test.rego"),
+      'package authz\n\ntest_admin { allow with input as {"user": "root-admin"} with data.users as ["root-admin"] }\n',
+    );
+    expect(await writ(["--v0-v1", "-l", "v0"], dir)).toEqual({
+      code: 0,
+      stdout: `${path.join("v0/authz.rego")}\n${path.join("v0/authz_test.rego")}\n`,
+      stderr: "",
+    });
+    expect((await writ(["--v0-v1", "-w", "v0"], dir)).code).toBe(0);
+    expect(await readFile(path.join(dir, "v0/authz.rego"), "utf8")).toBe(
+      'package authz\n\nimport rego.v1\n\ndefault allow := false\n\nallow if admins[input.user]\n\nadmins contains name if {\n\tname := data.users[_]\n\tcontains(name, "admin")\n}\n',
+    );
+    // Formatted for v1 as well: plain writ policy fmt leaves the converted files alone.
+    expect(await writ(["-l", "v0"], dir)).toEqual({ code: 0, stdout: "", stderr: "" });
+    const test = await writCommand(["policy", "test", "v0"], dir);
+    expect(test.code).toBe(0);
+    expect(test.stdout).toContain("PASS: 1/1");
+  });
+
+  it("--v0-v1 exits 2 for a v0 module v1 cannot take, saying why", async () => {
+    await writeFile(path.join(dir, "kw.rego"), "package p\n\nif[x] { x := 1 }\n");
+    const run = await writ(["--v0-v1", "kw.rego"], dir);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain("kw.rego:3:1: rego_parse_error: if keyword cannot be used for rule name");
+  });
+
+  it("--v0-compatible formats Rego v0 as v0", async () => {
+    const run = await writ(
+      ["--v0-compatible"],
+      dir,
+      "package p\n\ndefault allow = false\nallow { input.admin }\n",
+    );
+    expect(run).toEqual({
+      code: 0,
+      stdout: "package p\n\ndefault allow = false\n\nallow {\n\tinput.admin\n}\n",
+      stderr: "",
+    });
   });
 });

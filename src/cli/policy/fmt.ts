@@ -1,6 +1,7 @@
 /**
- * `writ policy fmt`: `opa fmt` for Rego v1. Prints each file formatted, or rewrites it (`-w`),
- * lists those whose formatting differs (`-l`), or shows the change as a unified diff (`-d`);
+ * `writ policy fmt`: `opa fmt` (Rego v1; Rego v0 read with `--v0-v1` or `--v0-compatible`).
+ * Prints each file formatted, or rewrites it (`-w`), lists those whose formatting differs
+ * (`-l`), or shows the change as a unified diff (`-d`);
  * `--fail` (alias `--check`) makes a difference an error. Folders are searched for `.rego`
  * files in `opa fmt`'s order, and as `opa fmt` it stops at the first failure, with its exit
  * codes: 2 for a file that cannot be formatted or (with `--fail`) would change, 1 for a path
@@ -9,7 +10,7 @@
 import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { formatSource } from "../../rego/format/index.ts";
+import { type FormatOptions, formatSource } from "../../rego/format/index.ts";
 import { helpOption, parseCommandArgs } from "./args.ts";
 import { unifiedDiff } from "./line-diff.ts";
 
@@ -17,8 +18,9 @@ const command = "writ policy fmt";
 
 export const fmtUsage = `usage: writ policy fmt [options] [<path>...]
 
-Formats Rego v1 files exactly as \`opa fmt\` does. Folders are searched for *.rego files;
-without a path, the policy is read from standard input and written to standard output.
+Formats Rego files exactly as \`opa fmt\` does (Rego v1 unless told otherwise). Folders are
+searched for *.rego files; without a path, the policy is read from standard input and written
+to standard output.
 
 options:
   -w, --write            rewrite the files in place
@@ -27,6 +29,13 @@ options:
       --fail             exit 2 if a file would change (with -l or -d, after printing it)
       --check            the same as --fail
       --drop-v0-imports  drop \`import rego.v1\` and \`future.keywords\` imports
+      --v0-v1            read Rego v0 and write it as Rego v1 that v0 reads the same: \`if\`,
+                         \`contains\`, \`:=\` and \`import rego.v1\` added, \`future.keywords\`
+                         imports dropped; a module v1 cannot take (a rule named with a v1
+                         keyword, a deprecated builtin, \`input\` or \`data\` shadowed, a
+                         duplicate import) is an error
+      --v0-compatible    read and write Rego v0 (with --v0-v1: read v0)
+      --v1-compatible    with --v0-v1, read Rego v1
   -h, --help             show this text
 
 exit codes: 0 done; 1 a path or standard input cannot be read; 2 a file cannot be
@@ -46,7 +55,7 @@ interface FmtOptions {
   list: boolean;
   diff: boolean;
   fail: boolean;
-  dropV0Imports: boolean;
+  format: FormatOptions;
 }
 
 export async function fmtCommand(argv: string[]): Promise<number> {
@@ -61,6 +70,9 @@ export async function fmtCommand(argv: string[]): Promise<number> {
         fail: { type: "boolean" },
         check: { type: "boolean" },
         "drop-v0-imports": { type: "boolean" },
+        "v0-v1": { type: "boolean" },
+        "v0-compatible": { type: "boolean" },
+        "v1-compatible": { type: "boolean" },
       },
       allowPositionals: true,
       strict: true,
@@ -73,7 +85,12 @@ export async function fmtCommand(argv: string[]): Promise<number> {
     list: values.list === true,
     diff: values.diff === true,
     fail: values.fail === true || values.check === true,
-    dropV0Imports: values["drop-v0-imports"] === true,
+    format: formatOptions(
+      values["v0-v1"] === true,
+      values["v0-compatible"] === true,
+      values["v1-compatible"] === true,
+      values["drop-v0-imports"] === true,
+    ),
   };
   try {
     if (parsed.positionals.length === 0) {
@@ -89,6 +106,22 @@ export async function fmtCommand(argv: string[]): Promise<number> {
     console.error(`${command}: ${error.message}`);
     return error.exitCode;
   }
+}
+
+/**
+ * OPA's choice of versions (`cmd/fmt.go`): `--v0-v1` writes v1 that v0 reads the same, from v0
+ * (v1 with `--v1-compatible`); otherwise `--v0-compatible` reads and writes v0.
+ */
+function formatOptions(
+  v0v1: boolean,
+  v0Compatible: boolean,
+  v1Compatible: boolean,
+  drop: boolean,
+): FormatOptions {
+  if (v0v1)
+    return { target: "v0-v1", regoVersion: !v0Compatible && v1Compatible ? 1 : 0, dropV0Imports: drop };
+  if (v0Compatible) return { target: "v0", regoVersion: 0, dropV0Imports: drop };
+  return { target: "v1", regoVersion: 1, dropV0Imports: drop };
 }
 
 /** The `.rego` files at `target`, in the order of Go's `filepath.Walk` (names sorted per folder). */
@@ -112,7 +145,7 @@ async function regoFilesIn(target: string): Promise<string[]> {
 }
 
 function format(source: string, file: string, options: FmtOptions): string {
-  const result = formatSource(source, file, { dropV0Imports: options.dropV0Imports });
+  const result = formatSource(source, file, options.format);
   if (result.ok) return result.text;
   const errors = result.errors.map((e) => e.message).join("\n");
   throw new FmtFailure(`cannot format ${file}; fix these errors first:\n${errors}`, 2);
@@ -158,9 +191,7 @@ async function formatStdin(options: FmtOptions): Promise<void> {
   } catch {
     throw new FmtFailure("cannot read standard input", 1);
   }
-  const formatted = formatSource(Buffer.concat(chunks).toString("utf8"), "stdin", {
-    dropV0Imports: options.dropV0Imports,
-  });
+  const formatted = formatSource(Buffer.concat(chunks).toString("utf8"), "stdin", options.format);
   if (!formatted.ok) {
     const errors = formatted.errors.map((e) => e.message).join("\n");
     throw new FmtFailure(`cannot format standard input; fix these errors first:\n${errors}`, 1);

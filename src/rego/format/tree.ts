@@ -116,6 +116,8 @@ export interface FImport {
   path: FTerm;
   alias: string | undefined;
   loc: Loc;
+  /** Added by the formatter (`import rego.v1` for `--v0-v1`), with OPA's assigned row. */
+  added?: boolean;
 }
 
 export interface FPackage {

@@ -75,9 +75,16 @@ const KEYWORDS_V0: ReadonlySet<string> = new Set([
 /** Rego v1's keywords: a ref operand spelled as one is kept in brackets if written so. */
 const KEYWORDS_V1: ReadonlySet<string> = new Set([...KEYWORDS_V0, "if", "contains", "in", "every"]);
 
+/**
+ * The Rego a module is written in (OPA's `Opts.RegoVersion`): `v1` (also for `--v0-v1`, whose
+ * `import rego.v1` the caller adds), or `v0` (`--v0-compatible`), where `if` and `contains` are
+ * written only when imported and a head keeps the `=` it was written with.
+ */
+export type WriterTarget = "v1" | "v0";
+
 /** Formats `module`; throws `FormatProblem` when OPA would refuse to. */
-export function writeModule(module: FModule): string {
-  const writer = new Writer(module);
+export function writeModule(module: FModule, target: WriterTarget = "v1"): string {
+  const writer = new Writer(module, target);
   writer.module(module);
   if (writer.errors.length > 0) throw writer.errors[0];
   return squashTrailingNewlines(writer.buffer);
@@ -110,13 +117,26 @@ class Writer {
   private readonly keywords: ReadonlySet<string>;
   /** OPA's `refHeads`: some rule needs a general ref head, so every head is written as a ref. */
   private readonly refHeads: boolean;
+  /** OPA's `fmtOpts.regoV1`: the module is written as Rego v1. */
+  private readonly regoV1: boolean;
+  /** OPA's `fmtOpts.ifs`: rule bodies are written after `if` (v1, or `if` imported in v0). */
+  private readonly ifs: boolean;
+  /** OPA's `fmtOpts.contains`: partial sets are written with `contains`. */
+  private readonly contains: boolean;
 
-  constructor(module: FModule) {
-    const imported = module.imports
-      .map((imp) => pathParts(imp.path))
-      .filter((parts) => parts.length === 3 && parts[0] === "future" && parts[1] === "keywords")
-      .map((parts) => parts[2]!);
-    this.keywords = new Set([...KEYWORDS_V1, ...imported]);
+  constructor(module: FModule, target: WriterTarget) {
+    const paths = module.imports.map((imp) => pathParts(imp.path));
+    const futures = paths.filter((parts) => parts[0] === "future" && parts[1] === "keywords");
+    const imported = futures.filter((parts) => parts.length === 3).map((parts) => parts[2]!);
+    const all = futures.some((parts) => parts.length === 2);
+    const regoV1Imported = paths.some(
+      (parts) => parts.length === 2 && parts[0] === "rego" && parts[1] === "v1",
+    );
+    this.regoV1 = target === "v1";
+    this.ifs = this.regoV1 || regoV1Imported || all || imported.includes("if");
+    this.contains = this.regoV1 || regoV1Imported || all || imported.includes("contains");
+    const v0Keywords = all ? [...KEYWORDS_V1] : [...KEYWORDS_V0, ...imported];
+    this.keywords = new Set(this.regoV1 ? [...KEYWORDS_V1, ...imported] : v0Keywords);
     this.refHeads = module.rules.some((rule) => {
       const length = rule.head.ref.length;
       return length > 2 || (length === 2 && rule.head.key !== undefined && rule.head.value === undefined);
@@ -138,7 +158,23 @@ class Writer {
       compareLocs(a.kind === "import" ? a.imp.loc : a.rule.loc, b.kind === "import" ? b.imp.loc : b.rule.loc),
     );
 
+    // An import the formatter added gets a row, which can sort after a rule's; it is written
+    // first then, as an import after a rule would not parse.
+    const firstRule = others.find((s) => s.kind === "rule");
+    const firstRuleRow = firstRule?.kind === "rule" ? firstRule.rule.loc.row : undefined;
+    const addedLate = (s: Statement): boolean =>
+      s.kind === "import" &&
+      s.imp.added === true &&
+      firstRuleRow !== undefined &&
+      s.imp.loc.row >= firstRuleRow;
+    const added = others.some(addedLate) ? others.filter((s) => s.kind === "import" && s.imp.added) : [];
+    if (added.length > 0) others.splice(0, others.length, ...others.filter((s) => !added.includes(s)));
+
     let rest = this.package(module, comments);
+    rest = this.imports(
+      added.flatMap((s) => (s.kind === "import" ? [s.imp] : [])),
+      rest,
+    );
     let i = 0;
     while (i < others.length) {
       const imports: FImport[] = [];
@@ -222,7 +258,13 @@ class Writer {
   private groupableOneLiner(rule: FRule): boolean {
     if (rule.body.length > 1 || rule.default || rule.else !== undefined) return false;
     // A lone set term keeps the braces of its body, over several lines.
-    return !(rule.body.length === 1 && isSetTerm(rule.body[0]!));
+    if (rule.body.length === 1 && isSetTerm(rule.body[0]!)) return false;
+    return this.usesIf(rule.head);
+  }
+
+  /** Whether a rule's body is written after `if`: not a v0 partial set `p[x] { … }`. */
+  private usesIf(head: FHead): boolean {
+    return (this.regoV1 || this.ifs) && (this.contains || head.value !== undefined);
   }
 
   private rule(rule: FRule, isElse: boolean, comments: FComment[]): Step {
@@ -243,9 +285,10 @@ class Writer {
       return [rest, undefined];
     }
     this.writeCommentOnFinalLine = true;
-    this.write(" if");
+    const usesIf = this.usesIf(rule.head);
     const first = rule.body[0]!;
-    if (rule.body.length === 1) {
+    if (usesIf) this.write(" if");
+    if (usesIf && rule.body.length === 1) {
       // One expression on the row where the head ends is written after `if`, without braces.
       const headEndRow = rule.head.loc.row + newlines(rule.head.loc.text);
       if (first.loc.row === headEndRow && !isSetTerm(first)) {
@@ -267,7 +310,7 @@ class Writer {
       this.endLine();
     }
     // A leading `x | y` would read as a comprehension at the brace of `p if { … }`.
-    if (!isElse) this.markUnionLead(first);
+    if (usesIf && !isElse) this.markUnionLead(first);
     this.up();
     [rest, error] = this.body(rule.body, rest);
     if (error !== undefined && !isUnexpected(error)) return [[], error];
@@ -350,22 +393,30 @@ class Writer {
       this.write(")");
       if (error !== undefined) return [rest, error];
     }
-    if (head.key !== undefined) {
-      if (head.value === undefined) {
+    if (head.key !== undefined && head.value === undefined) {
+      if (this.contains) {
         this.write(" contains ");
         [rest, error] = this.term(head.key, rest);
+        if (error !== undefined) return [rest, error];
+      } else {
+        // Rego v0's partial set `p[x]`, written without `if`.
+        this.write("[");
+        [rest, error] = this.term(head.key, rest);
+        this.write("]");
         if (error !== undefined) return [rest, error];
       }
     }
     const value = head.value;
     if (value !== undefined && (head.key !== undefined || !isTrue(value) || isExpandedConst || isDefault)) {
       // Rego v1 writes the value of a ref head's bodyless constant: `a.b.c := true`.
-      const isRegoV1RefConst = isExpandedConst && head.key === undefined && head.args.length === 0;
+      const isRegoV1RefConst =
+        this.regoV1 && isExpandedConst && head.key === undefined && head.args.length === 0;
       if (head.loc === value.loc && !head.isElse && isTrue(value) && !isRegoV1RefConst) {
         // The value was generated (`f(1)`, `p[x] if …`): `= true` is implied.
         return [rest, undefined];
       }
-      this.write(" := ");
+      // Rego v1 always assigns; v0 keeps the operator as written.
+      this.write(head.assign || this.regoV1 ? " := " : " = ");
       [rest, error] = this.term(value, rest);
       if (error !== undefined) return [rest, error];
     }
