@@ -3,14 +3,13 @@
  * so the same functions run in tests. `writ help` lists every command with every option (a test
  * holds it to each command's own --help); it loads no command module, so it answers at once.
  */
-import { policyCommand } from "./policy.ts";
-
 const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>>> = {
   serve: async () => (await import("./serve.ts")).serveCommand,
   token: async () => (await import("./token.ts")).tokenCommand,
   demo: async () => (await import("../demo/replay.ts")).demoCommand,
   config: async () => (await import("./config.ts")).configCommand,
   logs: async () => (await import("./logs.ts")).logsCommand,
+  policy: async () => (await import("./policy.ts")).policyCommand,
 };
 
 const usage = `usage: writ <command> [options]      (writ <command> --help: one command in full)
@@ -72,8 +71,6 @@ export async function main(argv: string[]): Promise<number> {
   const load = command === undefined ? undefined : commands[command];
   if (load) return (await load())(rest);
   switch (command) {
-    case "policy":
-      return policyCommand(rest);
     case "help":
       if (rest.length > 0) return main([...rest, "--help"]);
       console.log(usage);

@@ -5,7 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config/index.ts";
-import { DevIssuer } from "../identity/index.ts";
+import { DevIssuer } from "../identity/dev-issuer.ts";
 
 const usage = `usage: writ token --sub <id> [--tenant <t>] [--roles a,b] [--scopes x,y] [--ttl <seconds>] [--config <file>]
 
