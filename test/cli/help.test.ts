@@ -27,6 +27,7 @@ async function run(argv: string[]): Promise<{ code: number; out: string; err: st
 const commands = [
   ["serve"],
   ["token"],
+  ["tools"],
   ["demo"],
   ["config"],
   ["config", "check"],
