@@ -186,6 +186,25 @@ export const gatewayConfigSchema = z
           .default(8 * 60 * 60),
         /** Ends a session unused for this many seconds (off by default). */
         idle_timeout_s: z.number().int().positive().optional(),
+        /**
+         * OpenID Connect sign-in (authorization code with PKCE) beside pasting a token: the
+         * provider's access tokens start a session as a pasted token does, so its issuer must be
+         * one of `identity.issuers`, with the audience the tokens carry (`resource` asks for it).
+         */
+        oidc: z
+          .object({
+            issuer: z.url(),
+            client_id: z.string().min(1),
+            /** The environment variable holding the client secret; without it, a public client. */
+            client_secret_env: z.string().min(1).optional(),
+            scope: z.string().min(1).default("openid"),
+            /** RFC 8707 resource indicator: the audience the access token is for. */
+            resource: z.string().min(1).optional(),
+            /** Default: the request's origin + /console/sign-in/oidc/callback. */
+            redirect_uri: z.url().optional(),
+          })
+          .strict()
+          .optional(),
       })
       .strict()
       .prefault({}),
