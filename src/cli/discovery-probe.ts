@@ -29,14 +29,15 @@ export interface ToolVisibility {
 }
 
 export class DiscoveryProbe {
+  #issuers: Promise<IssuerConfigInput[]> | undefined;
+
   private constructor(
     private readonly policy: PolicyEngine,
     private readonly contracts: ContractRegistry,
-    private readonly issuers: IssuerConfigInput[],
-    private readonly devIssuer: string | undefined,
+    private readonly identity: GatewayConfig["identity"],
   ) {}
 
-  /** Loads the configuration's policy, contracts and issuers. Throws PolicyLoadError or WritError. */
+  /** Loads the configuration's policy and contracts. Throws PolicyLoadError or WritError. */
   static async load(config: GatewayConfig): Promise<DiscoveryProbe> {
     const contracts = new ContractRegistry(config.tools, { pointer: "/tools" });
     const { policy: settings } = config;
@@ -52,18 +53,28 @@ export class DiscoveryProbe {
     });
     if (settings.bundle) await engine.loadBundle(settings.bundle);
     else await engine.loadDirectory(settings.dir);
-    // The issuers `writ serve` trusts: the configured ones, then the development issuer.
-    const issuers: IssuerConfigInput[] = [...config.identity.issuers];
-    const dev = config.identity.dev_issuer;
-    if (dev.enabled) {
-      const issuer = await DevIssuer.create({
-        keyFile: dev.key_file,
-        issuer: dev.issuer,
-        audience: dev.audience,
-      });
-      issuers.push(issuer.issuerConfig());
-    }
-    return new DiscoveryProbe(engine, contracts, issuers, dev.enabled ? dev.issuer : undefined);
+    return new DiscoveryProbe(engine, contracts, config.identity);
+  }
+
+  /**
+   * The issuers `writ serve` trusts: the configured ones, then the development issuer (its key
+   * file created, as serve creates it, only when a token or claims are to be read).
+   */
+  #trusted(): Promise<IssuerConfigInput[]> {
+    this.#issuers ??= (async () => {
+      const issuers: IssuerConfigInput[] = [...this.identity.issuers];
+      const dev = this.identity.dev_issuer;
+      if (dev.enabled) {
+        const issuer = await DevIssuer.create({
+          keyFile: dev.key_file,
+          issuer: dev.issuer,
+          audience: dev.audience,
+        });
+        issuers.push(issuer.issuerConfig());
+      }
+      return issuers;
+    })();
+    return this.#issuers;
   }
 
   get revision(): string | undefined {
@@ -87,7 +98,7 @@ export class DiscoveryProbe {
    * audiences, keys, expiry). Throws the gateway's `unauthenticated` WritError otherwise.
    */
   async subjectOfToken(token: string): Promise<Subject> {
-    return new IdentityVerifier({ issuers: this.issuers }).verify(`Bearer ${token}`);
+    return new IdentityVerifier({ issuers: await this.#trusted() }).verify(`Bearer ${token}`);
   }
 
   /**
@@ -95,10 +106,11 @@ export class DiscoveryProbe {
    * mapped by the claim names of the issuer its `iss` names (else the development issuer, else
    * the first configured one), unverified. Throws ClaimsError.
    */
-  subjectOfClaims(claims: Record<string, unknown>): Subject {
-    const { issuers } = parseIdentityConfig({ issuers: this.issuers });
+  async subjectOfClaims(claims: Record<string, unknown>): Promise<Subject> {
+    const { issuers } = parseIdentityConfig({ issuers: await this.#trusted() });
     const byName = (name: unknown) => issuers.find((i) => i.issuer === name);
-    const issuer = byName(claims.iss) ?? byName(this.devIssuer) ?? issuers[0];
+    const dev = this.identity.dev_issuer;
+    const issuer = byName(claims.iss) ?? (dev.enabled ? byName(dev.issuer) : undefined) ?? issuers[0];
     if (issuer === undefined) {
       throw new ClaimsError("the configuration trusts no issuer (identity.issuers, identity.dev_issuer)");
     }

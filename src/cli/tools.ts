@@ -114,7 +114,7 @@ async function subjectOf(probe: DiscoveryProbe, who: string): Promise<Subject> {
   }
   const claims = claimsSchema.safeParse(json);
   if (!claims.success) throw new ClaimsError("--as claims must be a JSON object");
-  return probe.subjectOfClaims(claims.data);
+  return await probe.subjectOfClaims(claims.data);
 }
 
 function describe(subject: Subject) {
