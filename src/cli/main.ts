@@ -3,15 +3,15 @@
  * so the same functions run in tests. `writ help` lists every command with every option (a test
  * holds it to each command's own --help); it loads no command module, so it answers at once.
  */
-import { policyCommand } from "./policy.ts";
-
 const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>>> = {
   serve: async () => (await import("./serve.ts")).serveCommand,
   token: async () => (await import("./token.ts")).tokenCommand,
+  tools: async () => (await import("./tools.ts")).toolsCommand,
   demo: async () => (await import("../demo/replay.ts")).demoCommand,
   config: async () => (await import("./config.ts")).configCommand,
   logs: async () => (await import("./logs.ts")).logsCommand,
   contracts: async () => (await import("./contracts.ts")).contractsCommand,
+  policy: async () => (await import("./policy.ts")).policyCommand,
 };
 
 const usage = `usage: writ <command> [options]      (writ <command> --help: one command in full)
@@ -22,6 +22,9 @@ run Writ
       policies, the demo tools). PORT in the environment also sets the port.
   token --sub <id> [--tenant <t>] [--roles a,b] [--scopes x,y] [--ttl <seconds>] [--config <file>]
       print a subject JWT from the development issuer (tenant "demo", one hour by default)
+  tools --as <token or claims> [--config <file>] [--family <f>] [--format text|json]
+      the tools a caller would see in discovery (GET /v1/tools, MCP tools/list), and why:
+      --as a bearer JWT, or claims as JSON ('{"sub": "alice", "tnt": "demo"}')
   demo [--url <gateway url>] [--config <file>]
       replay the demo repair and its refusals against a running gateway (--url, else PORT,
       else the configured port on 127.0.0.1)
@@ -58,6 +61,14 @@ write policies
       the builtins policies can call (opa: a file for opa check --capabilities, Regal)
   every policy command above: [--builtins <module.mjs>]... (custom builtins)
   check, build, eval and test: [--v0-compatible] (Rego v0 sources, as opa --v0-compatible)
+  check and test: [--config <file>] (default ./writ.yaml: warn when the policy it serves would
+      show no tool in discovery)
+
+front an MCP server
+  contracts import (--stdio "<command line>" | --url <url> [--header "Name: value"]...) [--name <server>]
+                   [--out <dir> | --check <file|dir>] [--timeout <ms>]
+      contracts from the server's own tools/list (and resources, prompts); --check reports drift
+      (exit 1), for CI
 
 change policies safely (both read the store --config names, as logs)
   policy revisions [--config <file>] [--limit <n>] [--cursor <c>] [--format table|json] [<id>]
@@ -75,8 +86,6 @@ export async function main(argv: string[]): Promise<number> {
   const load = command === undefined ? undefined : commands[command];
   if (load) return (await load())(rest);
   switch (command) {
-    case "policy":
-      return policyCommand(rest);
     case "help":
       if (rest.length > 0) return main([...rest, "--help"]);
       console.log(usage);

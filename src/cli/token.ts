@@ -5,11 +5,26 @@
  */
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config/index.ts";
-import { DevIssuer } from "../identity/index.ts";
+import { DevIssuer } from "../identity/dev-issuer.ts";
 
 const usage = `usage: writ token --sub <id> [--tenant <t>] [--roles a,b] [--scopes x,y] [--ttl <seconds>] [--config <file>]
 
-Prints a JWT from the development issuer of the configuration (the default one trusts it).`;
+Prints a bearer JWT from the configuration's development issuer (identity.dev_issuer), which the
+same configuration's gateway trusts: the embedded default enables it, with its key in
+.writ/dev-issuer.json (created on first use). For trying Writ out; production configurations
+trust their identity provider instead. Use it as "authorization: Bearer <token>", or paste it
+into the console's sign-in page.
+
+options:
+      --sub <id>       the subject (required): input.subject.id in the policy
+      --tenant <t>     the subject's tenant (the tnt claim; default demo)
+      --roles a,b      roles, comma-separated (the console needs reviewer, or an approver role
+                       such as maintainer)
+      --scopes x,y     scopes, comma-separated (the scope claim)
+      --ttl <seconds>  lifetime, 1 to 86400 (default 3600)
+      --config <file>  the configuration whose issuer signs it (default: the embedded one, as
+                       writ serve); its key_file is relative to the file
+  -h, --help           show this text`;
 
 const list = (text: string | undefined) =>
   text

@@ -9,13 +9,17 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+// Each section's schema from its own module, not the module's index: `writ token` and the other
+// commands that only read a configuration then load no gateway code (a second less per start).
 import { codeModeConfigSchema } from "../codemode/config.ts";
-import { toolContractsSchema } from "../contracts/index.ts";
-import { checkpointsConfigSchema, redactionRulesSchema, witnessConfigSchema } from "../decisionlog/index.ts";
-import { shipConfigSchema } from "../decisionlog/ship/index.ts";
-import { credentialsConfigSchema } from "../dispatch/index.ts";
-import { grantsConfigSchema } from "../grants/index.ts";
-import { issuerConfigSchema } from "../identity/index.ts";
+import { toolContractsSchema } from "../contracts/schema.ts";
+import { checkpointsConfigSchema } from "../decisionlog/checkpoint.ts";
+import { witnessConfigSchema } from "../decisionlog/checkpoint-witness.ts";
+import { redactionRulesSchema } from "../decisionlog/redact.ts";
+import { shipConfigSchema } from "../decisionlog/ship/config.ts";
+import { credentialsConfigSchema } from "../dispatch/credentials.ts";
+import { grantsConfigSchema } from "../grants/signer.ts";
+import { issuerConfigSchema } from "../identity/config.ts";
 import { limitsConfigSchema, unknownLimitTools } from "../limits/config.ts";
 import { mcpConfigSchema } from "../mcp/config.ts";
 import { schedulingConfigSchema } from "../schedule/config.ts";
@@ -182,6 +186,25 @@ export const gatewayConfigSchema = z
           .default(8 * 60 * 60),
         /** Ends a session unused for this many seconds (off by default). */
         idle_timeout_s: z.number().int().positive().optional(),
+        /**
+         * OpenID Connect sign-in (authorization code with PKCE) beside pasting a token: the
+         * provider's access tokens start a session as a pasted token does, so its issuer must be
+         * one of `identity.issuers`, with the audience the tokens carry (`resource` asks for it).
+         */
+        oidc: z
+          .object({
+            issuer: z.url(),
+            client_id: z.string().min(1),
+            /** The environment variable holding the client secret; without it, a public client. */
+            client_secret_env: z.string().min(1).optional(),
+            scope: z.string().min(1).default("openid"),
+            /** RFC 8707 resource indicator: the audience the access token is for. */
+            resource: z.string().min(1).optional(),
+            /** Default: the request's origin + /console/sign-in/oidc/callback. */
+            redirect_uri: z.url().optional(),
+          })
+          .strict()
+          .optional(),
       })
       .strict()
       .prefault({}),

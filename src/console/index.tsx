@@ -22,6 +22,7 @@ import { DecisionPage } from "./decision.tsx";
 import { DecisionListPage, decisionListQuerySchema } from "./decisions.tsx";
 import { ExplainPage } from "./explain.tsx";
 import { ErrorPage, sendPage } from "./layout.tsx";
+import { ConsoleOidc, type ConsoleOidcSettings, OIDC_CALLBACK_PATH, OIDC_START_PATH } from "./oidc.ts";
 import { PolicyChangesPage } from "./policy.tsx";
 import { PolicyChangesSource, policyChangesQuerySchema } from "./policy-changes.ts";
 import {
@@ -47,7 +48,16 @@ export type { ConsoleRoles, ConsoleSessionSettings } from "./session.ts";
 const CHART_SAMPLE = 1000;
 /** The largest form the console accepts (a pasted token is the biggest field). */
 const FORM_LIMIT_BYTES = 32 * 1024;
-const PUBLIC_PATHS = new Set([CONSOLE_PATH, `${CONSOLE_PATH}/`, `${CONSOLE_PATH}/sign-in`]);
+const PUBLIC_PATHS = new Set([
+  CONSOLE_PATH,
+  `${CONSOLE_PATH}/`,
+  `${CONSOLE_PATH}/sign-in`,
+  OIDC_START_PATH,
+  OIDC_CALLBACK_PATH,
+]);
+
+/** The console's settings: session lifetimes, and OpenID Connect sign-in when configured. */
+export type ConsoleSettings = ConsoleSessionSettings & { oidc?: ConsoleOidcSettings | undefined };
 
 function parseExternal<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
   const parsed = schema.safeParse(value);
@@ -126,9 +136,13 @@ async function formOf(c: Context): Promise<Record<string, unknown>> {
 export function consoleRoutes(
   gw: Gateway,
   roles: ConsoleRoles,
-  sessions: ConsoleSessionSettings = DEFAULT_SESSION_SETTINGS,
+  sessions: ConsoleSettings = DEFAULT_SESSION_SETTINGS,
 ): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
+  const oidc = sessions.oidc === undefined ? undefined : new ConsoleOidc(sessions.oidc);
+  const signInPage = (problem?: string, fix?: string) => (
+    <SignInPage problem={problem} fix={fix} oidc={oidc !== undefined} />
+  );
   // The chain's status on every page, without a full walk of the log on every page.
   const chain = new ChainMonitor(gw.log);
 
@@ -138,8 +152,9 @@ export function consoleRoutes(
       suggestedFix: "retry later; if it persists, tell the operator the time of the request",
     });
     if (e.category === "internal") console.error("console error:", error);
-    if (e.category === "unauthenticated") {
-      return sendPage(c, <SignInPage problem={e.message} fix={e.suggestedFix} />, 401);
+    if (e.category === "unauthenticated") return sendPage(c, signInPage(e.message, e.suggestedFix), 401);
+    if (c.req.path.startsWith(OIDC_START_PATH)) {
+      return sendPage(c, signInPage(e.message, e.suggestedFix), e.httpStatus as ContentfulStatusCode);
     }
     return sendPage(
       c,
@@ -172,14 +187,22 @@ export function consoleRoutes(
     return c.redirect(`${CONSOLE_PATH}/${viewer.canReview ? "decisions" : "approvals"}`, 303);
   });
 
-  app.get("/sign-in", (c) => sendPage(c, <SignInPage />));
+  app.get("/sign-in", (c) => sendPage(c, signInPage()));
 
   app.post("/sign-in", async (c) => {
     const form = signInFormSchema.safeParse(await formOf(c));
-    if (!form.success) return sendPage(c, <SignInPage problem="paste your bearer token to sign in" />, 400);
+    if (!form.success) return sendPage(c, signInPage("paste your bearer token to sign in"), 400);
     const viewer = await startSession(gw, c, roles, sessions, form.data.token);
     return c.redirect(`${CONSOLE_PATH}/${viewer.canReview ? "decisions" : "approvals"}`, 303);
   });
+
+  if (oidc !== undefined) {
+    app.get("/sign-in/oidc", (c) => oidc.start(c));
+    app.get("/sign-in/oidc/callback", async (c) => {
+      const viewer = await oidc.finish(gw, c, roles, sessions);
+      return c.redirect(`${CONSOLE_PATH}/${viewer.canReview ? "decisions" : "approvals"}`, 303);
+    });
+  }
 
   app.post("/sign-out", async (c) => {
     const viewer = c.get("viewer");

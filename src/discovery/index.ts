@@ -6,7 +6,7 @@ import type { Prompt, Resource, ResourceTemplate } from "@modelcontextprotocol/s
 import type { ModelFamily, ToolContract } from "../contracts/index.ts";
 import { jsonDigest } from "../core/digest.ts";
 import type { Gateway } from "../core/gateway.ts";
-import type { Subject } from "../core/types.ts";
+import type { PolicyDecision, PolicyInput, Subject } from "../core/types.ts";
 import { canonicalAction, isTool, promptContract, resourceContract } from "../normalize/index.ts";
 import { policyInput } from "../pipeline/05-decide.ts";
 import { PolicyFailure } from "../policy/index.ts";
@@ -132,30 +132,60 @@ export class ToolDiscovery {
   }
 }
 
+/** What the discovery policy answered for one contract: shown or not, and why. */
+export interface DiscoveryOutcome {
+  /** Whether the contract is listed: the policy decided, and not `deny`. */
+  shown: boolean;
+  /** The input the policy was asked with (`context.phase = "discover"`). */
+  input: PolicyInput;
+  /** The policy's decision, when it could decide. */
+  decision?: PolicyDecision;
+  /** Why it could not decide (then the contract is not shown). */
+  failure?: PolicyFailure;
+}
+
 /**
- * Whether the discovery policy shows `contract` to `subject` (`context.phase = "discover"`, no
- * arguments, the resource unknown): anything but a denial. Fails closed: a contract the policy
- * cannot decide about is not shown (nor counted as a failure).
+ * The discovery input for `contract`: `context.phase = "discover"`, no arguments (`{}`), and the
+ * contract's resource type with an empty id, unknown (`known: false`, no owner or tenant).
  */
+export function discoveryInput(subject: Subject, contract: ToolContract, family: ModelFamily): PolicyInput {
+  const action = canonicalAction(contract, {}, jsonDigest({}));
+  const resource = { type: contract.resource?.type ?? "none", id: "", known: false, attributes: {} };
+  return policyInput(subject, action, resource, {
+    requestId: "discovery",
+    source: family === "default" ? "canonical" : family,
+    phase: "discover",
+  });
+}
+
+/**
+ * Asks the discovery policy about `contract` for `subject` (see `discoveryInput`): anything but a
+ * denial shows it. Fails closed: a contract the policy cannot decide about is not shown.
+ */
+export function discover(
+  gw: Pick<Gateway, "policy">,
+  subject: Subject,
+  contract: ToolContract,
+  family: ModelFamily,
+): DiscoveryOutcome {
+  const input = discoveryInput(subject, contract, family);
+  try {
+    const { decision } = gw.policy.evaluate(input);
+    return { shown: decision.decision !== "deny", input, decision };
+  } catch (error) {
+    if (!(error instanceof PolicyFailure)) throw error;
+    return { shown: false, input, failure: error };
+  }
+}
+
+/** Whether the discovery policy shows `contract` to `subject` (`discover`, its failures not counted). */
 export function discoverable(
   gw: Pick<Gateway, "policy">,
   subject: Subject,
   contract: ToolContract,
   family: ModelFamily,
 ): boolean {
-  const action = canonicalAction(contract, {}, jsonDigest({}));
-  const resource = { type: contract.resource?.type ?? "none", id: "", known: false, attributes: {} };
-  const input = policyInput(subject, action, resource, {
-    requestId: "discovery",
-    source: family === "default" ? "canonical" : family,
-    phase: "discover",
-  });
-  try {
-    return gw.policy.evaluate(input).decision.decision !== "deny";
-  } catch (error) {
-    if (!(error instanceof PolicyFailure)) throw error;
-    return false;
-  }
+  return discover(gw, subject, contract, family).shown;
 }
 
 function serverOf(contract: ToolContract): string | undefined {

@@ -4,14 +4,8 @@
  * (`gatewaySamples`, which OpenTelemetry export reads too).
  */
 import type { Gateway } from "../core/gateway.ts";
-import { sampleLines } from "../observability/metrics.ts";
 import { gatewaySamples } from "../observability/samples.ts";
 
-export function renderMetrics(gw: Pick<Gateway, "identity" | "metrics" | "mcp">): string {
-  return (
-    gw.metrics.render() +
-    gatewaySamples(gw)
-      .map((m) => sampleLines(m.name, m.help, m.type, m.rows()))
-      .join("")
-  );
+export function renderMetrics(gw: Pick<Gateway, "identity" | "metrics" | "mcp">): Promise<string> {
+  return gw.metrics.render(gatewaySamples(gw));
 }

@@ -1,84 +1,87 @@
 /**
- * Prometheus metrics in the text exposition format (version 0.0.4): counters and histograms with
- * labels, enough for `/metrics` without a client library.
+ * The gateway's Prometheus metrics, kept by prom-client in a registry of their own (never the
+ * process-wide default, so that gateways in one process do not share series), rendered in the
+ * text exposition format (version 0.0.4) for `/metrics`.
+ *
+ * The gateway's code records through the small `Counter`/`Gauge`/`Histogram` wrappers below,
+ * which keep Writ's argument order (`observe(value, labels)`, `set(value, labels)`) and declare
+ * each metric's label names once. Metrics read from their owners at scrape time (the token cache,
+ * the upstream MCP servers: `SampledMetric`) are rendered beside them from a registry made per
+ * scrape.
  *
  * With OpenTelemetry metrics on (src/observability/otel.ts), `mirror(meter)` exports the same
- * series under the same names and labels: counters as observable counters read at each export
- * (nothing added to `inc`), histograms recorded as they are observed, with the same buckets.
+ * series under the same names and labels: counters and gauges as observable instruments read at
+ * each export (nothing added to `inc`), histograms recorded as they are observed, same buckets.
  */
 import type { Meter, Histogram as OtelHistogram } from "@opentelemetry/api";
+import * as prom from "prom-client";
 
 type Labels = Record<string, string>;
 
-function labelKey(labels: Labels): string {
-  return Object.keys(labels)
-    .sort()
-    .map(
-      (k) => `${k}="${labels[k]!.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("\n", "\\n")}"`,
-    )
-    .join(",");
-}
-
+/** A counter: `inc(labels, by)`. */
 class Counter {
-  protected readonly values = new Map<string, { labels: Labels; value: number }>();
-  protected readonly type: "counter" | "gauge" = "counter";
+  readonly metric: prom.Counter;
   constructor(
     readonly name: string,
     readonly help: string,
-  ) {}
+    labelNames: readonly string[],
+    registry: prom.Registry,
+  ) {
+    this.metric = new prom.Counter({ name, help, labelNames, registers: [registry] });
+  }
 
   inc(labels: Labels = {}, by = 1): void {
-    const key = labelKey(labels);
-    const series = this.values.get(key);
-    if (series) series.value += by;
-    else this.values.set(key, { labels: { ...labels }, value: by });
+    this.metric.inc(labels, by);
   }
 
-  render(): string[] {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`];
-    for (const [key, { value }] of [...this.values].sort(([a], [b]) => a.localeCompare(b))) {
-      lines.push(`${this.name}${key ? `{${key}}` : ""} ${value}`);
-    }
-    return lines;
-  }
-
-  /** Read at each export: an observable counter (or gauge) of the same series. */
+  /** Read at each export: an observable counter of the same series. */
   mirror(meter: Meter): void {
-    const rows = (): Array<[Labels, number]> => [...this.values.values()].map((s) => [s.labels, s.value]);
-    mirrorSamples(meter, [{ name: this.name, help: this.help, type: this.type, rows }]);
+    mirrorSamples(meter, [{ name: this.name, help: this.help, type: "counter", rows: rowsOf(this.metric) }]);
   }
 }
 
-/** A value that goes up and down, set by its owner. */
-class Gauge extends Counter {
-  protected override readonly type = "gauge";
+/** A value that goes up and down, set by its owner: `set(value, labels)`. */
+class Gauge {
+  readonly metric: prom.Gauge;
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    labelNames: readonly string[],
+    registry: prom.Registry,
+  ) {
+    this.metric = new prom.Gauge({ name, help, labelNames, registers: [registry] });
+  }
 
   set(value: number, labels: Labels = {}): void {
-    this.values.set(labelKey(labels), { labels: { ...labels }, value });
+    this.metric.set(labels, value);
+  }
+
+  mirror(meter: Meter): void {
+    mirrorSamples(meter, [{ name: this.name, help: this.help, type: "gauge", rows: rowsOf(this.metric) }]);
   }
 }
 
 class Histogram {
-  private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  readonly metric: prom.Histogram;
   private otel: OtelHistogram | undefined;
   constructor(
     readonly name: string,
     readonly help: string,
     readonly buckets: readonly number[],
-  ) {}
+    labelNames: readonly string[],
+    registry: prom.Registry,
+  ) {
+    this.metric = new prom.Histogram({
+      name,
+      help,
+      labelNames,
+      buckets: [...buckets],
+      registers: [registry],
+    });
+  }
 
   observe(value: number, labels: Labels = {}): void {
-    const key = labelKey(labels);
-    let s = this.series.get(key);
-    if (!s) {
-      s = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
-      this.series.set(key, s);
-    }
-    this.buckets.forEach((b, i) => {
-      if (value <= b) s.counts[i]!++;
-    });
-    s.sum += value;
-    s.count++;
+    this.metric.observe(labels, value);
     this.otel?.record(value, labels);
   }
 
@@ -89,27 +92,25 @@ class Histogram {
       advice: { explicitBucketBoundaries: [...this.buckets] },
     });
   }
-
-  render(): string[] {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
-    for (const [key, s] of [...this.series].sort(([a], [b]) => a.localeCompare(b))) {
-      const prefix = key ? `${key},` : "";
-      for (const [i, b] of this.buckets.entries())
-        lines.push(`${this.name}_bucket{${prefix}le="${b}"} ${s.counts[i]}`);
-      lines.push(`${this.name}_bucket{${prefix}le="+Inf"} ${s.count}`);
-      lines.push(`${this.name}_sum${key ? `{${key}}` : ""} ${s.sum}`);
-      lines.push(`${this.name}_count${key ? `{${key}}` : ""} ${s.count}`);
-    }
-    return lines;
-  }
 }
+
+/** A prom-client counter's or gauge's series as rows (read asynchronously, as prom-client reads). */
+function rowsOf(metric: prom.Counter | prom.Gauge): () => Promise<Array<[Labels, number]>> {
+  return async () =>
+    (await metric.get()).values.map(({ labels, value }) => [
+      Object.fromEntries(Object.entries(labels).map(([k, v]) => [k, String(v)])),
+      value,
+    ]);
+}
+
+type Rows = ReadonlyArray<readonly [Labels, number]>;
 
 /** A metric whose values are read from its owner when scraped or exported (`rows`). */
 export interface SampledMetric {
   name: string;
   help: string;
   type: "counter" | "gauge";
-  rows(): ReadonlyArray<readonly [Labels, number]>;
+  rows(): Rows | Promise<Rows>;
 }
 
 /** The same sampled metrics through OpenTelemetry: observable instruments read at each export. */
@@ -120,112 +121,157 @@ export function mirrorSamples(meter: Meter, metrics: readonly SampledMetric[]): 
       m.type === "counter"
         ? meter.createObservableCounter(m.name, options)
         : meter.createObservableGauge(m.name, options);
-    instrument.addCallback((result) => {
-      for (const [labels, value] of m.rows()) result.observe(value, labels);
+    instrument.addCallback(async (result) => {
+      for (const [labels, value] of await m.rows()) result.observe(value, labels);
     });
   }
 }
 
 /**
- * Lines for values read at render time from elsewhere (a cache's counters, connection states):
- * `rows` are each series' labels and value.
+ * Sampled metrics read now, in a registry made for this scrape: a counter's total is its one
+ * increment from zero, a gauge is set.
  */
-export function sampleLines(
-  name: string,
-  help: string,
-  type: "counter" | "gauge",
-  rows: ReadonlyArray<readonly [Labels, number]>,
-): string {
-  const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`];
-  for (const [labels, value] of rows) {
-    const key = labelKey(labels);
-    lines.push(`${name}${key ? `{${key}}` : ""} ${value}`);
+async function sampledRegistry(samples: readonly SampledMetric[]): Promise<prom.Registry> {
+  const registry = new prom.Registry();
+  for (const sample of samples) {
+    const rows = await sample.rows();
+    const options = {
+      name: sample.name,
+      help: sample.help,
+      labelNames: [...new Set(rows.flatMap(([labels]) => Object.keys(labels)))],
+      registers: [registry],
+    };
+    if (sample.type === "counter") {
+      const counter = new prom.Counter(options);
+      for (const [labels, value] of rows) counter.inc(labels, value);
+    } else {
+      const gauge = new prom.Gauge(options);
+      for (const [labels, value] of rows) gauge.set(labels, value);
+    }
   }
-  return `${lines.join("\n")}\n`;
+  return registry;
 }
 
 /** The gateway's metrics. */
 export class GatewayMetrics {
+  readonly registry = new prom.Registry();
+
   readonly decisions = new Counter(
     "writ_decisions_total",
     "Decisions made, by outcome (allow, deny, require_approval, allow_with_conditions, error).",
+    ["decision"],
+    this.registry,
   );
   readonly decisionSeconds = new Histogram(
     "writ_decision_duration_seconds",
     "Time from receiving a proposal to answering it, per call.",
     [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    [],
+    this.registry,
   );
   readonly policyFailures = new Counter(
     "writ_policy_failures_total",
     "Policy evaluations that gave no usable decision, by reason.",
+    ["reason"],
+    this.registry,
   );
   readonly policyReloads = new Counter(
     "writ_policy_reloads_total",
     "Policy reloads, by result (ok, failed).",
+    ["result"],
+    this.registry,
   );
 
   readonly dispatches = new Counter(
     "writ_dispatches_total",
     "Calls Writ ran on a backend, by backend kind (inprocess, http, mcp) and result (ok, or the error category).",
+    ["backend", "result"],
+    this.registry,
   );
 
   readonly logShipped = new Counter(
     "writ_decision_log_shipped_total",
     "Decision-log entries a decision-log service acknowledged (decision_log.ship).",
+    [],
+    this.registry,
   );
   readonly logShipFailures = new Counter(
     "writ_decision_log_ship_failures_total",
     "Failed decision-log shipping attempts, by reason (status, network, timeout, credentials, store); each is retried.",
+    ["reason"],
+    this.registry,
   );
   readonly logShipLag = new Gauge(
     "writ_decision_log_ship_lag_entries",
     "Decision-log entries not yet acknowledged by the decision-log service.",
+    [],
+    this.registry,
   );
 
   readonly limitCharged = new Counter(
     "writ_limit_charged_total",
     "Calls charged to a limit (limits:), by limit: the calls its buckets let through.",
+    ["limit"],
+    this.registry,
   );
   readonly limitRefusals = new Counter(
     "writ_limit_refusals_total",
     "Calls refused because a limit (limits:) had no room, by limit.",
+    ["limit"],
+    this.registry,
   );
   readonly shadowDecisions = new Counter(
     "writ_shadow_decisions_total",
     "Calls a shadow policy (policy.shadow) decided beside the live one, by outcome (agree, disagree, failed: it could not decide).",
+    ["outcome"],
+    this.registry,
   );
   readonly shadowDropped = new Counter(
     "writ_shadow_dropped_total",
     "Calls the shadow policy skipped because its queue was full (the live answer is never held up by it).",
+    [],
+    this.registry,
   );
   readonly groupWaiting = new Gauge(
     "writ_concurrency_group_waiting",
     "Calls of a concurrency group waiting for their turn in this instance, by group.",
+    ["group"],
+    this.registry,
   );
   readonly groupRunning = new Gauge(
     "writ_concurrency_group_running",
     "Calls of a concurrency group running in this instance (0 or 1), by group.",
+    ["group"],
+    this.registry,
   );
   readonly groupWaits = new Counter(
     "writ_concurrency_group_waits_total",
     "Calls that found their concurrency group busy and waited, by group and result (ran, timed_out, cancelled).",
+    ["group", "result"],
+    this.registry,
   );
   readonly groupWaitSeconds = new Histogram(
     "writ_concurrency_group_wait_seconds",
     "Time a call of a concurrency group waited for its turn (0 when the group was free), by group.",
     [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30],
+    ["group"],
+    this.registry,
   );
   readonly scheduledCalls = new Counter(
     "writ_scheduled_calls_total",
     "Calls of proposals with several calls, by schedule: concurrent (read-only, run beside each other) or ordered (side effects, run alone in order).",
+    ["schedule"],
+    this.registry,
   );
   readonly concurrentCalls = new Histogram(
     "writ_proposal_concurrent_calls",
     "The most calls of one proposal (with several calls) that ran at the same time.",
     [1, 2, 3, 4, 6, 8, 16, 32],
+    [],
+    this.registry,
   );
 
-  private all(): Array<Counter | Histogram> {
+  private all(): Array<Counter | Gauge | Histogram> {
     return [
       this.decisions,
       this.decisionSeconds,
@@ -248,10 +294,11 @@ export class GatewayMetrics {
     ];
   }
 
-  render(): string {
-    return `${this.all()
-      .flatMap((m) => m.render())
-      .join("\n")}\n`;
+  /** The Prometheus text of these metrics, then of `samples` read now. */
+  async render(samples: readonly SampledMetric[] = []): Promise<string> {
+    const own = await this.registry.metrics();
+    if (samples.length === 0) return own;
+    return own + (await (await sampledRegistry(samples)).metrics());
   }
 
   /** Exports these metrics through OpenTelemetry too, from now on (counters with their totals). */

@@ -27,10 +27,13 @@ async function run(argv: string[]): Promise<{ code: number; out: string; err: st
 const commands = [
   ["serve"],
   ["token"],
+  ["tools"],
   ["demo"],
   ["config"],
   ["config", "check"],
   ["config", "schema"],
+  ["contracts"],
+  ["contracts", "import"],
   ["logs"],
   ...["tail", "query", "show", "verify", "export"].map((c) => ["logs", c]),
   ["policy"],

@@ -169,7 +169,7 @@ describe("decision-log shipping", () => {
     expect(warnings).toHaveLength(2);
     expect(warnings[0]).toMatch(/an upload failed \(it answered HTTP 500\); retrying with back-off/);
     expect(warnings[1]).toMatch(/recovered after 3 failed attempts/);
-    const text = metrics.render();
+    const text = await metrics.render();
     expect(sample(text, 'writ_decision_log_ship_failures_total{reason="status"}')).toBe(2);
     expect(sample(text, 'writ_decision_log_ship_failures_total{reason="network"}')).toBe(1);
     expect(sample(text, "writ_decision_log_shipped_total")).toBe(4);
@@ -185,7 +185,7 @@ describe("decision-log shipping", () => {
     const s = shipper(store, { metrics, timeoutMs: 200 });
     s.start();
     await acknowledged(2, s);
-    expect(sample(metrics.render(), 'writ_decision_log_ship_failures_total{reason="timeout"}')).toBe(1);
+    expect(sample(await metrics.render(), 'writ_decision_log_ship_failures_total{reason="timeout"}')).toBe(1);
     await expectExactlyOnce(store);
   });
 
@@ -198,7 +198,7 @@ describe("decision-log shipping", () => {
     const s = shipper(store, { metrics, flushMs: 300, warn: (line) => warnings.push(line) });
     s.start();
     await waitFor("a failed upload", async () => (service.failed > 0 ? true : undefined));
-    expect(sample(metrics.render(), "writ_decision_log_ship_lag_entries")).toBe(3);
+    expect(sample(await metrics.render(), "writ_decision_log_ship_lag_entries")).toBe(3);
     await s.close();
     expect(warnings.at(-1)).toMatch(/stopped with 3 entries not shipped yet \(from seq 1\)/);
     expect(service.uploads).toEqual([]);
@@ -218,7 +218,7 @@ describe("decision-log shipping", () => {
     s.start();
     await acknowledged(1, s);
     await waitFor("two failed attempts", async () =>
-      sample(metrics.render(), 'writ_decision_log_ship_failures_total{reason="store"}') >= 2
+      sample(await metrics.render(), 'writ_decision_log_ship_failures_total{reason="store"}') >= 2
         ? true
         : undefined,
     );
@@ -240,7 +240,7 @@ describe("decision-log shipping", () => {
     });
     s.start();
     await waitFor("a credentials failure", async () =>
-      sample(metrics.render(), 'writ_decision_log_ship_failures_total{reason="credentials"}') > 0
+      sample(await metrics.render(), 'writ_decision_log_ship_failures_total{reason="credentials"}') > 0
         ? true
         : undefined,
     );

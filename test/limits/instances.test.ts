@@ -57,9 +57,11 @@ describe.skipIf(postgresUnavailable !== undefined)("limits across two instances 
       });
     }
     // The refusals counted by the two instances add up to the 10 the shared bucket had no room for.
-    const refusedBy = (gw: TestGateway) =>
-      gw.gateway.metrics.render().match(/writ_limit_refusals_total\{limit="repo-search"\} (\d+)/)?.[1];
-    expect(Number(refusedBy(a) ?? 0) + Number(refusedBy(b) ?? 0)).toBe(10);
+    const refusedBy = async (gw: TestGateway) =>
+      (await gw.gateway.metrics.render()).match(
+        /writ_limit_refusals_total\{limit="repo-search"\} (\d+)/,
+      )?.[1];
+    expect(Number((await refusedBy(a)) ?? 0) + Number((await refusedBy(b)) ?? 0)).toBe(10);
     expect((await search(a)).status).toBe(429);
     expect((await search(b)).status).toBe(429);
   });

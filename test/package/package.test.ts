@@ -4,8 +4,10 @@
  * plain Node there — no tsx, no sources:
  *
  * - `writ/executor` imports from ESM and requires from CommonJS, and loads no gateway code;
- *   `writ` and `writ/rego` import from both (require() cannot load them: binaryen, the compiler's
- *   code generator, uses top-level await, and Node says so);
+ *   `writ` imports and requires from both, `writ/rego` only imports (require() cannot load it:
+ *   binaryen, the compiler's code generator, uses top-level await, and Node says so);
+ * - `writ token` loads no compiler, and `writ token --help` describes each option; the default
+ *   configuration is at dist/config/writ.default.yaml, as the README says;
  * - `node_modules/.bin/writ --help` answers quickly;
  * - `writ serve` in a folder with no configuration starts the embedded default (sample policies,
  *   demo repository) and runs a call through the whole pipeline, its decision logged by the
@@ -20,7 +22,7 @@
  * this Node), and compiled from source (`npm rebuild`, minutes) only when it does not.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -152,19 +154,22 @@ describe("the installed package", () => {
     );
   });
 
-  it("requires writ/executor from CommonJS, and imports writ and writ/rego there", async () => {
+  it("requires writ/executor and writ from CommonJS, and imports writ/rego there", async () => {
     await writeFile(
       path.join(app, "check.cjs"),
       `const { verifyGrant, MemoryReplayCache } = require("writ/executor");
+const required = require("writ");
 let rego;
 try { require("writ/rego"); rego = "loaded"; } catch (error) { rego = error.code; }
 Promise.all([import("writ"), import("writ/rego")]).then(([writ, regoModule]) =>
   console.log(JSON.stringify({ verifyGrant: typeof verifyGrant, cache: typeof MemoryReplayCache, rego,
+    required: typeof required.startGateway,
     startGateway: typeof writ.startGateway, buildPolicy: typeof regoModule.buildPolicy })));`,
     );
     expect(JSON.parse(await node(["check.cjs"]))).toEqual({
       verifyGrant: "function",
       cache: "function",
+      required: "function",
       rego: "ERR_REQUIRE_ASYNC_MODULE",
       startGateway: "function",
       buildPolicy: "function",
@@ -233,6 +238,31 @@ export const verify: typeof verifyGrant = verifyGrant;`,
       expect(stdout).toContain("usage: writ <command>");
     }
     console.log(`writ --help: ${times.map((t) => `${(t / 1000).toFixed(2)} s`).join(", ")}`);
+  });
+
+  it("runs writ token without loading the compiler, and describes its options with --help", async () => {
+    const list = path.join(tmp, "token-modules.txt");
+    const hooks = path.join(repoRoot, "test/support/resolved-modules.mjs");
+    const { stdout } = await run(
+      process.execPath,
+      ["--import", hooks, path.join(installed, "bin/writ.mjs"), "token", "--sub", "alice"],
+      { cwd: app, env: { ...process.env, WRIT_TEST_RESOLVED_MODULES: list } },
+    );
+    expect(stdout.trim()).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    const resolved = (await readFile(list, "utf8")).split("\n");
+    expect(resolved.some((url) => url.endsWith("/dist/cli/token.js"))).toBe(true);
+    expect(resolved.filter((url) => /\/binaryen\/|\/dist\/rego\//.test(url))).toEqual([]);
+    const help = (await run(writ, ["token", "--help"], { cwd: app })).stdout;
+    for (const option of ["--sub", "--tenant", "--roles", "--scopes", "--ttl", "--config"]) {
+      expect(help).toMatch(new RegExp(`^\\s+${option} `, "m"));
+    }
+  });
+
+  it("has its default configuration where the README says, with the sample policies it names", async () => {
+    await copyFile(path.join(installed, "dist/config/writ.default.yaml"), path.join(app, "my-writ.yaml"));
+    await cp(path.join(installed, "policies"), path.join(app, "policies"), { recursive: true });
+    const { stdout } = await run(writ, ["config", "check", "--config", "my-writ.yaml"], { cwd: app });
+    expect(stdout).toContain(`policy in ${path.join(app, "policies")}`);
   });
 
   it("serves the embedded default from an empty folder, cold, without compiling, and runs a call through it", async () => {

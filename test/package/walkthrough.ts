@@ -5,7 +5,7 @@
  * are replaced by free ones.
  *
  * - `file <name>`: the block is written to that file;
- * - `check`: each line runs in bash and must exit 0;
+ * - `check`: `writ policy test` (its three tests pass) and `writ tools --as` (bob sees notes.read);
  * - `start`: each line runs in bash and keeps running; ready when it prints a URL;
  * - `try`: the block runs as one bash script; its output is checked below.
  */
@@ -83,7 +83,12 @@ export function walkthroughTests(project: () => string): void {
       const lines = text.split("\n").filter((line) => line.trim() !== "" && !line.trim().startsWith("#"));
       if (step.kind === "file") await writeFile(path.join(dir, step.argument), text);
       if (step.kind === "check") {
-        for (const line of lines) expect((await bash(line)).stdout).toMatch(/PASS: 2\/2/);
+        const [test, tools] = lines;
+        expect(lines).toHaveLength(2);
+        expect((await bash(test ?? "")).stdout).toMatch(/PASS: 3\/3/);
+        expect((await bash(tools ?? "")).stdout).toMatch(
+          /^bob \(tenant demo.*\) sees 1 of 1 tools\n\s+shown\s+notes\.read@1\s+allow/,
+        );
       }
       if (step.kind === "start") {
         await Promise.all(lines.map((line) => started(line, dir, children)));

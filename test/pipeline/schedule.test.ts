@@ -51,7 +51,7 @@ describe("a proposal's calls", () => {
     expect(Math.min(at(3).start, at(4).start)).toBeGreaterThanOrEqual(at(2).end);
     expect(at(5).start).toBeGreaterThanOrEqual(Math.max(at(3).end, at(4).end));
     expect(at(6).start).toBeGreaterThanOrEqual(at(5).end);
-    const metrics = gw.metrics.render();
+    const metrics = await gw.metrics.render();
     expect(metrics).toContain('writ_scheduled_calls_total{schedule="concurrent"} 5');
     expect(metrics).toContain('writ_scheduled_calls_total{schedule="ordered"} 2');
     expect(metrics).toContain('writ_proposal_concurrent_calls_bucket{le="2"} 1');

@@ -278,7 +278,7 @@ describe("8. log", () => {
     const entry = await logDecision(u.gw, parts);
     await logRequestRefusal(u.gw, parts);
     expect((await u.entries()).map((e) => e.decision_id)[0]).toBe(entry.decision_id);
-    expect(u.gw.metrics.render()).toMatch(/decision="error"} 1/);
+    expect(await u.gw.metrics.render()).toMatch(/decision="error"} 1/);
   });
 });
 

@@ -68,8 +68,8 @@ function disjoint(spans: Span[]): boolean {
   return sorted.every((s, i) => i === 0 || s.start >= sorted[i - 1]!.end);
 }
 
-const waitUntil = async (check: () => boolean) => {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 2));
+const waitUntil = async (check: () => boolean | Promise<boolean>) => {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 2));
 };
 
 describe("concurrency groups", () => {
@@ -90,7 +90,7 @@ describe("concurrency groups", () => {
     expect(disjoint(["a0", "a1", "b0", "c0", "c1"].map(span))).toBe(true);
     // The ungrouped read of the first proposal ran beside its grouped ones.
     expect(span("a2").start).toBeLessThan(Math.max(span("a0").end, span("a1").end));
-    const metrics = gw.metrics.render();
+    const metrics = await gw.metrics.render();
     expect(metrics).toMatch(/writ_concurrency_group_waits_total\{group="ledger",result="ran"\} [1-9]/);
     expect(metrics).toContain('writ_concurrency_group_wait_seconds_count{group="ledger"} 5');
     expect(metrics).toContain('writ_concurrency_group_running{group="ledger"} 0');
@@ -118,7 +118,7 @@ describe("concurrency groups", () => {
     const held = rec.hold();
     const first = propose([["ledger_read", "h0"]]);
     await waitUntil(() => rec.inFlight === 1);
-    expect(gw.metrics.render()).toContain('writ_concurrency_group_running{group="ledger"} 1');
+    expect(await gw.metrics.render()).toContain('writ_concurrency_group_running{group="ledger"} 1');
 
     const started = performance.now();
     const [late] = await propose([["ledger_peek", "h1"]]);
@@ -139,7 +139,7 @@ describe("concurrency groups", () => {
     ).rejects.toMatchObject({ category: "conflict", retryable: true, effectCommitted: false });
     const entry = (await u.entries()).find((e) => e.request_id === "r-exec");
     expect(entry).toMatchObject({ path: "writ/execute", decision: "error", error: "conflict" });
-    expect(gw.metrics.render()).toContain(
+    expect(await gw.metrics.render()).toContain(
       'writ_concurrency_group_waits_total{group="ledger",result="timed_out"} 2',
     );
 
@@ -168,7 +168,9 @@ describe("concurrency groups", () => {
       requestId: "r-cancelled",
       observer: { signal: cancel.signal },
     });
-    await waitUntil(() => gw.metrics.render().includes('writ_concurrency_group_waiting{group="ledger"} 1'));
+    await waitUntil(async () =>
+      (await gw.metrics.render()).includes('writ_concurrency_group_waiting{group="ledger"} 1'),
+    );
     cancel.abort();
     const [outcome] = await waiting;
     expect(outcome?.error).toMatchObject({ category: "timeout", effect_committed: false });
@@ -176,7 +178,7 @@ describe("concurrency groups", () => {
     held.release();
     await first;
     expect(rec.spans.map((s) => s.note)).toEqual(["k0"]);
-    expect(gw.metrics.render()).toContain(
+    expect(await gw.metrics.render()).toContain(
       'writ_concurrency_group_waits_total{group="ledger",result="cancelled"} 1',
     );
   });

@@ -12,10 +12,18 @@ export interface WritRun {
   stderr: string;
 }
 
-/** Runs `writ <args>` in `cwd`, with `env` added to this process's environment. */
-export function writ(args: string[], cwd: string, env: Record<string, string> = {}): Promise<WritRun> {
+/**
+ * Runs `writ <args>` in `cwd`, with `env` added to this process's environment (and `nodeArgs`,
+ * such as `--import <hooks>`, given to node before the script).
+ */
+export function writ(
+  args: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<WritRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
+    const child = spawn(process.execPath, [...nodeArgs, bin, ...args], {
       cwd,
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, ...env },

@@ -6,11 +6,12 @@ import { z } from "zod";
 import type { RegoSource } from "../../rego/sources.ts";
 import { checkArgs, helpOption, parseCommandArgs, usageError, v0Compatible } from "./args.ts";
 import { builtinsOption, builtinsUsage, loadBuiltinsOption } from "./builtins.ts";
+import { configOption, configUsage, discoveryWarning } from "./discovery.ts";
 import { reportFailure } from "./output.ts";
 
 const command = "writ policy check";
 
-export const checkUsage = `usage: writ policy check [--strict] <path>... [--builtins <module.mjs>]... [--v0-compatible]
+export const checkUsage = `usage: writ policy check [--strict] <path>... [--builtins <module.mjs>]... [--v0-compatible] [--config <file>]
 
 Parses and compiles the Rego files (folders are searched for *.rego) as \`opa check\` does:
 undefined functions and names, unsafe variables, arity and type errors, conflicting rules,
@@ -23,12 +24,14 @@ options:
                        arguments, unused local assignments and unused imports are errors
 ${builtinsUsage}
 ${v0Compatible.usage}
+${configUsage}
   -h, --help           show this text`;
 
 const options = {
   strict: { type: "boolean", short: "S" },
   ...builtinsOption,
   ...v0Compatible.option,
+  ...configOption,
   ...helpOption,
 } as const;
 
@@ -37,6 +40,7 @@ const argsSchema = z.object({
   strict: z.boolean().default(false),
   builtins: z.array(z.string()).optional(),
   "v0-compatible": z.boolean().default(false),
+  config: z.string().optional(),
 });
 
 async function regoFilesUnder(target: string): Promise<string[]> {
@@ -89,5 +93,7 @@ export async function checkCommand(argv: string[]): Promise<number> {
     return 1;
   }
   console.log(`${count(files.length, "file")} checked without errors${args.strict ? " (strict)" : ""}`);
+  const warning = await discoveryWarning(args.positionals, args.config);
+  if (warning !== undefined) console.error(`${command}: ${warning}`);
   return 0;
 }

@@ -10,6 +10,7 @@ import {
 } from "../../rego/tester.ts";
 import { checkArgs, helpOption, parseCommandArgs, usageError, v0Compatible } from "./args.ts";
 import { builtinsOption, builtinsUsage, loadBuiltinsOption } from "./builtins.ts";
+import { configOption, configUsage, discoveryWarning } from "./discovery.ts";
 import { loadPolicyInputs } from "./inputs.ts";
 import { reportFailure, reportRegoErrors } from "./output.ts";
 
@@ -18,7 +19,7 @@ const command = "writ policy test";
 /** `opa test`'s exit code when a test fails, errors or is skipped (v1/cmd/test.go). */
 const TESTS_FAILED = 2;
 
-export const testUsage = `usage: writ policy test <path>... [-v] [--run <regex>] [--format pretty|json] [--coverage] [--v0-compatible]
+export const testUsage = `usage: writ policy test <path>... [-v] [--run <regex>] [--format pretty|json] [--coverage] [--v0-compatible] [--config <file>]
 
 Runs every rule named test_… in every package under the paths (folders are searched for .rego
 files; data.json/data.yaml files are merged into data at their folder's path). A test passes
@@ -49,6 +50,7 @@ options:
       --fail-on-empty  exit 1 when no test was found
 ${builtinsUsage}
 ${v0Compatible.usage}
+${configUsage}
   -h, --help           show this text`;
 
 const options = {
@@ -60,6 +62,7 @@ const options = {
   "fail-on-empty": { type: "boolean" },
   ...builtinsOption,
   ...v0Compatible.option,
+  ...configOption,
   ...helpOption,
 } as const;
 
@@ -76,6 +79,7 @@ const argsSchema = z.object({
   "fail-on-empty": z.boolean().default(false),
   builtins: z.array(z.string()).optional(),
   "v0-compatible": z.boolean().default(false),
+  config: z.string().optional(),
 });
 
 const RULE = "-".repeat(80);
@@ -231,6 +235,8 @@ export async function testCommand(argv: string[]): Promise<number> {
     printPretty(results, args.verbose);
     console.log(timingsLine(run.timings, ran));
     if (run.coverage) printCoverage(run.coverage);
+    const warning = await discoveryWarning(args.paths, args.config);
+    if (warning !== undefined) console.error(`${command}: ${warning}`);
     return code;
   } catch (error) {
     return reportFailure(command, error);

@@ -21,5 +21,7 @@ export function healthRoutes(gw: Gateway): Hono<HttpEnv> {
       };
       return c.json(body, gw.policy.revision === undefined ? 503 : 200);
     })
-    .get("/metrics", (c) => c.text(renderMetrics(gw), 200, { "content-type": "text/plain; version=0.0.4" }));
+    .get("/metrics", async (c) =>
+      c.text(await renderMetrics(gw), 200, { "content-type": "text/plain; version=0.0.4" }),
+    );
 }
