@@ -1,7 +1,7 @@
 /**
  * `npm run screenshots`: starts a gateway on a temporary store (the end-to-end harness: loopback
  * gateway and identity provider), produces some decisions and a pending approval, and writes
- * docs/screenshots/{decisions,decision,approvals}.png from Debian's headless Chromium.
+ * docs/screenshots/{decisions,decision,explain,approvals}.png from Debian's headless Chromium.
  */
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
@@ -50,10 +50,12 @@ async function main(): Promise<number> {
     await page.screenshot({ path: path.join(outDir, "decisions.png"), fullPage: true });
     await page.goto(`${gw.url}/console/decisions/${deniedId}`);
     await page.screenshot({ path: path.join(outDir, "decision.png"), fullPage: true });
+    await page.goto(`${gw.url}/console/decisions/${deniedId}/explain`);
+    await page.screenshot({ path: path.join(outDir, "explain.png"), fullPage: true });
     await page.goto(`${gw.url}/console/approvals`);
     await page.screenshot({ path: path.join(outDir, "approvals.png"), fullPage: true });
     await context.close();
-    console.log(`wrote decisions.png, decision.png and approvals.png to ${outDir}`);
+    console.log(`wrote decisions.png, decision.png, explain.png and approvals.png to ${outDir}`);
     return 0;
   } finally {
     await browser.close();
