@@ -11,6 +11,7 @@ import { z } from "zod";
 import { canonicalCall, onlyOutcome, README_ARGS } from "../e2e/api.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { repoRoot } from "../support/paths.ts";
+import { reloadWith } from "../support/policies.ts";
 import { runLogs, writeStoreConfig } from "./logs-helpers.ts";
 
 let gw: TestGateway;
@@ -250,5 +251,34 @@ describe("writ logs explain", () => {
     const refused = await runLogs(["explain", "--config", config, refusal?.decision_id ?? ""]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("was not decided by a policy");
+  });
+});
+
+// Last: it changes the gateway's policy.
+describe("writ logs explain's values", () => {
+  it("pass through the log's secret detectors: a value the policy decodes shows no credential", async () => {
+    await reloadWith(
+      gw,
+      `
+denials contains reason("encoded_key", "paths may not hide access keys") if {
+	input.action.name == "repo.read"
+	startswith(base64.decode(args.path), "AKIA")
+}
+`,
+    );
+    // base64 of an AWS access key id: the stored input holds it encoded, which no detector masks.
+    const encoded = Buffer.from("AKIAIOSFODNN7EXAMPLE").toString("base64");
+    const denied = await read(await gw.token("alice"), { ...README_ARGS, path: encoded });
+    expect(denied.decision).toBe("deny");
+    const json = await runLogs(["explain", "--config", config, "--format", "json", denied.decision_id]);
+    expect(json.code, json.stderr).toBe(0);
+    const explained = explanationSchema.parse(JSON.parse(json.stdout.join("\n")));
+    const step = allNodes(explained)
+      .flatMap((n) => n.steps)
+      .find((s) => s.text === 'startswith(base64.decode(args.path), "AKIA")');
+    expect(step?.values).toContainEqual({ term: "base64.decode(args.path)", value: "[masked]" });
+    expect(json.stdout.join("\n")).not.toContain("AKIAIOSFODNN7EXAMPLE");
+    const text = await runLogs(["explain", "--config", config, denied.decision_id]);
+    expect(text.stdout.join("\n")).not.toContain("AKIAIOSFODNN7EXAMPLE");
   });
 });
