@@ -11,6 +11,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { prepareExplainer } from "../src/rego/explain.ts";
+import { policyInputFor } from "../test/policy/inputs.ts";
 import { busyMachineWarning, describeMachine, machineInfo } from "./lib/machine.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -22,34 +23,26 @@ const files = (await readdir(dir)).filter((f) => f.endsWith(".rego") && !f.endsW
 const sources = await Promise.all(
   files.map(async (f) => ({ file: `writ/${f}`, source: await readFile(path.join(dir, f), "utf8") })),
 );
-const input = (filePath: string) => ({
-  subject: { id: "alice", tenant: "demo", roles: ["developer"], scopes: [], issuer: "bench", claims: {} },
-  action: {
-    name: "repo.read",
-    version: "1",
-    side_effect: "none",
-    idempotency: "natural",
-    data_classification: "internal",
+/** Alice reading `filePath` of the demo's workspace. */
+const input = (filePath: string) =>
+  policyInputFor("repo.read", {
+    subject: { tenant: "demo", roles: ["developer"] },
     args: { workspace: "ws-demo", path: filePath },
-    args_digest: "0",
-  },
-  resource: {
-    type: "workspace",
-    id: "ws-demo",
-    known: true,
-    owner: "alice",
-    tenant: "demo",
-    revision: "1",
-    attributes: {
-      read_paths: ["README.md", "src/sum.ts"],
-      edit_paths: ["src/sum.ts"],
-      files: {},
-      reads: {},
-      proposals: [],
+    resource: {
+      type: "workspace",
+      id: "ws-demo",
+      known: true,
+      owner: "alice",
+      tenant: "demo",
+      revision: "1",
+      attributes: {
+        read_paths: ["README.md", "src/sum.ts"],
+        edit_paths: ["src/sum.ts"],
+        files: {},
+        reads: {},
+      },
     },
-  },
-  context: { time_ns: 0, request_id: "bench", source: "canonical", session: null, phase: "call" },
-});
+  });
 
 const machine = await machineInfo(root);
 console.log(describeMachine(machine));
