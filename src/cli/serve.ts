@@ -1,10 +1,10 @@
 /** `writ serve [--config file] [--port n]`: runs the gateway until SIGINT/SIGTERM. */
 import { parseArgs } from "node:util";
+import type { GatewayConfig } from "../config/index.ts";
 import { ConfigError, loadConfig } from "../config/index.ts";
 import { WritError } from "../core/errors.ts";
 import { TelemetryConfigError } from "../observability/otel.ts";
 import { PolicyLoadError } from "../policy/index.ts";
-import type { GatewayConfig } from "../config/index.ts";
 import { type GatewayParts, ListenError, startGateway } from "../server.ts";
 
 /**
