@@ -1,9 +1,10 @@
 /**
  * `npm run screenshots`: starts a gateway on a temporary store (the end-to-end harness: loopback
- * gateway and identity provider), produces some decisions and a pending approval, and writes
- * docs/screenshots/{decisions,decision,approvals}.png from Debian's headless Chromium.
+ * gateway and identity provider), produces some decisions and a pending approval, uploads a
+ * candidate policy on the Policy changes page, and writes
+ * docs/screenshots/{decisions,decision,explain,policy-changes,approvals}.png from Debian's headless Chromium.
  */
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { hasChromium, launchChromium, pendingApproval, signIn } from "../test/console/helpers.ts";
 import { canonicalCall, onlyOutcome, README_ARGS, WS } from "../test/e2e/api.ts";
@@ -50,10 +51,30 @@ async function main(): Promise<number> {
     await page.screenshot({ path: path.join(outDir, "decisions.png"), fullPage: true });
     await page.goto(`${gw.url}/console/decisions/${deniedId}`);
     await page.screenshot({ path: path.join(outDir, "decision.png"), fullPage: true });
+    await page.goto(`${gw.url}/console/decisions/${deniedId}/explain`);
+    await page.screenshot({ path: path.join(outDir, "explain.png"), fullPage: true });
+    // A candidate that also refuses reads of src/sum.ts, uploaded as a reviewer would.
+    const original = await readFile(path.join(repoRoot, "policies", "writ", "decision.rego"), "utf8");
+    const candidate = `${original}
+denials contains reason("sum_closed", "sum.ts is not to be read") if {
+\tinput.action.name == "repo.read"
+\tendswith(args.path, "sum.ts")
+}
+`;
+    await page.goto(`${gw.url}/console/policy?days=1`);
+    await page.setInputFiles("input[name=files]", {
+      name: "decision.rego",
+      mimeType: "text/plain",
+      buffer: Buffer.from(candidate),
+    });
+    await Promise.all([page.waitForURL(/upload=/), page.click("form.upload button[type=submit]")]);
+    await page.screenshot({ path: path.join(outDir, "policy-changes.png"), fullPage: true });
     await page.goto(`${gw.url}/console/approvals`);
     await page.screenshot({ path: path.join(outDir, "approvals.png"), fullPage: true });
     await context.close();
-    console.log(`wrote decisions.png, decision.png and approvals.png to ${outDir}`);
+    console.log(
+      `wrote decisions.png, decision.png, explain.png, policy-changes.png and approvals.png to ${outDir}`,
+    );
     return 0;
   } finally {
     await browser.close();

@@ -35,7 +35,7 @@ run Writ
 
 read the decision log (every logs command takes --config <file>, as serve)
   logs tail [filters] [-n, --lines <count> | --from <seq>] [--interval <ms>] [--format table|ndjson]
-  logs query [filters] [--limit <n>] [--cursor <c>] [--format table|ndjson]
+  logs query [filters] [--limit <n>] [--cursor <c>] [--format table|ndjson] [--wide]
   logs show [--format text|json] <decision-id>
   logs explain [--format text|json] <decision-id>
   logs verify [--format text|json] [--witness <file|url>]... [--keys <file|url>]

@@ -1,10 +1,43 @@
 /** `writ serve [--config file] [--port n]`: runs the gateway until SIGINT/SIGTERM. */
 import { parseArgs } from "node:util";
+import type { GatewayConfig } from "../config/index.ts";
 import { ConfigError, loadConfig } from "../config/index.ts";
 import { WritError } from "../core/errors.ts";
 import { TelemetryConfigError } from "../observability/otel.ts";
 import { PolicyLoadError } from "../policy/index.ts";
-import { ListenError, startGateway } from "../server.ts";
+import { type GatewayParts, ListenError, startGateway } from "../server.ts";
+
+/**
+ * What `writ serve` prints once it listens: where everything is (the API, the console, the MCP
+ * endpoint), which policy revision decides and from where, and the store, so that a newcomer
+ * knows what to open next.
+ */
+export function startupLines(url: string, parts: GatewayParts): string[] {
+  const { config, gateway, telemetry } = parts;
+  const policy = config.policy.bundle ?? config.policy.dir;
+  const lines = [
+    `writ listening on ${url}`,
+    `  API      ${url}/v1  (POST /v1/proposals, GET /v1/tools, GET /v1/decisions)`,
+    `  console  ${url}/console  (sign in with a token: writ token --sub <id> --roles reviewer)`,
+    config.mcp.endpoint ? `  MCP      ${url}/mcp` : "  MCP      off (mcp.endpoint: false)",
+    `  policy   revision ${gateway.policy.revision}, ${config.policy.entrypoint} from ${policy}`,
+    `  store    ${storeText(config.store)}`,
+  ];
+  if (telemetry) lines.push(`  OpenTelemetry: ${telemetry.description}`);
+  return lines;
+}
+
+function storeText(store: GatewayConfig["store"]): string {
+  if (store.postgres === undefined) return `SQLite ${store.sqlite ?? "(default file)"}`;
+  try {
+    const u = new URL(store.postgres.url);
+    // The password stays out of the terminal and its scrollback.
+    if (u.password) u.password = "***";
+    return `PostgreSQL ${u.toString()}`;
+  } catch {
+    return "PostgreSQL";
+  }
+}
 
 const usage = `usage: writ serve [--config <file>] [--port <n>]
 
@@ -61,9 +94,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     }
     throw error;
   }
-  console.log(`writ listening on ${running.url} (policy revision ${running.gateway.policy.revision})`);
-  const telemetry = running.parts.telemetry;
-  if (telemetry) console.log(`OpenTelemetry: ${telemetry.description}`);
+  for (const line of startupLines(running.url, running.parts)) console.log(line);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once("SIGINT", stop);

@@ -15,6 +15,7 @@ import { ChainMonitor, shadowedDecisionId } from "../decisionlog/index.ts";
 import { loggedRun, toDecisionFilter } from "../decisionlog/query.ts";
 import { tenantScope } from "../http/middleware/auth/tenancy.ts";
 import { currentRevision } from "../pipeline/08-log.ts";
+import { PolicyLoadError } from "../policy/errors.ts";
 import { explainDecision } from "../policy/explain.ts";
 import type { DecisionFilter, DecisionLogEntry, TenantScope } from "../store/types.ts";
 import { ApprovalsPage } from "./approvals.tsx";
@@ -24,7 +25,7 @@ import { ExplainPage } from "./explain.tsx";
 import { ErrorPage, sendPage } from "./layout.tsx";
 import { ConsoleOidc, type ConsoleOidcSettings, OIDC_CALLBACK_PATH, OIDC_START_PATH } from "./oidc.ts";
 import { PolicyChangesPage } from "./policy.tsx";
-import { PolicyChangesSource, policyChangesQuerySchema } from "./policy-changes.ts";
+import { PolicyChangesSource, policyChangesQuerySchema, UPLOAD_LIMIT_BYTES } from "./policy-changes.ts";
 import {
   CONSOLE_PATH,
   type ConsoleEnv,
@@ -48,6 +49,7 @@ export type { ConsoleRoles, ConsoleSessionSettings } from "./session.ts";
 const CHART_SAMPLE = 1000;
 /** The largest form the console accepts (a pasted token is the biggest field). */
 const FORM_LIMIT_BYTES = 32 * 1024;
+const UPLOAD_PATH = `${CONSOLE_PATH}/policy/candidates`;
 const PUBLIC_PATHS = new Set([
   CONSOLE_PATH,
   `${CONSOLE_PATH}/`,
@@ -173,10 +175,20 @@ export function consoleRoutes(
       });
     },
   });
+  // An uploaded candidate policy is larger than a form; it has its own limit.
+  const uploadLimit = bodyLimit({
+    maxSize: UPLOAD_LIMIT_BYTES,
+    onError: () => {
+      throw new WritError("payload_too_large", `an uploaded policy is at most ${UPLOAD_LIMIT_BYTES} bytes`, {
+        suggestedFix: "upload the policy's .rego and data files only, or its bundle",
+      });
+    },
+  });
   app.use("*", async (c, next) => {
     if (c.req.method === "GET" || c.req.method === "HEAD") return next();
+    const limit = c.req.path === UPLOAD_PATH ? uploadLimit : formLimit;
     return originCheck(c, async () => {
-      await formLimit(c, next);
+      await limit(c, next);
     });
   });
   app.use("*", async (c, next) => (PUBLIC_PATHS.has(c.req.path) ? next() : session(c, next)));
@@ -298,6 +310,43 @@ export function consoleRoutes(
     const scope = await scopeOf(c, query.tenant, "console /policy");
     const changes = await policyChanges.read(scope, query);
     return sendPage(c, <PolicyChangesPage viewer={viewer} query={query} changes={changes} />);
+  });
+
+  // A reviewer uploads a candidate policy (a folder's files or a bundle) to replay and compare.
+  app.post("/policy/candidates", async (c) => {
+    const viewer = c.get("viewer");
+    requireAbility(viewer, "review", roles);
+    const body = await c.req.parseBody({ all: true });
+    checkCsrfToken(viewer, typeof body.csrf === "string" ? body.csrf : undefined);
+    const query = parseExternal(policyChangesQuerySchema, c.req.query(), "the page address");
+    const scope = await scopeOf(c, query.tenant, "console /policy/candidates");
+    const chosen = body.files === undefined ? [] : Array.isArray(body.files) ? body.files : [body.files];
+    const files = await Promise.all(
+      chosen
+        .filter((f): f is File => typeof f !== "string")
+        .map(async (f) => ({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })),
+    );
+    let id: string;
+    try {
+      id = await policyChanges.upload(scope, files);
+    } catch (error) {
+      if (!(error instanceof PolicyLoadError)) throw error;
+      // The compiler's positioned errors, on the page the reviewer uploaded from.
+      const changes = await policyChanges.read(scope, { ...query, candidate: undefined, upload: undefined });
+      return sendPage(
+        c,
+        <PolicyChangesPage
+          viewer={viewer}
+          query={query}
+          changes={changes}
+          problems={error.details.length > 0 ? error.details : [error.message]}
+        />,
+        400,
+      );
+    }
+    const next = new URLSearchParams({ upload: id, days: String(query.days) });
+    if (query.tenant !== undefined) next.set("tenant", query.tenant);
+    return c.redirect(`${CONSOLE_PATH}/policy?${next}`, 303);
   });
 
   app.get("/approvals", async (c) => {

@@ -1,7 +1,8 @@
 /**
- * "Policy changes" (issue 19): the archived policy revisions over time (the live and the shadow
- * one marked), and for a chosen candidate the replay of the tenant's recent decisions against it,
- * as a table of the decisions it would change.
+ * "Policy changes" (issues 19, 31): the archived policy revisions over time (the live and the
+ * shadow one marked), a form to upload a candidate policy (a folder's files or a bundle), and for
+ * a chosen or uploaded candidate the replay of the tenant's recent decisions against it, as a
+ * table of the decisions it would change, and the diff of its sources against the live revision.
  */
 import type { FC } from "hono/jsx";
 import type { ReplayedDecision } from "../replay/index.ts";
@@ -9,6 +10,58 @@ import { DecisionBadge, Layout } from "./layout.tsx";
 import type { PolicyChanges, PolicyChangesQuery } from "./policy-changes.ts";
 import { SHOWN } from "./policy-changes.ts";
 import type { Viewer } from "./session.ts";
+import type { FileDiff } from "./source-diff.ts";
+
+const style = `
+.upload { display:flex; flex-wrap:wrap; gap:.6rem 1rem; align-items:flex-end; }
+.upload label { display:flex; flex-direction:column; font-size:.85rem; color:var(--muted); }
+.problems { border-left:4px solid var(--deny); background:#fff; padding:.4rem .8rem; }
+.problems li { font: 13px/1.5 ui-monospace, monospace; }
+.diff { margin:.4rem 0 1rem; border:1px solid var(--line); border-radius:4px; overflow:auto; }
+.diff h4 { margin:0; padding:.3rem .6rem; background:var(--bg); border-bottom:1px solid var(--line); font-size:.9rem; }
+.diff table { font: 12.5px/1.45 ui-monospace, monospace; }
+.diff td { border:0; padding:0 .5rem; white-space:pre; }
+.diff td.n { color:var(--muted); text-align:right; width:3.5rem; user-select:none; }
+.diff tr.added td { background:#e6f4ea; } .diff tr.removed td { background:#fbe9e7; }
+.diff tr.gap td { color:var(--muted); background:var(--bg); }
+`;
+
+const DiffView: FC<{ files: FileDiff[] }> = ({ files }) => (
+  <>
+    {files.map((file) => (
+      <div class="diff" data-diff-file={file.path}>
+        <h4>
+          {file.path} <span class="muted">({file.status})</span>
+        </h4>
+        <table>
+          <tbody>
+            {file.hunks.map((hunk, i) => (
+              <>
+                {i > 0 && (
+                  <tr class="gap">
+                    <td class="n">⋯</td>
+                    <td class="n" />
+                    <td />
+                  </tr>
+                )}
+                {hunk.map((line) => (
+                  <tr class={line.kind} data-line-kind={line.kind}>
+                    <td class="n">{line.old ?? ""}</td>
+                    <td class="n">{line.new ?? ""}</td>
+                    <td>
+                      {line.kind === "added" ? "+ " : line.kind === "removed" ? "- " : "  "}
+                      {line.text}
+                    </td>
+                  </tr>
+                ))}
+              </>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    ))}
+  </>
+);
 
 const codes = (reasons: ReadonlyArray<{ code: string }>) => reasons.map((r) => r.code).join(", ") || "—";
 
@@ -47,19 +100,53 @@ const ChangedRows: FC<{ rows: ReplayedDecision[] }> = ({ rows }) => (
   </table>
 );
 
-export const PolicyChangesPage: FC<{ viewer: Viewer; query: PolicyChangesQuery; changes: PolicyChanges }> = ({
-  viewer,
-  query,
-  changes,
-}) => {
+export const PolicyChangesPage: FC<{
+  viewer: Viewer;
+  query: PolicyChangesQuery;
+  changes: PolicyChanges;
+  /** Why an uploaded candidate was refused: the compiler's positioned errors. */
+  problems?: string[] | undefined;
+}> = ({ viewer, query, changes, problems }) => {
   const replay = changes.replay;
+  const uploadQuery = new URLSearchParams({ days: String(query.days) });
+  if (query.tenant !== undefined) uploadQuery.set("tenant", query.tenant);
   return (
     <Layout title="Policy changes" viewer={viewer}>
+      <style dangerouslySetInnerHTML={{ __html: style }} />
       <h1>Policy changes</h1>
       <p class="muted">
-        Every policy revision Writ loaded, newest first. Replay one against the decisions of the last{" "}
-        {query.days} days in your tenant to see what it would change before it ships.
+        Every policy revision Writ loaded, newest first. Replay one, or a policy you upload, against the
+        decisions of the last {query.days} days in your tenant to see what it would change before it ships.
       </p>
+      <section data-upload>
+        <h2>Try a candidate policy</h2>
+        <form
+          class="upload"
+          method="post"
+          action={`/console/policy/candidates?${uploadQuery}`}
+          enctype="multipart/form-data"
+        >
+          <input type="hidden" name="csrf" value={viewer.csrf} />
+          <label>
+            A policy folder's .rego and data files, or one bundle (.tar.gz)
+            <input type="file" name="files" multiple accept=".rego,.json,.yaml,.yml,.gz,.tgz" required />
+          </label>
+          <button type="submit">Upload and replay</button>
+        </form>
+        <p class="muted">
+          It is compiled apart from the live policy, kept for a while for your tenant only, and never serves.
+        </p>
+        {problems && problems.length > 0 && (
+          <div class="problems" data-problems>
+            <strong>The candidate does not compile:</strong>
+            <ul>
+              {problems.map((p) => (
+                <li>{p}</li>
+              ))}
+            </ul>
+          </div>
+        )}
+      </section>
       <table>
         <thead>
           <tr>
@@ -97,8 +184,10 @@ export const PolicyChangesPage: FC<{ viewer: Viewer; query: PolicyChangesQuery; 
       {replay && (
         <section class="card" id="replay">
           <h2>
-            Revision <code>{replay.candidate.id}</code> on the last {query.days} days
+            {replay.uploaded ? "Uploaded candidate" : "Revision"} <code>{replay.candidate.id}</code> on the
+            last {query.days} days
           </h2>
+          {replay.uploaded && <p class="muted">{replay.candidate.origin}</p>}
           <p>
             {replay.summary.considered} decisions replayed ({replay.summary.exact} with their whole input):{" "}
             <strong>{replay.summary.changed} would change</strong>
@@ -129,6 +218,19 @@ export const PolicyChangesPage: FC<{ viewer: Viewer; query: PolicyChangesQuery; 
               <h3>Different over a redacted input (may or may not change)</h3>
               <ChangedRows rows={replay.inexact} />
             </>
+          )}
+        </section>
+      )}
+      {changes.diff && (
+        <section class="card" id="diff" data-diff>
+          <h2>
+            Sources: <code>{changes.diff.base}</code>
+            {changes.diff.base === changes.live ? " (live)" : ""} → <code>{replay?.candidate.id}</code>
+          </h2>
+          {changes.diff.files.length === 0 ? (
+            <p>The sources are the same.</p>
+          ) : (
+            <DiffView files={changes.diff.files} />
           )}
         </section>
       )}

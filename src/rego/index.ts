@@ -6,7 +6,14 @@ export { type BuildOptions, type BuildResult, buildPolicy, type RegoSource } fro
 export { allBuiltins as builtinCatalog, type BuiltinSpec } from "./builtins/catalog.ts";
 export * from "./bundle/index.ts";
 export { RegoError, RegoErrors } from "./errors.ts";
-export { type ExplainOptions, explainEvaluation } from "./explain.ts";
+export {
+  type Explainer,
+  type ExplainOptions,
+  type Explanation,
+  explainEvaluation,
+  prepareExplainer,
+} from "./explain.ts";
+export type { ExplainNode, ExplainStep, ExplainTree } from "./explain-tree.ts";
 export {
   type BundlePolicy,
   type CompiledPolicyInput,
@@ -18,8 +25,6 @@ export {
 } from "./policy.ts";
 export type {
   CoverageReport,
-  ExplainedRule,
-  Explanation,
   FileCoverage,
   LineRange,
 } from "./trace.ts";

@@ -1,7 +1,7 @@
 /**
  * Instrumented builds (issue 19): a policy built with `instrument: true` reports, while it is
  * evaluated, which rules produced values and which body expressions were evaluated and held,
- * with the values their variables were bound to. Policy explanations (`explainTrace`) and test
+ * with the values their variables were bound to. Policy explanations (`explain-tree.ts`) and test
  * coverage (`coverageReport`) are read from those events.
  *
  * The planner places a call of the host builtin `TRACE_BUILTIN` (a name no Rego source can
@@ -54,38 +54,6 @@ export interface TraceEvent {
   site: number;
   /** For `held`: the expression's named variables and their values (JSON). */
   bindings?: Record<string, unknown>;
-}
-
-/** One rule that produced a value during an evaluation, and the expressions that made it hold. */
-export interface FiredRule {
-  site: RuleSite;
-  /** The body's expressions as they held on the way to the value, in body order. */
-  because: Array<{ site: ExprSite; bindings: Record<string, unknown> }>;
-}
-
-/**
- * The rules that produced values during one evaluation, in the order they did, each with the
- * expressions of its body and the bindings they held with. Expressions are traced as the planner
- * evaluates them, depth first, so the latest `held` event of each of a rule's expressions when
- * the rule fires is the one on the path that produced the value.
- */
-export function explainTrace(sites: readonly TraceSite[], events: readonly TraceEvent[]): FiredRule[] {
-  const lastHeld = new Map<number, Record<string, unknown>>();
-  const fired: FiredRule[] = [];
-  for (const event of events) {
-    const site = sites[event.site];
-    if (!site) continue;
-    if (event.kind === TraceKind.held) lastHeld.set(event.site, event.bindings ?? {});
-    if (event.kind !== TraceKind.rule || site.kind !== "rule") continue;
-    const because: FiredRule["because"] = [];
-    for (const id of site.body) {
-      const expr = sites[id];
-      const bindings = lastHeld.get(id);
-      if (expr?.kind === "expr" && bindings) because.push({ site: expr, bindings });
-    }
-    fired.push({ site, because });
-  }
-  return fired;
 }
 
 /** OPA's `opa test --coverage` report shape. */
@@ -178,46 +146,4 @@ function ranges(rows: readonly number[]): LineRange[] {
     else out.push({ start: { row }, end: { row } });
   }
   return out;
-}
-
-/** A traced evaluation: its result set and the rules that fired, with their source lines. */
-export interface Explanation {
-  result: unknown[];
-  rules: ExplainedRule[];
-}
-
-export interface ExplainedRule {
-  rule: string;
-  file: string;
-  line: number;
-  default: boolean;
-  /** The rule's first source line, trimmed. */
-  text: string;
-  because: Array<{ file: string; line: number; text: string; bindings: Record<string, unknown> }>;
-}
-
-/** `explainTrace` with each place's source line, read from `sources` by file name. */
-export function explainWithSources(
-  fired: readonly FiredRule[],
-  sources: ReadonlyArray<{ file: string; source: string }>,
-  result: unknown[],
-): Explanation {
-  const lines = new Map(sources.map((s) => [s.file, s.source.split("\n")]));
-  const text = (file: string, line: number) => lines.get(file)?.[line - 1]?.trim() ?? "";
-  return {
-    result,
-    rules: fired.map(({ site, because }) => ({
-      rule: site.rule,
-      file: site.file,
-      line: site.line,
-      default: site.default,
-      text: text(site.file, site.line),
-      because: because.map((b) => ({
-        file: b.site.file,
-        line: b.site.line,
-        text: text(b.site.file, b.site.line),
-        bindings: b.bindings,
-      })),
-    })),
-  };
 }

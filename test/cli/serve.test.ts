@@ -74,3 +74,34 @@ describe("writ serve on a busy port", () => {
     expect(existsSync(marker)).toBe(false);
   });
 });
+
+describe("writ serve once it listens", () => {
+  it("prints where everything is: the API, /console, /mcp, the policy revision and the store", async () => {
+    const config = await writeConfigFile(dir);
+    const printed: string[] = [];
+    const out = vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => {
+      printed.push(args.join(" "));
+    });
+    let code: number;
+    try {
+      const serving = serveCommand(["--config", config, "--port", "0"]);
+      for (let i = 0; i < 600 && !printed.some((l) => l.startsWith("  store")); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // What a Ctrl-C does: serve stops and returns.
+      process.emit("SIGINT");
+      code = await serving;
+    } finally {
+      out.mockRestore();
+    }
+    expect(code).toBe(0);
+    const url = /^writ listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(printed[0] ?? "")?.[1];
+    expect(url, printed.join("\n")).toBeDefined();
+    const text = printed.join("\n");
+    expect(text).toContain(`  API      ${url}/v1`);
+    expect(text).toContain(`  console  ${url}/console`);
+    expect(text).toContain(`  MCP      ${url}/mcp`);
+    expect(text).toMatch(/ {2}policy {3}revision [0-9a-f]+, writ\/decision from \S+policies/);
+    expect(text).toContain(`  store    SQLite ${dir}`);
+  });
+});

@@ -5,7 +5,7 @@
  * entry edited in the SQLite file shows as broken in the console and in `writ logs verify`.
  * One browser for the file; each scenario gets its own context (its own cookies).
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
@@ -14,6 +14,7 @@ import { z } from "zod";
 import { runLogs, tamperWithEntry, writeStoreConfig } from "../cli/logs-helpers.ts";
 import { canonicalCall, grantViewSchema, type Outcome, onlyOutcome, README_ARGS, WS } from "../e2e/api.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { repoRoot } from "../support/paths.ts";
 import { hasChromium, launchChromium, pendingApproval, signIn, withPage as withPageOf } from "./helpers.ts";
 
 let gw: TestGateway;
@@ -80,6 +81,35 @@ describe.skipIf(!hasChromium)("the console in Chromium", () => {
       expect(text).toMatch(/workspace\/ws-demo\s+revision \d+/);
       expect(await page.locator("[data-policy-revision]").textContent()).toMatch(/\S+/);
       expect(await page.locator("[data-chain]").getAttribute("data-chain")).toBe("verified");
+    });
+  });
+
+  it("a reviewer reads why .env was denied, answer first: the rule, the line and the values", async () => {
+    const source = await readFile(path.join(repoRoot, "policies/writ/decision.rego"), "utf8");
+    const line =
+      source.split("\n").findIndex((l) => l.trim() === "not args.path in workspace.read_paths") + 1;
+    expect(line).toBeGreaterThan(0);
+    await withPage(async (page) => {
+      await signIn(page, gw, await gw.token("rita", { roles: ["reviewer"] }));
+      await page.goto(`${gw.url}/console/decisions/${outcomes[1]?.decision_id}`);
+      await Promise.all([page.waitForURL(/\/explain$/), page.click("a[data-explain]")]);
+      const summary = await page.locator("[data-summary]").textContent();
+      expect(summary).toMatch(
+        new RegExp(
+          `^deny ← denials contains reason\\("path_not_readable".*writ/decision\\.rego:\\d+\\) ← line ${line} not args\\.path in workspace\\.read_paths$`,
+        ),
+      );
+      // The deciding expression once, visible without unfolding anything, with its values.
+      const step = page.locator(`[data-answer] [data-step-line="${line}"]`);
+      expect(await step.count()).toBe(1);
+      expect(await step.isVisible()).toBe(true);
+      expect(await step.locator('[data-value="args.path"]').textContent()).toBe('args.path = ".env"');
+      expect(await step.locator('[data-value="workspace.read_paths"]').textContent()).toBe(
+        'workspace.read_paths = ["README.md","src/sum.ts"]',
+      );
+      // The rest is folded.
+      expect(await page.locator("[data-rest] details").getAttribute("open")).toBeNull();
+      expect(await page.locator("[data-rest] [data-rule]").first().isVisible()).toBe(false);
     });
   });
 

@@ -11,6 +11,11 @@ export interface CommandIo {
   err(line: string): void;
   /** Aborted when the user asks a long-running command (`tail`) to stop. */
   signal: AbortSignal;
+  /**
+   * The terminal's width when standard output is one; undefined when it is a pipe or a file, where
+   * nothing is cut to fit (`writ logs query | cat` shows every cell whole).
+   */
+  columns?: number | undefined;
 }
 
 /**
@@ -34,6 +39,7 @@ export function processIo(): CommandIo & { close(): void } {
       process.stderr.write(`${line}\n`);
     },
     signal: stop.signal,
+    columns: process.stdout.isTTY ? process.stdout.columns : undefined,
     close: abort,
   };
 }

@@ -12,12 +12,14 @@ import {
   withLog,
 } from "./common.ts";
 import type { CommandIo } from "./io.ts";
-import { entryLine, outputFormats, tableHeader } from "./render.ts";
+import { entryLine, outputFormats, table } from "./render.ts";
 
-export const queryUsage = `usage: writ logs query [--config f] [filters] [--limit n] [--cursor c] [--format table|ndjson]
+export const queryUsage = `usage: writ logs query [--config f] [filters] [--limit n] [--cursor c] [--format table|ndjson] [--wide]
 
 Prints the decisions matching the filters, newest first. When more match than --limit (default
-50, at most ${MAX_PAGE_SIZE}), the cursor of the next page is printed on standard error.
+50, at most ${MAX_PAGE_SIZE}), the cursor of the next page is printed on standard error. In a
+terminal the table fits its width (long subjects, actions, resources and reasons are cut with
+"…"; --wide shows them whole); piped or redirected, nothing is cut.
 ${filterHelp}`;
 
 const queryOptions = {
@@ -26,6 +28,7 @@ const queryOptions = {
   limit: { type: "string" },
   cursor: { type: "string" },
   format: { type: "string" },
+  wide: { type: "boolean" },
 } as const;
 
 const pagingSchema = z.object({
@@ -48,8 +51,9 @@ export async function queryCommand(argv: string[], io: CommandIo): Promise<numbe
   const { limit, cursor, format } = paging.data;
   return withLog(values.config, async ({ log }) => {
     const page = await log.query(filter, limit, cursor);
-    if (format === "table") await io.out(tableHeader());
-    for (const entry of page.entries) await io.out(entryLine(entry, format));
+    if (format === "table") {
+      for (const line of table(page.entries, values.wide ? undefined : io.columns)) await io.out(line);
+    } else for (const entry of page.entries) await io.out(entryLine(entry, format));
     if (page.next_cursor !== undefined) {
       io.err(`more entries match: add --cursor ${page.next_cursor} for the next page`);
     }

@@ -6,20 +6,64 @@ import type { DecisionLogEntry } from "../../store/types.ts";
 export const outputFormats = ["table", "ndjson"] as const;
 export type OutputFormat = (typeof outputFormats)[number];
 
-const columns = [
-  { title: "SEQ", width: 6, cell: (e: DecisionLogEntry) => String(e.seq) },
-  { title: "TIME", width: 24, cell: (e: DecisionLogEntry) => e.timestamp },
-  { title: "DECISION", width: 21, cell: (e: DecisionLogEntry) => e.decision },
-  { title: "SUBJECT", width: 16, cell: (e: DecisionLogEntry) => `${e.tenant ?? "-"}/${e.subject ?? "-"}` },
-  { title: "ACTION", width: 20, cell: (e: DecisionLogEntry) => e.action ?? "-" },
+interface Column {
+  title: string;
+  /** The width `tail` (which prints as entries come) gives it; 0: as wide as its text. */
+  width: number;
+  /** Whether a terminal too narrow for the table may cut it (identifiers are never cut). */
+  shrinks: boolean;
+  cell: (e: DecisionLogEntry) => string;
+}
+
+const columns: Column[] = [
+  { title: "SEQ", width: 6, shrinks: false, cell: (e) => String(e.seq) },
+  { title: "TIME", width: 24, shrinks: false, cell: (e) => e.timestamp },
+  { title: "DECISION", width: 21, shrinks: false, cell: (e) => e.decision },
+  { title: "SUBJECT", width: 16, shrinks: true, cell: (e) => `${e.tenant ?? "-"}/${e.subject ?? "-"}` },
+  { title: "ACTION", width: 20, shrinks: true, cell: (e) => e.action ?? "-" },
   {
     title: "RESOURCE",
     width: 22,
-    cell: (e: DecisionLogEntry) => (e.resource ? `${e.resource.type}/${e.resource.id}` : "-"),
+    shrinks: true,
+    cell: (e) => (e.resource ? `${e.resource.type}/${e.resource.id}` : "-"),
   },
-  { title: "REASONS", width: 28, cell: (e: DecisionLogEntry) => reasonCodes(e) },
-  { title: "DECISION ID", width: 0, cell: (e: DecisionLogEntry) => e.decision_id },
+  { title: "REASONS", width: 28, shrinks: true, cell: (e) => reasonCodes(e) },
+  { title: "DECISION ID", width: 0, shrinks: false, cell: (e) => e.decision_id },
 ];
+
+const GAP = 2;
+
+/**
+ * A page of entries as a table, header first. Each column is as wide as its widest cell, so
+ * nothing is cut; given a terminal's width (`columns`), the columns that may shrink (subject,
+ * action, resource, reasons) are narrowed, widest first, until the table fits, and cut cells end
+ * in "…". `writ logs query --wide` passes no width.
+ */
+export function table(entries: readonly DecisionLogEntry[], width?: number): string[] {
+  const cells = entries.map((e) => columns.map((c) => c.cell(e)));
+  const widths = columns.map((c, i) => Math.max(c.title.length, ...cells.map((row) => row[i]!.length)));
+  if (width !== undefined) {
+    const total = () => widths.reduce((sum, w) => sum + w, 0) + GAP * (widths.length - 1);
+    while (total() > width) {
+      let widest = -1;
+      for (const [i, c] of columns.entries()) {
+        if (c.shrinks && widths[i]! > c.title.length && (widest < 0 || widths[i]! > widths[widest]!))
+          widest = i;
+      }
+      if (widest < 0) break;
+      widths[widest]!--;
+    }
+  }
+  const line = (row: readonly string[]) =>
+    row
+      .map((text, i) => {
+        const w = widths[i]!;
+        const cut = text.length > w ? `${text.slice(0, w - 1)}…` : text;
+        return i === row.length - 1 ? cut : cut.padEnd(w + GAP);
+      })
+      .join("");
+  return [line(columns.map((c) => c.title)), ...cells.map(line)];
+}
 
 function reasonCodes(e: DecisionLogEntry): string {
   const codes = e.reasons.map((r) => r.code);

@@ -7,6 +7,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   buildPolicy,
+  type ExplainNode,
+  type ExplainTree,
   explainEvaluation,
   loadCompiledPolicy,
   type RegoSource,
@@ -38,8 +40,27 @@ never_used if input.nothing == 42
 const sources: RegoSource[] = [{ file: "shop.rego", source: policy }];
 const data = { limits: { clerk: 100, manager: 1000 } };
 
+/** Every rule of a tree, depth first. */
+function nodesOf(nodes: readonly ExplainNode[]): ExplainNode[] {
+  return nodes.flatMap((n) => [n, ...nodesOf(n.steps.flatMap((s) => s.because))]);
+}
+
+function allNodes(tree: ExplainTree): ExplainNode[] {
+  return nodesOf([...(tree.answer ? [tree.answer] : []), ...tree.tried, ...tree.rest]);
+}
+
+/** No rule shown twice in a tree, and no expression twice in a rule. */
+function expectNoRepeats(tree: ExplainTree): void {
+  const rules = allNodes(tree).map((n) => `${n.file}:${n.line}`);
+  expect(rules.length).toBe(new Set(rules).size);
+  for (const node of allNodes(tree)) {
+    const lines = node.steps.map((s) => s.line);
+    expect(lines.length, `${node.head}: ${lines.join(",")}`).toBe(new Set(lines).size);
+  }
+}
+
 describe("explaining an evaluation", () => {
-  it("names the rule and line that produced a denial's reason, with the values bound", async () => {
+  it("leads with the rule that decided and the reason under it, with the values it saw", async () => {
     const explanation = await explainEvaluation(
       sources,
       { amount: 250, role: "clerk", day: "mon" },
@@ -48,43 +69,111 @@ describe("explaining an evaluation", () => {
     expect(explanation.result).toEqual([
       { result: { allow: false, reasons: ["amount 250 is over the limit 100"] } },
     ]);
-    const refusal = explanation.rules.find((r) => r.rule === "data.shop.refusals");
-    expect(refusal).toMatchObject({ file: "shop.rego", line: 11, default: false });
-    expect(refusal?.text).toMatch(/^refusals contains sprintf/);
-    expect(refusal?.because).toEqual(
+    const { tree } = explanation;
+    expectNoRepeats(tree);
+    expect(tree.decided_by).toBe("rule");
+    // The decision came from the rule on line 9, not the default and not line 7.
+    expect(tree.answer).toMatchObject({ rule: "data.shop.decision", line: 9, held: true });
+    const step = tree.answer?.steps[0];
+    expect(step).toMatchObject({ line: 9, held: true });
+    expect(step?.values).toEqual(
       expect.arrayContaining([
-        { file: "shop.rego", line: 12, text: "amount := input.amount", bindings: { amount: 250 } },
-        { file: "shop.rego", line: 13, text: "limit := data.limits[input.role]", bindings: { limit: 100 } },
-        { file: "shop.rego", line: 14, text: "amount > limit", bindings: { amount: 250, limit: 100 } },
+        { term: "count(refusals)", value: 1 },
+        { term: "refusals", value: ["amount 250 is over the limit 100"] },
       ]),
     );
-    // The decision came from the rule on line 9, not the default and not line 7.
-    const decisions = explanation.rules.filter((r) => r.rule === "data.shop.decision");
-    expect(decisions.map((d) => d.line)).toEqual([9]);
-    // The weekend rule did not fire, and nothing explains what did not happen.
-    expect(explanation.rules.some((r) => r.line === 17)).toBe(false);
+    const refusal = step?.because[0];
+    expect(refusal).toMatchObject({ rule: "data.shop.refusals", file: "shop.rego", line: 11, held: true });
+    expect(refusal?.head).toMatch(/^refusals contains sprintf/);
+    expect(refusal?.steps.map((s) => [s.line, s.text, s.held])).toEqual([
+      [12, "amount := input.amount", true],
+      [13, "limit := data.limits[input.role]", true],
+      [14, "amount > limit", true],
+    ]);
+    expect(refusal?.steps[1]?.values).toEqual(
+      expect.arrayContaining([
+        { term: "data.limits[input.role]", value: 100 },
+        { term: "input.role", value: "clerk" },
+        { term: "limit", value: 100 },
+      ]),
+    );
+    expect(tree.chains).toHaveLength(1);
+    expect(tree.chains[0]).toMatch(
+      /^refusals contains sprintf\(.* \(shop\.rego:11\) ← line 14 amount > limit$/,
+    );
+    // The weekend rule did not hold: it is among the rules tried under the reason's expression.
+    expect(allNodes(tree).find((n) => n.line === 17)).toMatchObject({ held: false });
   });
 
-  it("names the default rule when it decided", async () => {
-    const explanation = await explainEvaluation(
+  it("for an allow, names the rule that allowed and the refusals checked that did not hold", async () => {
+    const { tree } = await explainEvaluation(
       sources,
-      { amount: 5, role: "nobody", day: "sat" },
-      {
-        entrypoint: "shop/decision",
-        data,
-      },
+      { amount: 5, role: "clerk", day: "mon" },
+      { entrypoint: "shop/decision", data },
     );
-    expect(explanation.result).toEqual([{ result: { allow: false, reasons: ["weekend"] } }]);
-    const weekend = explanation.rules.find((r) => r.line === 17);
-    expect(weekend?.because[0]?.text).toBe('refusals contains "weekend" if input.day in {"sat", "sun"}');
-    const gate = "package gate\n\ndefault allow := false\n\nallow if input.admin\n";
+    expectNoRepeats(tree);
+    expect(tree.answer).toMatchObject({ line: 7, held: true });
+    expect(tree.answer?.steps[0]?.values).toContainEqual({ term: "count(refusals)", value: 0 });
+    const checked = tree.answer?.steps[0]?.because ?? [];
+    expect(checked.map((n) => [n.line, n.held, n.steps.at(-1)?.line, n.steps.at(-1)?.held])).toEqual([
+      [11, false, 14, false],
+      [17, false, 17, false],
+    ]);
+    expect(checked[0]?.steps.at(-1)?.values).toEqual(
+      expect.arrayContaining([
+        { term: "amount", value: 5 },
+        { term: "limit", value: 100 },
+      ]),
+    );
+    expect(checked[1]?.steps[0]?.values).toContainEqual({ term: "input.day", value: "mon" });
+  });
+
+  it("says when the default decided, and which rules were tried", async () => {
+    const gate =
+      'package gate\n\ndefault allow := false\n\nallow if input.admin\n\nallow if {\n\tsome g in input.groups\n\tg == "ops"\n}\n';
     const none = await explainEvaluation(
       [{ file: "gate.rego", source: gate }],
-      {},
+      { admin: false, groups: ["dev", "qa"] },
       { entrypoint: "gate/allow" },
     );
     expect(none.result).toEqual([{ result: false }]);
-    expect(none.rules).toMatchObject([{ rule: "data.gate.allow", line: 3, default: true, because: [] }]);
+    expectNoRepeats(none.tree);
+    expect(none.tree.decided_by).toBe("default");
+    expect(none.tree.answer).toMatchObject({ rule: "data.gate.allow", line: 3, default: true, steps: [] });
+    expect(none.tree.tried.map((n) => [n.line, n.held])).toEqual([
+      [5, false],
+      [7, false],
+    ]);
+    expect(none.tree.tried[0]?.steps).toMatchObject([
+      { line: 5, held: false, values: [{ term: "input.admin", value: false }] },
+    ]);
+    expect(none.tree.tried[1]?.steps.map((s) => [s.line, s.held])).toEqual([
+      [8, true],
+      [9, false],
+    ]);
+  });
+
+  it("shows comprehensions' values, and bounds long values", async () => {
+    const policy = `package big
+
+allow if {
+	count({r | some r in input.roles; startswith(r, "admin")}) > 0
+	count(input.items) > 3
+}
+`;
+    const items = Array.from({ length: 100 }, (_, i) => "x".repeat(300) + String(i));
+    const { tree } = await explainEvaluation(
+      [{ file: "big.rego", source: policy }],
+      { roles: ["admin-eu", "dev"], items },
+      { entrypoint: "big/allow" },
+    );
+    expect(tree.answer?.steps[0]?.values).toContainEqual({
+      term: '{r | some r in input.roles; startswith(r, "admin")}',
+      value: ["admin-eu"],
+    });
+    const shown = tree.answer?.steps[1]?.values.find((v) => v.term === "input.items")?.value;
+    expect(Array.isArray(shown) && shown.length).toBe(21);
+    expect(JSON.stringify(shown).length).toBeLessThan(6000);
   });
 });
 
