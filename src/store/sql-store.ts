@@ -21,6 +21,7 @@ import {
   useSessionQuery,
 } from "./console-sessions.ts";
 import type { Dialect } from "./dialect.ts";
+import { UnreadableEntryError } from "./errors.ts";
 import { claimGroupLeaseQuery, releaseGroupLeaseQuery } from "./group-leases.ts";
 import { type LimitBucket, usageQuery, usageRows, usedNow } from "./limit-usage.ts";
 import {
@@ -108,6 +109,16 @@ function chainLinkOf({ seq, prev_hash, hash }: DecisionLogEntry): ChainLink {
 /** Whether `tenant` (a stored row's, possibly null) is within `scope`. */
 function inScope(scope: TenantScope, tenant: string | null): boolean {
   return "allTenants" in scope || scope.tenant === tenant;
+}
+
+/**
+ * An entry a scoped query found, confirmed against the entry itself: the query filtered on the
+ * generated `tenant` column, which must agree with the entry it was read from (entryOf refuses
+ * text on which they could differ); one that does not is refused, never shown to another tenant.
+ */
+function entryInScope(scope: TenantScope, entry: DecisionLogEntry): DecisionLogEntry {
+  if (inScope(scope, entry.tenant)) return entry;
+  throw new UnreadableEntryError(entry.seq, entry.decision_id, "its tenant column disagrees with the entry");
 }
 
 /** What each dialect's store adds to this class to be a whole `Store`. */
@@ -370,7 +381,7 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
     const { items, next_cursor } = pageOf(
       rows,
       size,
-      entryOf,
+      (row) => entryInScope(scope, entryOf(row)),
       (entry) => entry.seq,
       (seq) => encodeScopedCursor(scope, seq),
     );
