@@ -8,9 +8,12 @@ import type { Subject } from "../core/types.ts";
 import type { TransportSecurity } from "../mcp/transport-security.ts";
 import type { RequestTracing } from "../observability/tracing.ts";
 
-/** Set by `requestId()` on every `/v1` request. */
+/** Set by `requestId()` on every `/v1` and `/mcp` request. */
 export interface RequestIdVariables {
+  /** Writ's own id of the request (minted per request). */
   requestId: string;
+  /** The caller's `X-Request-Id`, when it sent one within bounds. */
+  callerRequestId?: string;
 }
 
 /** Set by `authenticate()` on the routes that need a verified caller. */

@@ -114,7 +114,10 @@ export interface DecisionLogEntry {
   grant_jti: string | null;
   approval_id: string | null;
   conditions: Condition[];
+  /** Writ's own id of the request that made the decision (minted per request). */
   request_id: string;
+  /** The `X-Request-Id` its caller sent, when it sent a valid one; absent otherwise (and in entries logged before it was kept). */
+  caller_request_id?: string;
   prev_hash: string;
   hash: string;
 }

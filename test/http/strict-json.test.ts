@@ -42,7 +42,7 @@ describe("strict JSON bodies", () => {
     ]);
     expect(error.suggested_fix).toMatch(/each key once per object/);
     const logged = (await logEntries(gw, { decision: "error" })).filter(
-      (entry) => entry.request_id === requestId,
+      (entry) => entry.caller_request_id === requestId,
     );
     expect(logged.map((entry) => entry.error)).toEqual(["invalid_argument"]);
   });
