@@ -25,7 +25,12 @@ import { CodeMode, codeModeConfigSchema } from "../codemode/index.ts";
 import { consoleRoutes } from "../console/index.tsx";
 import { RefusalAggregator } from "../decisionlog/index.ts";
 import { mcpEndpoint } from "../mcp/endpoint.ts";
-import { LOOPBACK_HOSTS, LOOPBACK_ORIGINS, transportSecurity } from "../mcp/transport-security.ts";
+import {
+  allowedHost,
+  LOOPBACK_HOSTS,
+  LOOPBACK_ORIGINS,
+  transportSecurity,
+} from "../mcp/transport-security.ts";
 import { type Gateway, ToolDiscovery } from "../pipeline/index.ts";
 import { auditRefusals } from "./audit.ts";
 import type { AppOptions, HttpEnv } from "./env.ts";
@@ -68,16 +73,15 @@ export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
     if (options.mcpEndpoint !== false) app.use("/mcp", traceRequests(options.tracing));
   }
   app.use("/v1/*", requestId(), audited, limitBody);
+  const mcpSecurity = options.mcpSecurity ?? {
+    allowedHosts: LOOPBACK_HOSTS,
+    allowedOrigins: LOOPBACK_ORIGINS,
+  };
+  // The endpoint's metadata names it from the Host: only for Hosts /mcp answers.
+  app.use("/.well-known/oauth-protected-resource", allowedHost(mcpSecurity));
+  app.use("/.well-known/oauth-protected-resource/*", allowedHost(mcpSecurity));
   if (options.mcpEndpoint !== false) {
-    app.use(
-      "/mcp",
-      transportSecurity(
-        options.mcpSecurity ?? { allowedHosts: LOOPBACK_HOSTS, allowedOrigins: LOOPBACK_ORIGINS },
-      ),
-      requestId(),
-      audited,
-      limitBody,
-    );
+    app.use("/mcp", transportSecurity(mcpSecurity), requestId(), audited, limitBody);
     app.all("/mcp", mcpEndpoint(gw, discovery, codeMode));
   }
 
