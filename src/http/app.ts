@@ -31,7 +31,7 @@ import {
   LOOPBACK_ORIGINS,
   transportSecurity,
 } from "../mcp/transport-security.ts";
-import { type Gateway, ToolDiscovery } from "../pipeline/index.ts";
+import { type Gateway, toolDiscovery } from "../pipeline/index.ts";
 import { auditRefusals } from "./audit.ts";
 import type { AppOptions, HttpEnv } from "./env.ts";
 import { notFound, onError, payloadTooLarge } from "./errors.ts";
@@ -54,7 +54,7 @@ export type { AppOptions, HttpEnv } from "./env.ts";
 /** The app, typed with its environment (`HttpEnv`: the request id, the verified subject). */
 export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
   const app = new Hono<HttpEnv>();
-  const discovery = new ToolDiscovery(gw);
+  const discovery = toolDiscovery(gw);
   const codeMode = new CodeMode(gw, discovery, options.codeMode ?? codeModeConfigSchema.parse({}));
   app.onError(onError);
   app.notFound(notFound);
