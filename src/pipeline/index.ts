@@ -57,7 +57,7 @@ import { normalizeCalls } from "./02-normalize.ts";
 import { identify } from "./03-identity.ts";
 import { resourceContext } from "./04-resource.ts";
 import { allows, denial, evaluateCall, policyInput, visible } from "./05-decide.ts";
-import { approvalRequired, openApproval, requestApproval } from "./06-approval.ts";
+import { approvalRequired, requestApproval } from "./06-approval.ts";
 import { issueGrant } from "./07-grant.ts";
 import { currentRevision, INTAKE_PATH, logDecision } from "./08-log.ts";
 import { type DispatchRequest, dispatch, GrantRefusedError } from "./09-dispatch.ts";
@@ -188,11 +188,7 @@ async function decideAndRun(
       session,
     };
     // The same call proposed again gets its open request back; the entry below names it.
-    approval = await stage(
-      "approval",
-      traced,
-      async () => (await openApproval(gw, parts)) ?? (await requestApproval(gw, parts)),
-    ); // 6
+    approval = await stage("approval", traced, () => requestApproval(gw, parts)); // 6
     error = approvalRequired(approval);
   } else if (allows(decision)) {
     const { contract, action } = n;
