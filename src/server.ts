@@ -245,6 +245,9 @@ async function startPolicyEngine(
     onLoad: (loaded) => revisions.keep(loaded),
     entrypoint: config.policy.entrypoint,
     timeBudgetMs: config.policy.time_budget_ms,
+    // Held to its budget while it runs, off the event loop (src/policy/evaluator.ts).
+    isolate: true,
+    strictBuiltinErrors: config.policy.strict_builtin_errors,
     ...compiledPolicyOptions(config, source.dir),
     ...(bundleCredentials === undefined
       ? {}
@@ -269,8 +272,8 @@ async function startPolicyEngine(
     };
     if (source.bundle) engine.watchBundle(source.bundle, events, source.bundle_poll_interval_s * 1000);
     else engine.watchDirectory(source.dir, events);
-    closers.push(() => engine.unwatch());
   }
+  closers.push(() => engine.close());
   return engine;
 }
 

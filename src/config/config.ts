@@ -74,7 +74,20 @@ export const gatewayConfigSchema = z
         entrypoint: z.string().min(1).default("writ/decision"),
         /** Recompile when files in `dir` change; a broken change keeps the last good policy. */
         watch: z.boolean().default(true),
+        /**
+         * How long one evaluation may run. Evaluations run on worker threads and one is stopped
+         * when its budget runs out (the call is denied): the event loop waits for it that long
+         * at most.
+         */
         time_budget_ms: z.number().positive().default(250),
+        /**
+         * Strict builtin errors (OPA's --strict-builtin-errors): a builtin that fails (a bad
+         * regex, a malformed JWT, to_number("x")) fails the evaluation, which denies, and the
+         * entry names the builtin; off, the failing call is undefined and the rule around it
+         * silently does not hold. Off when absent (configurations written before it); the
+         * shipped default configuration turns it on. A bundle keeps how it was built.
+         */
+        strict_builtin_errors: z.boolean().default(false),
         /**
          * Shadow mode: a candidate policy (a folder, a bundle file or a bundle server's URL)
          * decides every call beside the live one, for the same entrypoint, off the answer's

@@ -99,8 +99,17 @@ export function compilerFingerprint(): Promise<string> {
   return fingerprint;
 }
 
-export function cacheKey(compiler: string, entrypoint: string, sources: readonly RegoSource[]): string {
-  const hash = createHash("sha256").update(`writ compiled policy ${FORMAT}\0${compiler}\0${entrypoint}\0`);
+export function cacheKey(
+  compiler: string,
+  entrypoint: string,
+  sources: readonly RegoSource[],
+  strictBuiltinErrors = false,
+): string {
+  // A strict build is another module; a lax one keeps the keys it always had.
+  const variant = strictBuiltinErrors ? "strict-builtin-errors\0" : "";
+  const hash = createHash("sha256").update(
+    `writ compiled policy ${FORMAT}\0${compiler}\0${entrypoint}\0${variant}`,
+  );
   for (const s of sources) hash.update(`${s.file.length}:${s.file}${s.source.length}:${s.source}`);
   return hash.digest("hex");
 }
@@ -141,8 +150,12 @@ export class CompiledPolicyCache {
     return this.writeDir !== undefined || this.readDirs.some((dir) => existsSync(dir));
   }
 
-  async key(entrypoint: string, sources: readonly RegoSource[]): Promise<string> {
-    return cacheKey(await this.fingerprint(), entrypoint, sources);
+  async key(
+    entrypoint: string,
+    sources: readonly RegoSource[],
+    strictBuiltinErrors = false,
+  ): Promise<string> {
+    return cacheKey(await this.fingerprint(), entrypoint, sources, strictBuiltinErrors);
   }
 
   /** The entry for `key`, or undefined when no folder holds a whole one. */
