@@ -69,7 +69,7 @@ const engine = async (code: string) => {
     tools,
     limits: { ...DEFAULT_LIMITS, maxConcurrentCalls: 10 },
     clockMs: Date.now(),
-    host: { call: async () => ({ kind: "value", json: '{"ok":true}' }) },
+    host: { call: async () => ({ kind: "value", json: '{"ok":true}' }), late: () => undefined },
   });
   return run.outcome;
 };

@@ -10,7 +10,7 @@ import {
   type ServerType,
 } from "@hono/node-server";
 import type { Hono } from "hono";
-import { closeSandbox } from "./codemode/sandbox.ts";
+import { sandboxPool } from "./codemode/index.ts";
 import { samplePoliciesDir } from "./config/config.ts";
 import type { GatewayConfig } from "./config/index.ts";
 import { ContractRegistry } from "./contracts/index.ts";
@@ -316,7 +316,10 @@ export async function startGateway(
     throw error;
   }
   const tracing = parts.telemetry?.tracing;
+  // Code Mode's sandbox threads, started by the runs that need them and ended with the gateway.
+  const sandbox = sandboxPool(config.code_mode);
   const built = createApp(parts.gateway, {
+    sandbox,
     ...(tracing ? { tracing } : {}),
     bodyLimitBytes: config.server.body_limit_bytes,
     refusalWindowMs: config.decision_log.refusal_window_ms,
@@ -338,9 +341,9 @@ export async function startGateway(
       await closeServer(server);
       stopTracing();
       await parts.close();
-      // The Code Mode sandbox's thread (started by the first run) would keep the process alive
-      // from a checkout; a later run, of this process's next gateway, starts a new one.
-      await closeSandbox();
+      // The Code Mode sandbox's threads (started by runs) would keep the process alive from a
+      // checkout.
+      await sandbox.close();
     },
   };
 }

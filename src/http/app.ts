@@ -55,7 +55,12 @@ export type { AppOptions, HttpEnv } from "./env.ts";
 export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
   const app = new Hono<HttpEnv>();
   const discovery = toolDiscovery(gw);
-  const codeMode = new CodeMode(gw, discovery, options.codeMode ?? codeModeConfigSchema.parse({}));
+  const codeMode = new CodeMode(
+    gw,
+    discovery,
+    options.codeMode ?? codeModeConfigSchema.parse({}),
+    options.sandbox,
+  );
   app.onError(onError);
   app.notFound(notFound);
 

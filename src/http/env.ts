@@ -2,7 +2,9 @@
  * The HTTP layer's hono environment: per-request state that middleware sets once and handlers
  * read (`c.var.requestId`, `c.var.subject`), and the options the app is built with.
  */
+
 import type { CodeModeConfig } from "../codemode/config.ts";
+import type { SandboxPool } from "../codemode/index.ts";
 import type { ConsoleSessionSettings } from "../console/session.ts";
 import type { Subject } from "../core/types.ts";
 import type { TransportSecurity } from "../mcp/transport-security.ts";
@@ -49,4 +51,6 @@ export interface AppOptions {
   tracing?: RequestTracing;
   /** Code Mode (config `code_mode`; default: on, the sandbox's default limits). */
   codeMode?: CodeModeConfig;
+  /** The threads Code Mode runs programs on (default: a pool of its own, per `codeMode`). */
+  sandbox?: SandboxPool;
 }
