@@ -7,20 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { HIDDEN_TOOL } from "../support/hidden-tool.ts";
 import { postMcp } from "../support/mcp-client.ts";
 import { canonicalCall, chatToolCall, errorOf, onlyOutcome } from "./api.ts";
-
-const VAULT = {
-  name: "vault.export",
-  version: "1",
-  description: "Export every secret of the vault.",
-  side_effect: "none",
-  idempotency: "natural",
-  data_classification: "secret",
-  input_schema: { type: "object", additionalProperties: false, properties: {} },
-  backend: { kind: "inprocess", handler: "repo.finish" },
-  model_views: [{ family: "default", name: "vault_export" }],
-};
 
 let gw: TestGateway;
 let alice: string;
@@ -29,7 +18,7 @@ beforeAll(async () => {
   gw = await startTestGateway({
     configure: (document) => ({
       ...document,
-      tools: [...z.array(z.unknown()).parse(document.tools), VAULT],
+      tools: [...z.array(z.unknown()).parse(document.tools), HIDDEN_TOOL],
     }),
   });
   alice = await gw.token("alice");
