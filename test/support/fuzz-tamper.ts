@@ -33,9 +33,12 @@ type ByteEdit =
   | { op: "insert"; at: number; byte: number }
   | { op: "remove"; at: number };
 
+/** Any byte, and often JSON's whitespace: an edit that leaves the value as it was, only respelled. */
+const anyByte = fc.oneof(fc.integer({ min: 0, max: 255 }), fc.constantFrom(0x20, 0x0a, 0x09, 0x0d));
+
 const byteEdit: fc.Arbitrary<ByteEdit> = fc.oneof(
-  fc.record({ op: fc.constant("replace" as const), at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }) }),
-  fc.record({ op: fc.constant("insert" as const), at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }) }),
+  fc.record({ op: fc.constant("replace" as const), at: fc.nat(), byte: anyByte }),
+  fc.record({ op: fc.constant("insert" as const), at: fc.nat(), byte: anyByte }),
   fc.record({ op: fc.constant("remove" as const), at: fc.nat() }),
 );
 
