@@ -31,7 +31,17 @@ import { startTelemetry, type Telemetry } from "./observability/otel.ts";
 import { gatewaySamples } from "./observability/samples.ts";
 import { enableTracing } from "./observability/tracing.ts";
 import { compiledCacheBeside } from "./policy/compiled-cache.ts";
-import { PolicyEngine, type PolicyEngineOptions, RevisionArchive, ShadowPolicy } from "./policy/index.ts";
+import {
+  bundleOrigin,
+  type CustomBuiltins,
+  environment,
+  loadPolicyBuiltins,
+  type OpaRuntime,
+  PolicyEngine,
+  type PolicyEngineOptions,
+  RevisionArchive,
+  ShadowPolicy,
+} from "./policy/index.ts";
 import { createScheduling } from "./schedule/index.ts";
 import { openStore, postgresSettings } from "./store/index.ts";
 import type { Store } from "./store/types.ts";
@@ -76,10 +86,13 @@ export async function createGateway(
       ),
     );
     closers.push(() => revisions.settled());
+    // Custom builtins are loaded once and given to the live policy and a shadow policy alike.
+    const builtins =
+      config.policy.builtins.length > 0 ? await loadPolicyBuiltins(config.policy.builtins) : undefined;
     const policy = await startPolicyEngine(
       "policy",
       config.policy,
-      { config, credentials, closers, revisions },
+      { config, credentials, closers, revisions, builtins },
       (result) => metrics.policyReloads.inc({ result }),
     );
 
@@ -158,8 +171,12 @@ export async function createGateway(
     if (config.policy.shadow) {
       const candidate = await startPolicyEngine(
         "shadow policy",
-        { ...config.policy.shadow, dir: config.policy.shadow.dir ?? "" },
-        { config, credentials, closers, revisions },
+        {
+          ...config.policy.shadow,
+          dir: config.policy.shadow.dir ?? "",
+          rego_version: config.policy.shadow.rego_version ?? config.policy.rego_version,
+        },
+        { config, credentials, closers, revisions, builtins },
       );
       const own = new ShadowPolicy<ShadowCallContext>(
         candidate,
@@ -221,6 +238,8 @@ export async function createGateway(
 /** Where a policy comes from: a folder, or a bundle file or server (`policy:`, `policy.shadow:`). */
 interface PolicySource {
   dir: string;
+  /** The Rego version of the folder's files. */
+  rego_version: 0 | 1;
   bundle?: string | undefined;
   bundle_poll_interval_s: number;
   bundle_credentials_ref?: string | undefined;
@@ -236,10 +255,11 @@ async function startPolicyEngine(
     credentials: CredentialResolver;
     closers: Array<() => Promise<void> | void>;
     revisions: RevisionArchive;
+    builtins: CustomBuiltins | undefined;
   },
   reloaded: (result: "ok" | "failed") => void = () => {},
 ): Promise<PolicyEngine> {
-  const { config, credentials, closers, revisions } = parts;
+  const { config, credentials, closers, revisions, builtins } = parts;
   const bundleCredentials = source.bundle_credentials_ref;
   const engine = new PolicyEngine({
     onLoad: (loaded) => revisions.keep(loaded),
@@ -248,6 +268,9 @@ async function startPolicyEngine(
     // Held to its budget while it runs, off the event loop (src/policy/evaluator.ts).
     isolate: true,
     strictBuiltinErrors: config.policy.strict_builtin_errors,
+    ...(builtins === undefined ? {} : { builtins }),
+    regoVersion: source.rego_version,
+    opaRuntime: opaRuntimeOf(config.policy),
     ...compiledPolicyOptions(config, source.dir),
     ...(bundleCredentials === undefined
       ? {}
@@ -275,6 +298,31 @@ async function startPolicyEngine(
   }
   closers.push(() => engine.close());
   return engine;
+}
+
+/**
+ * What `opa.runtime()` shows the gateway's policies (`policy.opa_runtime`): the environment
+ * variables listed, and as `config` the policy settings that hold no secret (a bundle server's
+ * address without its credentials or query).
+ */
+function opaRuntimeOf(policy: GatewayConfig["policy"]): OpaRuntime | "disabled" {
+  const { enabled, env } = policy.opa_runtime;
+  if (!enabled) return "disabled";
+  const source = policy.bundle
+    ? { bundle: bundleOrigin(policy.bundle), bundle_poll_interval_s: policy.bundle_poll_interval_s }
+    : { dir: policy.dir };
+  return {
+    env: environment(env),
+    config: {
+      policy: {
+        ...source,
+        entrypoint: policy.entrypoint,
+        watch: policy.watch,
+        time_budget_ms: policy.time_budget_ms,
+        opa_runtime: { enabled, env: [...env] },
+      },
+    },
+  };
 }
 
 /**

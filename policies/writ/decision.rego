@@ -6,7 +6,11 @@
 # an allow with a short, single-use grant.
 package writ
 
-import rego.v1
+# OPA's improved negation: `not args.path in workspace.edit_paths` holds when the workspace lists
+# no edit_paths at all, so a refusal guarded by `not` cannot fall silent on a missing value.
+# Without it, OPA evaluates the refs of a negated expression first, and the rule would be
+# undefined instead: no denial.
+import future.keywords.not
 
 # Actions this policy governs, with what they do to a workspace.
 repo_actions := {

@@ -60,6 +60,13 @@ test_editing_outside_the_edit_paths_is_denied if {
 	"path_not_editable" in codes(d)
 }
 
+test_a_workspace_without_edit_paths_refuses_every_edit if {
+	bare := json.patch(call("repo.propose_edit", edit), [{"op": "remove", "path": "/resource/attributes/edit_paths"}])
+	d := writ.decision with input as bare
+	d.decision == "deny"
+	"path_not_editable" in codes(d)
+}
+
 test_an_edit_needs_a_base_hash_the_workspace_has_read if {
 	d := writ.decision with input as call("repo.propose_edit", object.union(edit, {"base_hash": "feedface"}))
 	codes(d) == {"unread_base"}

@@ -43,13 +43,18 @@ read the decision log (every logs command takes --config <file>, as serve)
                --since <time> --until <time>
 
 write policies
-  policy check <path>...
+  policy check [-S, --strict] <path>...
+  policy fmt [-w, --write | -l, --list | -d, --diff] [--fail | --check] [--drop-v0-imports] [<path>...]
+      format Rego files as opa fmt does (without a path: standard input to standard output)
   policy build <path>... -e, --entrypoint <rule>... [-o, --output <bundle.tar.gz>] [--data <file>]...
                [-r, --revision <text>]
   policy eval -d, --data <path>... [-i, --input <input.json>] [--strict-builtin-errors] '<query>'
-  policy test <path>... [-v, --verbose] [--run <regex>] [--coverage [--format text|json]]
+  policy test <path>... [-v, --verbose] [--run <regex>] [--format pretty|json] [--coverage]
+               [-z, --exit-zero-on-skipped] [--fail-on-empty]
   policy capabilities [--format writ|opa]
       the builtins policies can call (opa: a file for opa check --capabilities, Regal)
+  every policy command above: [--builtins <module.mjs>]... (custom builtins)
+  check, build, eval and test: [--v0-compatible] (Rego v0 sources, as opa --v0-compatible)
 
 change policies safely (both read the store --config names, as logs)
   policy revisions [--config <file>] [--limit <n>] [--cursor <c>] [--format table|json] [<id>]

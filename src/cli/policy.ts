@@ -8,7 +8,8 @@ import { processIo } from "./logs/io.ts";
 export const policyUsage = `usage: writ policy <command> [options]
 
 commands:
-  check <path>...                      parse Rego files and report syntax errors
+  check <path>...                      compile Rego files and report their errors, as opa check
+  fmt <path>...                        format Rego files as opa fmt does (-w, -l, -d)
   build <path>... -e <entrypoint>...   compile a policy to an OPA bundle (bundle.tar.gz)
   eval -d <path>... [-i input] <query> evaluate a query against sources or a bundle
   test <path>...                       run the policy's test_… rules
@@ -41,6 +42,7 @@ function withIo(name: string, usage: string, run: StoreCommand): Command {
 
 const commands = new Map<string, () => Promise<Command>>([
   ["check", async () => (await import("./policy/check.ts")).checkCommand],
+  ["fmt", async () => (await import("./policy/fmt.ts")).fmtCommand],
   ["build", async () => (await import("./policy/build.ts")).buildCommand],
   ["eval", async () => (await import("./policy/eval.ts")).evalCommand],
   ["test", async () => (await import("./policy/test.ts")).testCommand],

@@ -21,6 +21,11 @@ import { mcpConfigSchema } from "../mcp/config.ts";
 import { schedulingConfigSchema } from "../schedule/config.ts";
 import { storeConfigSchema } from "../store/config.ts";
 
+/** A Rego version: 1, or 0 for Rego v0 (OPA's `--v0-compatible`). */
+const regoVersionSchema = z.union([z.literal(0), z.literal(1)], {
+  error: "rego_version is 1 (Rego v1) or 0 (Rego v0, as opa --v0-compatible reads it)",
+});
+
 const resourceSeedSchema = z
   .object({
     type: z.string().min(1),
@@ -63,6 +68,11 @@ export const gatewayConfigSchema = z
         /** Folder of .rego files compiled at start (tests excluded). */
         dir: z.string().min(1).default("policies"),
         /**
+         * The Rego version `dir`'s files are written in: 1, or 0 for Rego v0 policies (as
+         * `opa … --v0-compatible` reads them). A bundle's manifest says its own.
+         */
+        rego_version: regoVersionSchema.default(1),
+        /**
          * A bundle (.tar.gz in the layout of `opa build -t wasm`, from `writ policy build` or
          * `opa`) to load instead of compiling `dir`.
          */
@@ -72,6 +82,11 @@ export const gatewayConfigSchema = z
         /** Credentials (a name under `credentials:`) sent to the bundle server. */
         bundle_credentials_ref: z.string().min(1).optional(),
         entrypoint: z.string().min(1).default("writ/decision"),
+        /**
+         * Custom builtins: ES modules (relative to this file) whose `builtins` export declares
+         * and implements functions the policies call, as OPA's Go extensions do (README).
+         */
+        builtins: z.array(z.string().min(1)).default([]),
         /** Recompile when files in `dir` change; a broken change keeps the last good policy. */
         watch: z.boolean().default(true),
         /**
@@ -89,6 +104,19 @@ export const gatewayConfigSchema = z
          */
         strict_builtin_errors: z.boolean().default(false),
         /**
+         * `opa.runtime()`: OPA's runtime document, showing only the environment variables named
+         * in `env` (none by default, so that no secret reaches a decision unless listed) and, as
+         * its `config`, the policy settings that are not secret. With `enabled: false` a policy
+         * that calls it does not load.
+         */
+        opa_runtime: z
+          .object({
+            enabled: z.boolean().default(true),
+            env: z.array(z.string().min(1)).default([]),
+          })
+          .strict()
+          .prefault({}),
+        /**
          * Shadow mode: a candidate policy (a folder, a bundle file or a bundle server's URL)
          * decides every call beside the live one, for the same entrypoint, off the answer's
          * path. Its decisions never reach callers; disagreements are decision-log entries at
@@ -98,6 +126,8 @@ export const gatewayConfigSchema = z
           .object({
             dir: z.string().min(1).optional(),
             bundle: z.string().min(1).optional(),
+            /** The Rego version of `dir`'s files; default `policy.rego_version`. */
+            rego_version: regoVersionSchema.optional(),
             bundle_poll_interval_s: z.number().positive().default(10),
             bundle_credentials_ref: z.string().min(1).optional(),
             watch: z.boolean().default(true),
@@ -248,6 +278,7 @@ function resolvePaths(config: GatewayConfig, base: string): GatewayConfig {
     policy: {
       ...config.policy,
       dir: at(config.policy.dir),
+      builtins: config.policy.builtins.map(at),
       // A bundle server's URL stays as it is; a bundle file is relative to the configuration.
       ...(config.policy.bundle
         ? {

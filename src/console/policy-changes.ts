@@ -107,7 +107,10 @@ export class PolicyChangesSource {
   }
 
   async #load(id: string): Promise<PolicyEngine> {
-    const engine = await archivedEngine(this.#gw.store, id, { entrypoint: this.#gw.policy.entrypoint });
+    const engine = await archivedEngine(this.#gw.store, id, {
+      entrypoint: this.#gw.policy.entrypoint,
+      builtins: this.#gw.policy.builtins,
+    });
     if (engine === undefined) throw notArchived(id);
     return engine;
   }

@@ -103,6 +103,7 @@ export function cacheKey(
   compiler: string,
   entrypoint: string,
   sources: readonly RegoSource[],
+  customBuiltins = "",
   strictBuiltinErrors = false,
 ): string {
   // A strict build is another module; a lax one keeps the keys it always had.
@@ -110,7 +111,13 @@ export function cacheKey(
   const hash = createHash("sha256").update(
     `writ compiled policy ${FORMAT}\0${compiler}\0${entrypoint}\0${variant}`,
   );
-  for (const s of sources) hash.update(`${s.file.length}:${s.file}${s.source.length}:${s.source}`);
+  // The declarations of custom builtins decide how calls compile; none leaves older keys as they were.
+  if (customBuiltins !== "") hash.update(`builtins:${customBuiltins.length}:${customBuiltins}\0`);
+  for (const s of sources) {
+    hash.update(`${s.file.length}:${s.file}${s.source.length}:${s.source}`);
+    // A Rego v0 source may compile differently from the same text in v1.
+    if (s.regoVersion === 0) hash.update("v0");
+  }
   return hash.digest("hex");
 }
 
@@ -153,9 +160,10 @@ export class CompiledPolicyCache {
   async key(
     entrypoint: string,
     sources: readonly RegoSource[],
+    customBuiltins = "",
     strictBuiltinErrors = false,
   ): Promise<string> {
-    return cacheKey(await this.fingerprint(), entrypoint, sources, strictBuiltinErrors);
+    return cacheKey(await this.fingerprint(), entrypoint, sources, customBuiltins, strictBuiltinErrors);
   }
 
   /** The entry for `key`, or undefined when no folder holds a whole one. */

@@ -19,7 +19,11 @@ import path from "node:path";
 import { z } from "zod";
 import type { PolicyDecision, PolicyInput } from "../core/types.ts";
 import type { RegoSource } from "../rego/build.ts";
+import type { CustomBuiltins } from "../rego/builtins/custom.ts";
+import { importedBuiltin } from "../rego/host/index.ts";
+import type { OpaRuntime } from "../rego/opa-runtime.ts";
 import { loadCompiledPolicy, loadPolicyFromBundle, type Policy } from "../rego/policy.ts";
+import type { RegoVersion } from "../rego/syntax/index.ts";
 import { CompiledPolicyCache } from "./compiled-cache.ts";
 import { validateDecision } from "./decision.ts";
 import { PolicyFailure, PolicyLoadError } from "./errors.ts";
@@ -70,6 +74,12 @@ export interface PolicyEngineOptions {
   isolate?: boolean;
   /** Compile with strict builtin errors: a failing builtin fails the evaluation (default false). */
   strictBuiltinErrors?: boolean;
+  /**
+   * The Rego version of a policy folder's sources (`policy.rego_version`, default 1). A
+   * revision loaded back from the archive keeps the version it was loaded with; a bundle's
+   * module is loaded as built.
+   */
+  regoVersion?: RegoVersion;
   /** Headers for requests to a bundle server (its credentials), resolved per request. */
   bundleHeaders?: () => Promise<Record<string, string>>;
   /**
@@ -88,7 +98,21 @@ export interface PolicyEngineOptions {
    * from: the server archives it (src/policy/revisions.ts). Must not throw.
    */
   onLoad?: (loaded: LoadedRevision) => void;
+  /**
+   * Custom builtins (`policy.builtins` in the configuration) the policies may call: compiled
+   * against their declarations, and required of a bundle that records them.
+   */
+  builtins?: CustomBuiltins;
+  /**
+   * What `opa.runtime()` shows the policy (default: no environment variable, no configuration),
+   * or `disabled`: a policy that calls it does not load (`policy.opa_runtime` in the configuration).
+   */
+  opaRuntime?: OpaRuntime | "disabled";
 }
+
+/** Why a policy calling `opa.runtime` is refused, and what to do. */
+const OPA_RUNTIME_DISABLED =
+  "policy.opa_runtime.enabled is false in Writ's configuration: remove the call, or enable it and list the environment variables it may show in policy.opa_runtime.env";
 
 /** What a watcher reports: a reload that worked (its revision) or one that failed. */
 export interface ReloadEvents {
@@ -111,6 +135,10 @@ export class PolicyEngine {
   private readonly compiledCache: CompiledPolicyCache;
   private readonly sourceRoot: string | undefined;
   private readonly onLoad: ((loaded: LoadedRevision) => void) | undefined;
+  /** The custom builtins its policies may call (an archived revision is loaded with the same). */
+  readonly builtins: CustomBuiltins | undefined;
+  private readonly regoVersion: RegoVersion;
+  private readonly opaRuntime: OpaRuntime | "disabled";
   /** The bundle last installed from a bundle server: where from, its digest and ETag. */
   private served: { url: string; digest: string; etag?: string } | undefined;
   /** The last reload failure, until a reload succeeds. */
@@ -119,12 +147,32 @@ export class PolicyEngine {
   constructor(options: PolicyEngineOptions = {}) {
     this.entrypoint = options.entrypoint ?? DEFAULT_ENTRYPOINT;
     this.timeBudgetMs = options.timeBudgetMs ?? 250;
-    this.isolate = options.isolate ?? false;
+    // Custom builtins defined in this process (not imported from modules) cannot be called from
+    // an evaluator thread: such an engine evaluates on the calling thread.
+    const builtins = options.builtins;
+    this.isolate =
+      (options.isolate ?? false) &&
+      (builtins === undefined || builtins.size === 0 || builtins.modules.length > 0);
     this.strictBuiltinErrors = options.strictBuiltinErrors ?? false;
     this.bundleHeaders = options.bundleHeaders;
     this.compiledCache = options.compiledCache ?? new CompiledPolicyCache();
     this.sourceRoot = options.sourceRoot;
     this.onLoad = options.onLoad;
+    this.builtins = options.builtins;
+    this.regoVersion = options.regoVersion ?? 1;
+    this.opaRuntime = options.opaRuntime ?? { env: {}, config: {} };
+  }
+
+  /** What `opa.runtime()` shows a loaded policy; nothing when it is disabled (no policy calls it). */
+  private get runtime(): { runtime?: OpaRuntime } {
+    return this.opaRuntime === "disabled" ? {} : { runtime: this.opaRuntime };
+  }
+
+  /** Whether a module that imports these host builtins calls `opa.runtime` while it is disabled. */
+  private refusesRuntime(hostBuiltins: readonly string[]): boolean {
+    return (
+      this.opaRuntime === "disabled" && hostBuiltins.some((name) => importedBuiltin(name) === "opa.runtime")
+    );
   }
 
   get revision(): string | undefined {
@@ -133,7 +181,7 @@ export class PolicyEngine {
 
   /** Compiles the policies of a folder and swaps them in. Throws PolicyLoadError. */
   async loadDirectory(dir: string): Promise<string> {
-    return this.loadSources(await readDirectorySources(dir));
+    return this.loadSources(await readDirectorySources(dir, this.regoVersion));
   }
 
   /**
@@ -144,16 +192,22 @@ export class PolicyEngine {
     const dir = sources.origin;
     const { rego, data: dataFiles } = splitPolicyFiles(sources.files);
     if (rego.length === 0) throw new PolicyLoadError(`no .rego files in ${dir}`, []);
+    const regoVersion = sources.regoVersion ?? 1;
     const compiled = rego.map((f) => {
       const file = path.join(dir, f.path);
-      return { file: path.relative(this.sourceRoot ?? process.cwd(), file) || file, source: f.text };
+      return {
+        file: path.relative(this.sourceRoot ?? process.cwd(), file) || file,
+        source: f.text,
+        regoVersion,
+      };
     });
     const data = dataOfFiles(dataFiles, dir);
-    // The revision depends on the files' paths inside the folder and their contents only, so
-    // instances started from different working directories agree on it.
+    // The revision depends on the files' paths inside the folder and their contents (and a Rego
+    // version other than 1) only, so instances started from different working directories agree.
     const hash = createHash("sha256");
     for (const f of rego) hash.update(f.path).update("\0").update(f.text).update("\0");
     hash.update(JSON.stringify(data));
+    if (regoVersion === 0) hash.update("\0rego_version 0");
     const revision = hash.digest("hex").slice(0, 16);
 
     const { policy, wasm, hostBuiltins } = await this.compile(compiled, data, dir);
@@ -173,32 +227,59 @@ export class PolicyEngine {
     dir: string,
   ): Promise<{ policy: Policy; wasm: Uint8Array; hostBuiltins: string[] }> {
     const cache = this.compiledCache;
+    const builtins = this.builtins;
     const strict = this.strictBuiltinErrors;
     const key = cache.enabled
-      ? await cache.key(this.entrypoint, sources, strict).catch(() => undefined)
+      ? await cache.key(this.entrypoint, sources, builtins?.fingerprint(), strict).catch(() => undefined)
       : undefined;
     const hit = key === undefined ? undefined : await cache.get(key);
-    if (hit !== undefined) {
-      const policy = await loadCompiledPolicy({ ...hit, data }).catch(() => undefined);
+    // A module that calls a refused opa.runtime is compiled again, to say where it calls it.
+    if (hit !== undefined && !this.refusesRuntime(hit.hostBuiltins)) {
+      const policy = await loadCompiledPolicy({ ...hit, data, builtins, ...this.runtime }).catch(
+        () => undefined,
+      );
       if (policy?.entrypoints.includes(this.entrypoint))
         return { policy, ...hit, hostBuiltins: [...hit.hostBuiltins] };
     }
     const { buildPolicy } = await import("../rego/build.ts");
-    const built = buildPolicy(sources, { entrypoints: [this.entrypoint], strictBuiltinErrors: strict });
+    const built = buildPolicy(sources, {
+      entrypoints: [this.entrypoint],
+      builtins,
+      strictBuiltinErrors: strict,
+      ...(this.opaRuntime === "disabled"
+        ? { refusedBuiltins: new Map([["opa.runtime", OPA_RUNTIME_DISABLED]]) }
+        : {}),
+    });
     if (!built.wasm) {
       throw new PolicyLoadError(
         `the policies in ${dir} do not compile`,
         built.errors.map((e) => e.message),
       );
     }
-    const policy = await loadCompiledPolicy({ wasm: built.wasm, hostBuiltins: built.hostBuiltins, data });
+    const policy = await loadCompiledPolicy({
+      wasm: built.wasm,
+      hostBuiltins: built.hostBuiltins,
+      data,
+      builtins,
+      ...this.runtime,
+    });
     if (key !== undefined && policy.entrypoints.includes(this.entrypoint)) {
       await cache.put(key, { wasm: built.wasm, hostBuiltins: built.hostBuiltins });
     }
     return { policy, wasm: built.wasm, hostBuiltins: built.hostBuiltins };
   }
 
-  private async install(policy: Policy, revision: string, loaded: EvaluatorPolicy): Promise<void> {
+  /** What an evaluator thread loads a policy with besides its module (custom builtins, opa.runtime). */
+  private get evaluatorHost(): Pick<EvaluatorPolicy, "builtinModules" | "runtime"> {
+    const modules = this.builtins?.modules ?? [];
+    return {
+      ...(modules.length === 0 ? {} : { builtinModules: [...modules] }),
+      ...this.runtime,
+    };
+  }
+
+  private async install(policy: Policy, revision: string, module: EvaluatorPolicy): Promise<void> {
+    const loaded: EvaluatorPolicy = { ...module, ...this.evaluatorHost };
     if (!policy.entrypoints.includes(this.entrypoint)) {
       throw new PolicyLoadError(`the policy has no entrypoint ${this.entrypoint}`, [
         `its entrypoints: ${policy.entrypoints.join(", ") || "none"}`,
@@ -250,10 +331,15 @@ export class PolicyEngine {
   private async installBundle(bytes: Uint8Array, source: string): Promise<string> {
     let policy: Awaited<ReturnType<typeof loadPolicyFromBundle>>;
     try {
-      policy = await loadPolicyFromBundle(bytes);
+      policy = await loadPolicyFromBundle(bytes, { builtins: this.builtins, ...this.runtime });
     } catch (error) {
       throw new PolicyLoadError(`the bundle ${source} cannot be loaded`, [
         error instanceof Error ? error.message : String(error),
+      ]);
+    }
+    if (this.refusesRuntime(policy.hostBuiltins)) {
+      throw new PolicyLoadError(`the bundle ${source} cannot be loaded`, [
+        `its policy calls opa.runtime: ${OPA_RUNTIME_DISABLED}`,
       ]);
     }
     const revision =

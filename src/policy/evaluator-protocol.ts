@@ -30,20 +30,34 @@ export const SLOTS = 3;
 /** The first buffer's size; a larger input gets a larger one. */
 export const INITIAL_BUFFER_BYTES = 64 * 1024;
 
-/** What an evaluator loads: a compiled module (with its host builtins and data), or a bundle. */
-export type EvaluatorPolicy =
-  | { kind: "compiled"; wasm: Uint8Array; hostBuiltins: string[]; data: Record<string, unknown> }
-  | { kind: "bundle"; bytes: Uint8Array };
+/**
+ * What the policy is loaded with besides its module: the custom builtins' modules (absolute
+ * paths, imported by the evaluator thread: functions cannot cross threads) and what
+ * `opa.runtime()` shows.
+ */
+const hostSchema = z.object({
+  builtinModules: z.array(z.string()).optional(),
+  runtime: z
+    .object({ env: z.record(z.string(), z.string()), config: z.record(z.string(), z.unknown()) })
+    .optional(),
+});
 
 const policySchema = z.discriminatedUnion("kind", [
-  z.object({
+  hostSchema.extend({
     kind: z.literal("compiled"),
     wasm: z.instanceof(Uint8Array),
     hostBuiltins: z.array(z.string()),
     data: z.record(z.string(), z.unknown()),
   }),
-  z.object({ kind: z.literal("bundle"), bytes: z.instanceof(Uint8Array) }),
+  hostSchema.extend({ kind: z.literal("bundle"), bytes: z.instanceof(Uint8Array) }),
 ]);
+
+/** What an evaluator loads: a compiled module (with its host builtins and data), or a bundle. */
+export type EvaluatorPolicy = (
+  | { kind: "compiled"; wasm: Uint8Array; hostBuiltins: string[]; data: Record<string, unknown> }
+  | { kind: "bundle"; bytes: Uint8Array }
+) &
+  z.infer<typeof hostSchema>;
 
 export const workerDataSchema = z.object({
   control: z.instanceof(SharedArrayBuffer),

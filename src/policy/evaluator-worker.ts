@@ -6,6 +6,7 @@
  */
 import { parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
 import { errorMessage } from "../core/errors.ts";
+import { type CustomBuiltins, loadCustomBuiltins } from "../rego/builtins/custom.ts";
 import { loadCompiledPolicy, loadPolicyFromBundle, type Policy } from "../rego/policy.ts";
 import {
   DONE,
@@ -52,10 +53,34 @@ function drainPort(): void {
   }
 }
 
+/** Custom builtins by the modules they come from (a reload with the same ones imports nothing). */
+const imported = new Map<string, Promise<CustomBuiltins>>();
+
+function customBuiltins(modules: readonly string[] | undefined): Promise<CustomBuiltins> | undefined {
+  if (modules === undefined || modules.length === 0) return undefined;
+  const key = JSON.stringify(modules);
+  let builtins = imported.get(key);
+  if (builtins === undefined) {
+    builtins = loadCustomBuiltins(modules);
+    imported.set(key, builtins);
+  }
+  return builtins;
+}
+
 async function load(policy: EvaluatorPolicy): Promise<Policy> {
+  const builtins = await customBuiltins(policy.builtinModules);
+  const host = {
+    ...(builtins === undefined ? {} : { builtins }),
+    ...(policy.runtime === undefined ? {} : { runtime: policy.runtime }),
+  };
   return policy.kind === "bundle"
-    ? loadPolicyFromBundle(policy.bytes)
-    : loadCompiledPolicy({ wasm: policy.wasm, hostBuiltins: policy.hostBuiltins, data: policy.data });
+    ? loadPolicyFromBundle(policy.bytes, host)
+    : loadCompiledPolicy({
+        wasm: policy.wasm,
+        hostBuiltins: policy.hostBuiltins,
+        data: policy.data,
+        ...host,
+      });
 }
 
 let policy: Policy;

@@ -70,7 +70,7 @@ export async function explainDecision(
         "build bundles with their .rego files in them (writ policy build and opa build keep them)",
     });
   }
-  const sources = rego.map((f) => ({ file: f.path, source: f.text }));
+  const sources = rego.map((f) => ({ file: f.path, source: f.text, regoVersion: f.rego_version }));
   const data = document.kind === "bundle" ? bundleData(document.data) : dataOfFiles(dataFiles, record.origin);
   const explanation = await explainEvaluation(sources, inputFrom.input, { entrypoint: inputFrom.path, data });
   // The log keeps the validated decision (defaults filled in), so the new result is validated too.

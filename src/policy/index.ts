@@ -1,3 +1,5 @@
+export { environment, type OpaRuntime } from "../rego/opa-runtime.ts";
+export { type CustomBuiltins, loadPolicyBuiltins } from "./builtins.ts";
 export { validateDecision } from "./decision.ts";
 export {
   DEFAULT_ENTRYPOINT,
@@ -22,4 +24,10 @@ export {
   type ShadowPolicyOptions,
   sameDecision,
 } from "./shadow.ts";
-export type { DirectorySources, LoadedRevision, PolicyFile, RevisionSources } from "./sources.ts";
+export {
+  bundleOrigin,
+  type DirectorySources,
+  type LoadedRevision,
+  type PolicyFile,
+  type RevisionSources,
+} from "./sources.ts";

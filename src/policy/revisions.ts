@@ -12,12 +12,15 @@ import { z } from "zod";
 import { WritError } from "../core/errors.ts";
 import { readBundle } from "../rego/bundle/index.ts";
 import type { NewPolicyRevision, PolicyRevisionInfo, PolicyRevisionRecord, Store } from "../store/types.ts";
+import type { CustomBuiltins } from "./builtins.ts";
 import type { CompiledPolicyCache } from "./compiled-cache.ts";
 import { PolicyEngine } from "./engine.ts";
 import type { LoadedRevision, PolicyFile, RevisionSources } from "./sources.ts";
 
 const directoryContentSchema = z.object({
   files: z.array(z.object({ path: z.string().min(1), text: z.string() }).strict()),
+  /** The folder's Rego version when it is not 1 (`policy.rego_version: 0`). */
+  rego_version: z.literal(0).optional(),
 });
 
 const encoder = new TextEncoder();
@@ -27,27 +30,44 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 export function archivedRevision(loaded: LoadedRevision): NewPolicyRevision {
   const { sources } = loaded;
   const content =
-    sources.kind === "bundle" ? sources.bytes : encoder.encode(JSON.stringify({ files: sources.files }));
+    sources.kind === "bundle"
+      ? sources.bytes
+      : encoder.encode(
+          JSON.stringify({
+            files: sources.files.map(({ path, text }) => ({ path, text })),
+            ...(sources.regoVersion === 0 ? { rego_version: 0 } : {}),
+          }),
+        );
   return { id: loaded.id, kind: sources.kind, origin: sources.origin, content };
 }
 
 /** The sources of an archived revision, as the engine loads them. */
 export function revisionSources(record: PolicyRevisionRecord): RevisionSources {
   if (record.kind === "bundle") return { kind: "bundle", origin: record.origin, bytes: record.content };
-  let files: PolicyFile[];
+  let content: z.output<typeof directoryContentSchema>;
   try {
-    files = directoryContentSchema.parse(JSON.parse(decoder.decode(record.content))).files;
+    content = directoryContentSchema.parse(JSON.parse(decoder.decode(record.content)));
   } catch {
     throw new WritError("internal", `the archived policy revision ${record.id} is unreadable`, {
       suggestedFix: "the database was changed outside Writ: restore it from a backup",
     });
   }
-  return { kind: "directory", origin: record.origin, files };
+  const { files, rego_version } = content;
+  return {
+    kind: "directory",
+    origin: record.origin,
+    files,
+    ...(rego_version === 0 ? { regoVersion: 0 } : {}),
+  };
 }
 
 /** An archived revision as reviewers read it: what it is, and its sources. */
 export type RevisionDocument = PolicyRevisionInfo & {
-  /** The Rego and data files of a folder; the `.rego` files (paths inside the bundle) of a bundle. */
+  /**
+   * The Rego and data files of a folder; the `.rego` files (paths inside the bundle) of a bundle.
+   * A `.rego` file's `rego_version` is given when it is known: a folder loaded with
+   * `policy.rego_version`, a bundle whose manifest says it.
+   */
   files: PolicyFile[];
   /** A bundle's manifest and data (absent for a folder, whose data files are among `files`). */
   manifest?: unknown;
@@ -60,11 +80,22 @@ export type RevisionDocument = PolicyRevisionInfo & {
 export async function revisionDocument(record: PolicyRevisionRecord): Promise<RevisionDocument> {
   const { content, ...info } = record;
   const sources = revisionSources(record);
-  if (sources.kind === "directory") return { ...info, files: sources.files };
+  if (sources.kind === "directory") {
+    const { regoVersion } = sources;
+    if (regoVersion === undefined) return { ...info, files: sources.files };
+    const files = sources.files.map((f) =>
+      f.path.endsWith(".rego") ? { ...f, rego_version: regoVersion } : f,
+    );
+    return { ...info, files };
+  }
   const bundle_base64 = Buffer.from(content).toString("base64");
   try {
     const bundle = await readBundle(content);
-    const files = bundle.sources.map((s) => ({ path: s.file, text: s.source }));
+    const files = bundle.sources.map((s) => ({
+      path: s.file,
+      text: s.source,
+      ...(s.regoVersion === undefined ? {} : { rego_version: s.regoVersion }),
+    }));
     return { ...info, files, manifest: bundle.manifest, data: bundle.data, bundle_base64 };
   } catch {
     // It loaded when it was archived; whatever it holds, its bytes are what was served.
@@ -87,13 +118,19 @@ export async function loadRevision(engine: PolicyEngine, record: PolicyRevisionR
 export async function archivedEngine(
   store: Pick<Store, "getPolicyRevision">,
   id: string,
-  options: { entrypoint: string; compiledCache?: CompiledPolicyCache | undefined },
+  options: {
+    entrypoint: string;
+    compiledCache?: CompiledPolicyCache | undefined;
+    /** The custom builtins the live policy has (`policy.builtins`), which a revision may call. */
+    builtins?: CustomBuiltins | undefined;
+  },
 ): Promise<PolicyEngine | undefined> {
   const record = await store.getPolicyRevision(id);
   if (record === undefined) return undefined;
   const engine = new PolicyEngine({
     entrypoint: options.entrypoint,
     ...(options.compiledCache === undefined ? {} : { compiledCache: options.compiledCache }),
+    ...(options.builtins === undefined ? {} : { builtins: options.builtins }),
   });
   await loadRevision(engine, record);
   return engine;

@@ -4,6 +4,7 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { isRecord } from "../core/json.ts";
+import type { RegoVersion } from "../rego/syntax/index.ts";
 import { PolicyLoadError } from "./errors.ts";
 
 /** Every `.rego` (not `_test.rego`) and `data.json`/`data.yaml` file below `dir`, sorted. */
@@ -20,6 +21,8 @@ export async function policyFiles(dir: string): Promise<{ rego: string[]; data: 
 export interface PolicyFile {
   path: string;
   text: string;
+  /** A `.rego` file's Rego version, where known (a folder's `policy.rego_version`, a bundle's manifest). */
+  rego_version?: RegoVersion;
 }
 
 /** A policy folder as read: its `.rego` files, then its data files, each group sorted. */
@@ -28,6 +31,8 @@ export interface DirectorySources {
   /** The folder it was read from (its files' names in compile errors are under it). */
   origin: string;
   files: PolicyFile[];
+  /** The Rego version of its `.rego` files (`policy.rego_version`); absent is 1. */
+  regoVersion?: RegoVersion;
 }
 
 /** A bundle as loaded: its bytes, and where they came from. */
@@ -47,8 +52,14 @@ export interface LoadedRevision {
 
 const DATA_FILE = /(^|[/\\])data\.(json|ya?ml)$/;
 
-/** Reads a policy folder's sources and data files. Throws PolicyLoadError when it is no folder. */
-export async function readDirectorySources(dir: string): Promise<DirectorySources> {
+/**
+ * Reads a policy folder's sources and data files, its `.rego` files in `regoVersion` (default 1).
+ * Throws PolicyLoadError when it is no folder.
+ */
+export async function readDirectorySources(
+  dir: string,
+  regoVersion: RegoVersion = 1,
+): Promise<DirectorySources> {
   const info = await stat(dir).catch(() => undefined);
   if (!info?.isDirectory()) throw new PolicyLoadError(`policy folder ${dir} does not exist`, []);
   const found = await policyFiles(dir);
@@ -58,7 +69,7 @@ export async function readDirectorySources(dir: string): Promise<DirectorySource
       text: await readFile(f, "utf8"),
     })),
   );
-  return { kind: "directory", origin: dir, files };
+  return { kind: "directory", origin: dir, files, ...(regoVersion === 0 ? { regoVersion } : {}) };
 }
 
 /**

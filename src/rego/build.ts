@@ -5,26 +5,33 @@
  * so the SDK answers `[{"result": …}]`. Queries (`data.test.p = x`) can be entrypoints too: their
  * result set holds the bindings of their variables.
  */
+import { type BuiltinDeclaration, type CustomBuiltins, withCustomBuiltins } from "./builtins/index.ts";
 import { compile, type QuerySource } from "./compile/index.ts";
 import { RegoError } from "./errors.ts";
+import { importedBuiltin } from "./host/index.ts";
 import type { IRPlan } from "./plan/ir.ts";
 import { plan } from "./plan/planner.ts";
+import { parseModules, type RegoSource } from "./sources.ts";
 import type { Body, Module } from "./syntax/ast.ts";
-import { parseModule, parseQuery } from "./syntax/index.ts";
+import { parseQuery, type RegoVersion } from "./syntax/index.ts";
 import type { TraceSite } from "./trace.ts";
 import { CodeGenerator } from "./wasm/codegen.ts";
 import { Linker } from "./wasm/link.ts";
 
-export interface RegoSource {
-  file: string;
-  source: string;
-}
+export type { RegoSource } from "./sources.ts";
+export { parseModules } from "./sources.ts";
 
 export interface BuildOptions {
   /** Rule paths (`writ/decision`) evaluated as `result = data.writ.decision`. */
   entrypoints?: readonly string[];
   /** Named queries (`{name: "q", query: "data.test.p = x"}`), evaluated with their bindings. */
   queries?: ReadonlyArray<{ name: string; query: string }>;
+  /**
+   * The Rego version of the sources that do not name their own and of the queries (default 1;
+   * 0 is OPA's `--v0-compatible`). Both versions compile to the same thing: a v0 module parses
+   * to the AST of its v1 spelling.
+   */
+  regoVersion?: RegoVersion;
   /** Run binaryen's optimizer on the module (default true). */
   optimize?: boolean;
   /**
@@ -38,6 +45,17 @@ export interface BuildOptions {
    * evaluated, for explanations and coverage. It loads only with a trace sink, so it never serves.
    */
   instrument?: boolean;
+  /**
+   * Custom builtins (`builtins/custom.ts`): calls to them are type-checked against their
+   * declarations and compiled to host calls.
+   */
+  builtins?: CustomBuiltins;
+  /**
+   * Builtins the host refuses to run (OPA's unsafe builtins), each with what to do instead: a
+   * call that `with` does not replace is a compile error at the call. The gateway refuses
+   * `opa.runtime` this way when `policy.opa_runtime.enabled` is false.
+   */
+  refusedBuiltins?: ReadonlyMap<string, string>;
 }
 
 export interface BuildResult {
@@ -48,6 +66,8 @@ export interface BuildResult {
   entrypoints: string[];
   /** Host builtins the module calls, by name. */
   hostBuiltins: string[];
+  /** The declarations of the custom builtins the module calls (a bundle records them). */
+  customBuiltins: BuiltinDeclaration[];
   /** An instrumented build's trace points, by the id its events carry (empty otherwise). */
   sites: TraceSite[];
   errors: RegoError[];
@@ -66,19 +86,8 @@ function entrypointQuery(entrypoint: string): Body | RegoError {
   return parsed.body ?? parsed.errors[0]!;
 }
 
-export function parseModules(sources: readonly RegoSource[]): { modules: Module[]; errors: RegoError[] } {
-  const modules: Module[] = [];
-  const errors: RegoError[] = [];
-  for (const s of sources) {
-    const parsed = parseModule(s.source, s.file);
-    errors.push(...parsed.errors);
-    if (parsed.module) modules.push(parsed.module);
-  }
-  return { modules, errors };
-}
-
 export function buildPolicy(sources: readonly RegoSource[], options: BuildOptions): BuildResult {
-  const { modules, errors } = parseModules(sources);
+  const { modules, errors } = parseModules(sources, options);
   return buildModules(modules, options, errors);
 }
 
@@ -96,6 +105,7 @@ export function buildModules(
     plan: undefined,
     entrypoints: [],
     hostBuiltins: [],
+    customBuiltins: [],
     sites: [],
     errors,
   });
@@ -109,7 +119,7 @@ export function buildModules(
     names.push(e);
   }
   for (const q of options.queries ?? []) {
-    const parsed = parseQuery(q.query, "query.rego");
+    const parsed = parseQuery(q.query, "query.rego", { regoVersion: options.regoVersion });
     errors.push(...parsed.errors);
     if (parsed.body) queries.push({ name: q.name, body: parsed.body });
     names.push(q.name);
@@ -123,13 +133,39 @@ export function buildModules(
     );
   if (errors.length > 0) return fail(errors);
 
+  return withCustomBuiltins(options.builtins, () => {
+    try {
+      return compileAndLink(modules, queries, names, options);
+    } catch (error) {
+      // A bug of the compiler, not of the policy: report it as an error rather than a crash.
+      const detail = error instanceof Error ? error.message : String(error);
+      return fail([new RegoError("rego_compile_error", `internal compiler error: ${detail}`)]);
+    }
+  });
+}
+
+function compileAndLink(
+  modules: readonly Module[],
+  queries: QuerySource[],
+  names: string[],
+  options: BuildOptions,
+): BuildResult {
+  const fail = (errors: RegoError[]): BuildResult => ({
+    wasm: undefined,
+    plan: undefined,
+    entrypoints: [],
+    hostBuiltins: [],
+    customBuiltins: [],
+    sites: [],
+    errors,
+  });
   const compiled = compile(modules, queries);
   if (!compiled.policy) return fail(compiled.errors);
 
   const planned = plan(
     compiled.policy,
     names.map((n) => ({ name: n, query: n })),
-    { instrument: options.instrument ?? false },
+    { instrument: options.instrument ?? false, refusedBuiltins: options.refusedBuiltins ?? new Map() },
   );
   if (planned.errors.length > 0) return fail(planned.errors);
 
@@ -149,11 +185,20 @@ export function buildModules(
     return fail(generator.errors);
   }
   const wasm = linker.emit({ optimize: options.optimize ?? true });
+  const hostBuiltins = generator.hostBuiltinNames();
+  const custom = options.builtins;
+  const customBuiltins = custom
+    ? [...new Set(hostBuiltins.map(importedBuiltin))].flatMap((name) => {
+        const b = custom.get(name);
+        return b ? [b.declaration] : [];
+      })
+    : [];
   return {
     wasm,
     plan: planned.plan,
     entrypoints: names,
-    hostBuiltins: generator.hostBuiltinNames(),
+    hostBuiltins,
+    customBuiltins,
     sites: planned.sites,
     errors: [],
   };

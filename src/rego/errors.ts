@@ -9,6 +9,7 @@ export type RegoErrorCode =
   | "rego_unsafe_var_error"
   | "rego_recursion_error"
   | "rego_type_error"
+  | "rego_format_error"
   | "eval_conflict_error"
   | "eval_type_error"
   | "eval_builtin_error"

@@ -9,10 +9,18 @@
 import { type LoadedPolicy, loadPolicy } from "@open-policy-agent/opa-wasm";
 import { z } from "zod";
 import { errorMessage } from "../core/errors.ts";
-import { type BuiltinContext, systemContext } from "./builtins/index.ts";
+import {
+  type BuiltinContext,
+  type BuiltinDeclaration,
+  type CustomBuiltins,
+  customDeclarationSchema,
+  lookupBuiltin,
+  systemContext,
+} from "./builtins/index.ts";
 import { type Bundle, type BundleManifest, type DataObject, readBundle } from "./bundle/index.ts";
-import { hasHostBuiltin, hostBuiltinsFor, hostImportName } from "./host/index.ts";
-import { parseValueText, toJSON } from "./plan/value.ts";
+import { hasHostBuiltin, hostBuiltinsFor, hostImportName, importedBuiltin } from "./host/index.ts";
+import { type OpaRuntime, runtimeDocument } from "./opa-runtime.ts";
+import { fromJSON, parseValueText, toJSON } from "./plan/value.ts";
 import { TRACE_BUILTIN, type TraceEvent, TraceKind } from "./trace.ts";
 import { Wasm, type WasmInstance, type WasmModule } from "./wasm/host.ts";
 
@@ -155,6 +163,10 @@ export interface CompiledPolicyInput {
    * calls the trace builtin loads only with one: an instrumented build never serves traffic.
    */
   trace?: (event: TraceEvent) => void;
+  /** The custom builtins the module was compiled against (`buildPolicy`'s `builtins`). */
+  builtins?: CustomBuiltins;
+  /** What `opa.runtime()` shows (`opa-runtime.ts`); without it, an empty object (as OPA's library). */
+  runtime?: OpaRuntime;
 }
 
 const encoder = new TextEncoder();
@@ -177,11 +189,38 @@ function jsonBuffer(value: unknown): ArrayBuffer | undefined {
   return copy;
 }
 
+const HOW_TO_GIVE_BUILTINS =
+  "give the module that defines it with --builtins <module.mjs> (writ policy commands) or policy.builtins (the gateway's configuration)";
+
+/** Host imports that neither Writ, the SDK nor the given custom builtins implement, as an error. */
+function missingBuiltins(
+  names: readonly string[],
+  custom: CustomBuiltins | undefined,
+): PolicyLoadError | undefined {
+  const missing = names.filter(
+    (name) => !SDK_BUILTINS.has(name) && !hasHostBuiltin(name, custom) && !isTraceImport(name),
+  );
+  if (missing.length === 0) return undefined;
+  const builtins = [...new Set(missing.map(importedBuiltin))];
+  const unknown = builtins.filter((b) => lookupBuiltin(b) === undefined);
+  if (unknown.length > 0) {
+    const list = unknown.join(", ");
+    return new PolicyLoadError(
+      `the policy calls custom builtin${unknown.length === 1 ? "" : "s"} ${list}, which ${unknown.length === 1 ? "is" : "are"} not loaded: ${HOW_TO_GIVE_BUILTINS}`,
+    );
+  }
+  return new PolicyLoadError(
+    `the policy calls ${builtins.join(", ")}, which Writ cannot run (see \`writ policy capabilities\`): remove the call${builtins.length === 1 ? "" : "s"}, or replace ${builtins.length === 1 ? "it" : "them"} with \`with\` in tests`,
+  );
+}
+
 async function load(
   module: WasmModule,
   hostBuiltins: readonly string[],
   data: DataObject,
-  trace?: (event: TraceEvent) => void,
+  trace: ((event: TraceEvent) => void) | undefined,
+  builtins: CustomBuiltins | undefined,
+  runtime?: OpaRuntime,
 ): Promise<Policy> {
   const traceImports = hostBuiltins.filter((name) => isTraceImport(name));
   if (traceImports.length > 0 && trace === undefined) {
@@ -189,19 +228,16 @@ async function load(
       "the module is an instrumented build (for explanations and coverage), which never serves decisions: build the policy without instrumentation",
     );
   }
-  const missing = hostBuiltins.filter(
-    (name) => !SDK_BUILTINS.has(name) && !hasHostBuiltin(name) && !isTraceImport(name),
-  );
-  if (missing.length > 0) {
-    throw new PolicyLoadError(
-      `the policy calls ${missing.join(", ")}, which Writ cannot run (see \`writ policy capabilities\`): remove the call${missing.length === 1 ? "" : "s"}, or replace ${missing.length === 1 ? "it" : "them"} with \`with\` in tests`,
-    );
-  }
+  const missing = missingBuiltins(hostBuiltins, builtins);
+  if (missing) throw missing;
   // One clock reading per evaluation: `evaluate` starts a fresh context.
-  let context: BuiltinContext = systemContext();
+  const runtimeValue = runtime === undefined ? undefined : fromJSON(runtimeDocument(runtime));
+  const newContext = () => systemContext(undefined, runtimeValue);
+  let context: BuiltinContext = newContext();
   const custom = hostBuiltinsFor(
     hostBuiltins.filter((name) => !SDK_BUILTINS.has(name) && !isTraceImport(name)),
     () => context,
+    builtins,
   );
   if (trace) for (const name of traceImports) custom[name] = traceBuiltin(trace);
   let sdk: LoadedPolicy;
@@ -233,7 +269,7 @@ async function load(
           `the policy has no entrypoint ${entrypoint} (it has ${entrypoints.join(", ") || "none"}): build it with -e ${entrypoint}`,
         );
       }
-      context = systemContext();
+      context = newContext();
       let result: unknown;
       try {
         result = sdk.evaluate(jsonBuffer(input), id);
@@ -255,7 +291,7 @@ async function load(
 export async function loadCompiledPolicy(input: CompiledPolicyInput): Promise<Policy> {
   const module = compileModule(input.wasm);
   const hostBuiltins = input.hostBuiltins ?? moduleBuiltins(module);
-  return load(module, hostBuiltins, input.data ?? {}, input.trace);
+  return load(module, hostBuiltins, input.data ?? {}, input.trace, input.builtins, input.runtime);
 }
 
 const traceImportNames = new Set([hostImportName(TRACE_BUILTIN), hostImportName(TRACE_BUILTIN, true)]);
@@ -286,16 +322,72 @@ function traceBuiltin(sink: (event: TraceEvent) => void): (...args: unknown[]) =
   };
 }
 
+/** The manifest's `metadata` key under which a bundle records the custom builtins it needs. */
+export const CUSTOM_BUILTINS_METADATA = "custom_builtins";
+
+const recordedSchema = z.array(customDeclarationSchema);
+
+function signature(d: BuiltinDeclaration): string {
+  return JSON.stringify({ args: d.decl.args ?? [], result: d.decl.result ?? { type: "any" } });
+}
+
+/**
+ * Checks the custom builtins a bundle's manifest records against those given: each must be
+ * given, with the declaration the bundle was compiled against.
+ */
+function checkRecordedBuiltins(manifest: BundleManifest, custom: CustomBuiltins | undefined): void {
+  const recorded: unknown = manifest.metadata?.[CUSTOM_BUILTINS_METADATA];
+  if (recorded === undefined) return;
+  const parsed = recordedSchema.safeParse(recorded);
+  if (!parsed.success) {
+    throw new PolicyLoadError(
+      `the manifest's metadata.${CUSTOM_BUILTINS_METADATA} is not a list of builtin declarations: rebuild the bundle with \`writ policy build\``,
+    );
+  }
+  for (const needed of parsed.data) {
+    const given = custom?.get(needed.name);
+    if (!given) {
+      throw new PolicyLoadError(
+        `the bundle was compiled against custom builtin ${needed.name}, which is not loaded: ${HOW_TO_GIVE_BUILTINS}`,
+      );
+    }
+    const want = { name: needed.name, decl: needed.decl };
+    if (signature(given.declaration) !== signature(want)) {
+      throw new PolicyLoadError(
+        `the bundle was compiled against custom builtin ${needed.name} declared ${signature(want)}, but ${given.source} declares it ${signature(given.declaration)}: rebuild the bundle, or load the module it was built with`,
+      );
+    }
+  }
+}
+
+export interface BundleLoadOptions {
+  /** The custom builtins the bundle's module calls. */
+  builtins?: CustomBuiltins;
+  /** What `opa.runtime()` shows, as for {@link CompiledPolicyInput}. */
+  runtime?: OpaRuntime;
+}
+
 /** Loads the module of a bundle (bytes of a `.tar.gz`, or a bundle already read) with its data. */
-export async function loadPolicyFromBundle(source: Uint8Array | Bundle): Promise<BundlePolicy> {
+export async function loadPolicyFromBundle(
+  source: Uint8Array | Bundle,
+  options: BundleLoadOptions = {},
+): Promise<BundlePolicy> {
   const bundle = source instanceof Uint8Array ? await readBundle(source) : source;
   if (!bundle.wasm) {
     throw new PolicyLoadError(
       "the bundle holds no policy.wasm (it was built for the Rego target): rebuild it with `writ policy build` or `opa build -t wasm`",
     );
   }
+  checkRecordedBuiltins(bundle.manifest, options.builtins);
   const module = compileModule(bundle.wasm);
-  const policy = await load(module, moduleBuiltins(module), bundle.data);
+  const policy = await load(
+    module,
+    moduleBuiltins(module),
+    bundle.data,
+    undefined,
+    options.builtins,
+    options.runtime,
+  );
   const absent = bundle.manifest.wasm.map((r) => r.entrypoint).filter((e) => !policy.entrypoints.includes(e));
   if (absent.length > 0) {
     throw new PolicyLoadError(

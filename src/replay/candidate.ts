@@ -2,6 +2,7 @@
 import { stat } from "node:fs/promises";
 import type { CompiledPolicyCache } from "../policy/compiled-cache.ts";
 import { PolicyEngine } from "../policy/index.ts";
+import type { RegoVersion } from "../rego/syntax/index.ts";
 
 export interface CandidateOptions {
   /** The decision entrypoint (the configured `policy.entrypoint`). */
@@ -10,6 +11,8 @@ export interface CandidateOptions {
   timeBudgetMs?: number;
   /** Where compiled policies are looked up and kept (default: the shipped ones only). */
   compiledCache?: CompiledPolicyCache;
+  /** The Rego version of a candidate folder's files (as the live `policy.rego_version`). */
+  regoVersion?: RegoVersion;
 }
 
 /**
@@ -21,6 +24,7 @@ export async function loadCandidate(source: string, options: CandidateOptions): 
     entrypoint: options.entrypoint,
     ...(options.timeBudgetMs === undefined ? {} : { timeBudgetMs: options.timeBudgetMs }),
     ...(options.compiledCache === undefined ? {} : { compiledCache: options.compiledCache }),
+    ...(options.regoVersion === undefined ? {} : { regoVersion: options.regoVersion }),
   });
   const info = await stat(source).catch(() => undefined);
   if (info?.isDirectory()) await engine.loadDirectory(source);

@@ -210,6 +210,7 @@ export class Replay implements AsyncIterable<ReplayResult> {
       engine = archivedEngine(archive.store, id, {
         entrypoint: this.#engine.entrypoint,
         compiledCache: archive.compiledCache,
+        builtins: this.#engine.builtins,
       }).catch(() => undefined);
       this.#archived.set(id, engine);
     }

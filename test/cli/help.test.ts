@@ -34,7 +34,10 @@ const commands = [
   ["logs"],
   ...["tail", "query", "show", "verify", "export"].map((c) => ["logs", c]),
   ["policy"],
-  ...["check", "build", "eval", "test", "capabilities", "revisions", "replay"].map((c) => ["policy", c]),
+  ...["check", "fmt", "build", "eval", "test", "capabilities", "revisions", "replay"].map((c) => [
+    "policy",
+    c,
+  ]),
 ];
 
 /** The long options a usage text names (`--config`, `--strict-builtin-errors`…). */

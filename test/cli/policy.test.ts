@@ -1,10 +1,5 @@
-/**
- * `writ policy …` end to end: the real `writ` binary (bin/writ.mjs, run by node) on policies
- * written to temporary folders.
- */
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
@@ -12,38 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { readBundle } from "../../src/rego/bundle/index.ts";
 import { repoRoot } from "../support/paths.ts";
-
-const bin = path.join(repoRoot, "bin/writ.mjs");
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function writ(args: string[], cwd: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8");
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8");
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-async function writeFiles(root: string, files: Record<string, string>): Promise<void> {
-  for (const [name, content] of Object.entries(files)) {
-    const file = path.join(root, name);
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, content);
-  }
-}
+import { writ, writeFiles } from "../support/writ-cli.ts";
 
 const policy = `package authz
 
@@ -110,7 +74,15 @@ beforeAll(async () => {
     "failing/policy_test.rego": failingTests,
     "failing/roles/data.json": JSON.stringify({ admins: ["alice"] }),
     "input.json": JSON.stringify({ user: "alice" }),
+    "runtime/runtime.rego": "package rt\n\nregion := opa.runtime().env.WRIT_TEST_REGION\n",
+    "runtime/runtime_test.rego":
+      'package rt_test\n\nimport data.rt\n\ntest_region if rt.region == "eu-west"\n\ntest_version if opa.runtime().version != ""\n',
     "broken-syntax/bad.rego": "package bad\n\nallow if {\n\tinput.x ==\n}\n",
+    "check-ok/ok.rego": "package ok\n\nimport data.lib\n\nf(x) := x + 1\n\np := f(lib.n)\n",
+    "check-opa/bad.rego":
+      "package bad\n\nimport data.a\nimport data.b.a\n\np if any([a.x])\n\nq := data.nothing.f(1)\n",
+    "check-strict/loose.rego":
+      "package loose\n\nimport data.unused\n\nf(x, y) := y\n\np if {\n\tz := 1\n\tf(1, 2) == 2\n}\n",
     "broken-compile/bad.rego":
       "package bad\n\nallow if {\n\tx := 1\n\tx := 2\n}\n\np if no_such_function(1)\n",
   });
@@ -186,6 +158,14 @@ describe("writ policy build and eval", () => {
     );
   });
 
+  it("shows the process's environment to opa.runtime(), as opa eval does", async () => {
+    const run = await writ(["policy", "eval", "-d", "runtime", "data.rt.region"], root, {
+      WRIT_TEST_REGION: "eu-west",
+    });
+    expect(run.stderr).toBe("");
+    expect(JSON.parse(run.stdout)).toEqual([{ result: "eu-west" }]);
+  });
+
   it("refuses an entrypoint that names nothing", async () => {
     const run = await writ(["policy", "build", "policy", "-e", "authz/alow"], root);
     expect(run.code).toBe(1);
@@ -194,8 +174,8 @@ describe("writ policy build and eval", () => {
 });
 
 describe("writ policy test", () => {
-  it("passes a passing suite (with input and function mocks) and exits 0", async () => {
-    const run = await writ(["policy", "test", "policy"], root);
+  it("passes a passing suite (with input and function mocks) and exits 0 (2 for its skipped test without -z)", async () => {
+    const run = await writ(["policy", "test", "-z", "policy"], root);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^data\.authz_test\.test_admin_is_allowed: PASS \([\d.]+ms\)$/m);
@@ -205,11 +185,14 @@ describe("writ policy test", () => {
     expect(run.stdout).toMatch(/^data\.authz_test\.todo_test_not_written_yet: SKIPPED$/m);
     expect(run.stdout).toMatch(/^PASS: 4\/5$/m);
     expect(run.stdout).toMatch(/^SKIPPED: 1\/5$/m);
+    expect(run.stdout).toMatch(/^compile [\d.]+m?s \(parse .*\), evaluation [\d.]+m?s \(4 tests\)$/m);
+    // As opa test: a skipped test is not a pass unless -z says so.
+    expect((await writ(["policy", "test", "policy"], root)).code).toBe(2);
   });
 
-  it("fails a failing suite, names the failing test and exits 1", async () => {
+  it("fails a failing suite, names the failing test and exits 2 (as opa test)", async () => {
     const run = await writ(["policy", "test", "failing"], root);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stdout).toMatch(/^data\.authz_test\.test_admin_is_allowed: PASS/m);
     expect(run.stdout).toMatch(/^data\.authz_test\.test_guest_is_allowed: FAIL/m);
     expect(run.stdout).toMatch(/^data\.authz_test\.test_twice: PASS/m);
@@ -219,7 +202,7 @@ describe("writ policy test", () => {
   });
 
   it("reports coverage: the rules no test reached, as text and in opa test --coverage's JSON", async () => {
-    const run = await writ(["policy", "test", "policy", "--coverage"], root);
+    const run = await writ(["policy", "test", "policy", "-z", "--coverage"], root);
     expect(run.code).toBe(0);
     const file = path.join("policy", "authz", "policy.rego");
     // decision (line 7) is never evaluated; owner (line 9) is always replaced by a mock.
@@ -229,7 +212,7 @@ describe("writ policy test", () => {
     expect(run.stdout).toMatch(
       new RegExp(`^ {2}${file.replaceAll(".", "\\.")}: [\\d.]+%, not covered: lines 7, 9$`, "m"),
     );
-    const json = await writ(["policy", "test", "policy", "--coverage", "--format", "json"], root);
+    const json = await writ(["policy", "test", "policy", "-z", "--coverage", "--format", "json"], root);
     expect(json.code).toBe(0);
     const report = z
       .object({
@@ -267,18 +250,55 @@ describe("writ policy test", () => {
     expect(bad.code).toBe(2);
   });
 
+  it("shows the process's environment to opa.runtime(), as opa test does", async () => {
+    const run = await writ(["policy", "test", "runtime"], root, { WRIT_TEST_REGION: "eu-west" });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("PASS: 2/2");
+  });
+
   it("selects tests with --run and groups them by file with -v", async () => {
     const run = await writ(["policy", "test", "-v", "--run", "guest", "failing"], root);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stdout).toContain(`${path.join("failing", "policy_test.rego")}:`);
     expect(run.stdout).not.toContain("test_admin_is_allowed");
     expect(run.stdout).toMatch(/FAIL: 1\/1/);
   });
 });
 
+describe("writ policy check", () => {
+  it("compiles as opa check does: every error OPA's way, exit 1", async () => {
+    const run = await writ(["policy", "check", "check-opa", "broken-compile"], root);
+    expect(run.code).toBe(1);
+    expect(run.stderr.split("\n").filter((l) => /^\S+\.rego:/.test(l))).toEqual([
+      "broken-compile/bad.rego:5:2: rego_compile_error: var x assigned above",
+      "broken-compile/bad.rego:8:6: rego_type_error: undefined function no_such_function",
+      "check-opa/bad.rego:4:1: rego_compile_error: import must not shadow import data.a",
+      "check-opa/bad.rego:6:6: rego_type_error: deprecated built-in function calls in expression: any",
+      "check-opa/bad.rego:8:6: rego_type_error: undefined function data.nothing.f",
+    ]);
+    expect(run.stderr).toContain("5 errors in 2 files");
+  });
+
+  it("passes a clean folder with exit 0, and adds strict mode's errors with --strict", async () => {
+    const ok = await writ(["policy", "check", "--strict", "check-ok"], root);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain("1 file checked without errors (strict)");
+    const lenient = await writ(["policy", "check", "check-strict"], root);
+    expect(lenient.code).toBe(0);
+    const strict = await writ(["policy", "check", "-S", "check-strict"], root);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr.split("\n").filter((l) => /^\S+\.rego:/.test(l))).toEqual([
+      "check-strict/loose.rego:3:1: rego_compile_error: import data.unused unused",
+      "check-strict/loose.rego:5:1: rego_compile_error: unused argument x. (hint: use _ (wildcard variable) instead)",
+      "check-strict/loose.rego:8:2: rego_compile_error: assigned var z unused",
+    ]);
+  });
+});
+
 describe("writ policy errors", () => {
   it("prints parse errors OPA's way and exits 1", async () => {
     for (const sub of [
+      ["check", "broken-syntax"],
       ["build", "broken-syntax", "-e", "bad/allow"],
       ["test", "broken-syntax"],
       ["eval", "-d", "broken-syntax", "data.bad.allow"],
@@ -350,7 +370,7 @@ describe("writ policy capabilities", () => {
     expect(list).toContainEqual({ name: "io.jwt.decode_verify", arity: 2, implementation: "host" });
   });
 
-  it("lists every builtin of OPA's list, all but the network and runtime ones callable", async () => {
+  it("lists every builtin of OPA's list, all but the network ones callable", async () => {
     const run = await writ(["policy", "capabilities"], root);
     const list = z
       .array(z.object({ name: z.string(), implementation: z.string() }))
@@ -359,7 +379,6 @@ describe("writ policy capabilities", () => {
     expect(list.filter((b) => b.implementation === "unavailable").map((b) => b.name)).toEqual([
       "http.send",
       "net.lookup_ip_addr",
-      "opa.runtime",
       "providers.aws.sign_req",
     ]);
   });
@@ -392,7 +411,7 @@ describe("writ policy capabilities", () => {
 describe("the sample policies", () => {
   it("pass their own tests with writ policy test", async () => {
     const run = await writ(["policy", "test", "policies", "--coverage"], repoRoot);
-    expect(run.stdout).toMatch(/^PASS: 24\/24$/m);
+    expect(run.stdout).toMatch(/^PASS: 25\/25$/m);
     expect(run.code).toBe(0);
     // Every rule but the default decision (the else chain always decides) is reached.
     expect(run.stdout).toMatch(

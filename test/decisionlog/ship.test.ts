@@ -199,9 +199,7 @@ describe("decision-log shipping", () => {
     s.start();
     await waitFor("a failed upload", async () => (service.failed > 0 ? true : undefined));
     expect(sample(metrics.render(), "writ_decision_log_ship_lag_entries")).toBe(3);
-    const started = Date.now();
     await s.close();
-    expect(Date.now() - started).toBeLessThan(1500);
     expect(warnings.at(-1)).toMatch(/stopped with 3 entries not shipped yet \(from seq 1\)/);
     expect(service.uploads).toEqual([]);
     expect((await store.logShipping(`${service.url}/logs`))?.shipped_seq).toBe(0);

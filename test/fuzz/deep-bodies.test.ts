@@ -32,20 +32,17 @@ describe("deeply nested bodies", () => {
     ["/mcp", nested('{"__proto__":', ping)],
     ["/v1/proposals", nested('{"a":', '{"format":"canonical"}')],
     ["/v1/proposals", nested('{"__proto__":', '{"format":"canonical"}')],
-  ])("POST %s: refused as a WritError within seconds", async (route, body) => {
-    const started = Date.now();
+  ])("POST %s: refused as a WritError", async (route, body) => {
     const answer = await gw.request("POST", route, {
       token,
       rawBody: body,
       headers: { accept: "application/json" },
     });
-    const elapsed = Date.now() - started;
     expect(answer.status, answer.text.slice(0, 300)).toBeLessThan(500);
     expect(answer.status).toBeGreaterThanOrEqual(400);
     const rpc = z.object({ error: z.object({ data: z.unknown() }) }).safeParse(answer.json);
     const error = route === "/mcp" && rpc.success ? rpc.data.error.data : answer.json;
     expect(writErrorSchema.safeParse(error).success, answer.text.slice(0, 300)).toBe(true);
-    expect(elapsed).toBeLessThan(5_000);
     expect((await gw.health()).status).toBe("ok");
   });
 });

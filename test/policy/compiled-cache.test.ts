@@ -146,12 +146,25 @@ describe("the compiled-policy cache", () => {
     expect(await readdir(cacheDir)).toHaveLength(2);
   });
 
-  it("a changed source name or entrypoint misses", async () => {
+  it("a changed source name, Rego version or entrypoint misses", async () => {
     const cache = cacheWith();
     const sources = await sourcesNow();
     const key = await cache.key("writ/decision", sources);
     expect(await cache.key("writ/other", sources)).not.toBe(key);
     expect(await cache.key("writ/decision", [{ ...sources[0]!, file: "elsewhere.rego" }])).not.toBe(key);
+    // The same text read as Rego v0 is another source; read as v1, the same one.
+    expect(
+      await cache.key(
+        "writ/decision",
+        sources.map((s) => ({ ...s, regoVersion: 0 as const })),
+      ),
+    ).not.toBe(key);
+    expect(
+      await cache.key(
+        "writ/decision",
+        sources.map((s) => ({ ...s, regoVersion: 1 as const })),
+      ),
+    ).toBe(key);
     await plantDenyAll(key);
     // Named from the working directory instead of `tmp`: another key.
     const engine = new PolicyEngine({ compiledCache: cache });

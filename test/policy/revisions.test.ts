@@ -85,6 +85,33 @@ describe("archived policy revisions", () => {
     expect((await store.listPolicyRevisions(10)).revisions.map((r) => r.id)).toEqual([next, revision]);
   });
 
+  it("archives a Rego v0 folder with its version, which loading it back keeps", async () => {
+    const errors: string[] = [];
+    const archive = new RevisionArchive(store, (error, id) => errors.push(`${id}: ${String(error)}`));
+    const engine = new PolicyEngine({ regoVersion: 0, onLoad: (loaded) => archive.keep(loaded) });
+    const folder = path.join(dir, "v0");
+    await mkdir(folder);
+    await writeFile(
+      path.join(folder, "decision.rego"),
+      'package writ\n\ndefault decision = {"decision": "deny", "reasons": [], "conditions": []}\n\ndecision = {"decision": "allow", "reasons": [], "conditions": []} {\n  readable[input.action.name]\n}\n\nreadable["notes.read"]\n',
+    );
+    const revision = await engine.loadDirectory(folder);
+    expect(engine.evaluate(policyInputFor("notes.read")).decision.decision).toBe("allow");
+    await archive.settled();
+    expect(errors).toEqual([]);
+
+    const record = await store.getPolicyRevision(revision);
+    if (record === undefined) throw new Error("not archived");
+    const document = await revisionDocument(record);
+    expect(document.files.map((f) => [f.path, f.rego_version])).toEqual([["decision.rego", 0]]);
+    // An engine of Rego v1 (the default) loads the archived v0 revision as v0.
+    const fresh = new PolicyEngine();
+    expect(await loadRevision(fresh, record)).toBe(revision);
+    expect(fresh.evaluate(policyInputFor("notes.read")).decision.decision).toBe("allow");
+    expect(fresh.evaluate(policyInputFor("notes.write")).decision.decision).toBe("deny");
+    await expect(new PolicyEngine().loadDirectory(folder)).rejects.toThrow("do not compile");
+  });
+
   it("archives a bundle's bytes: its manifest revision, or its hash without one, loads back the same", async () => {
     const sources = [{ file: "writ/decision.rego", source: POLICY }];
     const built = buildPolicy(sources, { entrypoints: ["writ/decision"] });
@@ -102,7 +129,7 @@ describe("archived policy revisions", () => {
     if (record === undefined) throw new Error("not archived");
     expect(await loadRevision(new PolicyEngine(), record)).toBe("rev-7");
     const document = await revisionDocument(record);
-    expect(document.files).toEqual([{ path: "/writ/decision.rego", text: POLICY }]);
+    expect(document.files).toEqual([{ path: "/writ/decision.rego", text: POLICY, rego_version: 1 }]);
     expect(document.manifest).toMatchObject({ revision: "rev-7" });
     expect(Buffer.from(document.bundle_base64 ?? "", "base64")).toEqual(Buffer.from(record.content));
 

@@ -15,3 +15,6 @@ if (!hasConformanceCases) {
     `conformance data not found at ${conformanceCasesDir}: tests that need it are skipped (they run where ../shared is present, as in CI)`,
   );
 }
+
+/** Real-world Rego suites (`gatekeeper-library/`, …), kept in `../shared/corpora` like the cases. */
+export const corporaDir = path.resolve(repoRoot, "../shared/corpora");

@@ -3,6 +3,7 @@
  * mode, `--help` on every command, and exit code 2 with a clear message for usage errors.
  */
 import type { z } from "zod";
+import type { RegoVersion } from "../../rego/syntax/index.ts";
 
 /** Exit code of a usage error (bad flags or arguments), as opposed to 1 for a failed run. */
 export const USAGE_ERROR = 2;
@@ -29,6 +30,21 @@ function describeParseError(error: unknown): string {
 
 /** The `--help` option every command takes; spread it into the command's options. */
 export const helpOption = { help: { type: "boolean", short: "h" } } as const;
+
+/**
+ * OPA's `--v0-compatible`, taken by the commands that read Rego: the sources (and a query) are
+ * Rego v0. `option` goes into the command's options, `usage` into its usage text.
+ */
+export const v0Compatible = {
+  option: { "v0-compatible": { type: "boolean" } },
+  usage: `      --v0-compatible  read the Rego as Rego v0, as OPA 1.x does with this flag: rule
+                       bodies without \`if\`, \`p[x] { … }\` partial set rules, and in,
+                       every, contains and if keywords only after \`import future.keywords\``,
+  /** The Rego version the parsed flag asks for. */
+  regoVersion(values: { "v0-compatible"?: boolean | undefined }): RegoVersion {
+    return values["v0-compatible"] === true ? 0 : 1;
+  },
+} as const;
 
 /**
  * Runs `parse` (the command's `parseArgs` call, strict, with `helpOption`). Returns its result,

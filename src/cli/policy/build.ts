@@ -5,19 +5,22 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { buildModules, parseModules } from "../../rego/build.ts";
 import { createBundle, type DataObject, insertData, isDataObject } from "../../rego/bundle/index.ts";
+import { CUSTOM_BUILTINS_METADATA } from "../../rego/policy.ts";
 import type { Module } from "../../rego/syntax/ast.ts";
-import { checkArgs, helpOption, parseCommandArgs } from "./args.ts";
+import { checkArgs, helpOption, parseCommandArgs, v0Compatible } from "./args.ts";
+import { builtinsOption, builtinsUsage, loadBuiltinsOption } from "./builtins.ts";
 import { InputError, loadPolicyInputs, readDataFile } from "./inputs.ts";
 import { formatBytes, reportFailure, reportRegoErrors } from "./output.ts";
 
 const command = "writ policy build";
 
-export const buildUsage = `usage: writ policy build <path>... -e <entrypoint>... [-o bundle.tar.gz] [--data file.json]...
+export const buildUsage = `usage: writ policy build <path>... -e <entrypoint>... [-o bundle.tar.gz] [--data file.json]... [--v0-compatible]
 
 Compiles every .rego file under the paths into one WebAssembly module and writes an OPA bundle
 in the layout of \`opa build -t wasm\` (/policy.wasm, /data.json, /.manifest and the sources).
 data.json, data.yaml and data.yml files under a folder are merged into data at their folder's
-path. Errors are printed as file:line:col: code: message; the exit code is then 1.
+path. Errors are printed as file:line:col: code: message; the exit code is then 1. The
+manifest records the sources' Rego version (rego_version), as OPA's does.
 
 options:
   -e, --entrypoint <rule>  a rule to evaluate, as writ/decision or data.writ.decision
@@ -25,6 +28,10 @@ options:
   -o, --output <file>      where to write the bundle (default: bundle.tar.gz)
       --data <file>        a JSON or YAML file merged into data at its root (repeatable)
   -r, --revision <text>    the bundle's revision (default: sha256 of its contents)
+${builtinsUsage}
+                           (the manifest records those the policy calls, and loading
+                           the bundle without them is refused)
+${v0Compatible.usage}
   -h, --help               show this text`;
 
 const options = {
@@ -32,6 +39,8 @@ const options = {
   output: { type: "string", short: "o" },
   data: { type: "string", multiple: true },
   revision: { type: "string", short: "r" },
+  ...builtinsOption,
+  ...v0Compatible.option,
   ...helpOption,
 } as const;
 
@@ -46,6 +55,8 @@ const argsSchema = z.object({
   output: z.string().min(1, "-o needs a file name").default("bundle.tar.gz"),
   data: z.array(z.string()).default([]),
   revision: z.string().optional(),
+  builtins: z.array(z.string()).optional(),
+  "v0-compatible": z.boolean().default(false),
 });
 
 /** The leading constant keys of each rule's path under `data` (`package a.b` + `c[x]` → a, b, c). */
@@ -109,6 +120,7 @@ export async function buildCommand(argv: string[]): Promise<number> {
   if (!checked.ok) return checked.exitCode;
   const args = checked.value;
   try {
+    const builtins = await loadBuiltinsOption(args.builtins);
     const inputs = await loadPolicyInputs(args.paths, { bundles: false });
     for (const file of args.data) insertData(inputs.data, [], await readDataFile(file), file);
     if (inputs.sources.length === 0) {
@@ -128,7 +140,8 @@ export async function buildCommand(argv: string[]): Promise<number> {
     }
 
     const entrypoints = args.entrypoint.map(entrypointPath);
-    const { modules, errors } = parseModules(inputs.sources);
+    const regoVersion = v0Compatible.regoVersion(args);
+    const { modules, errors } = parseModules(inputs.sources, { regoVersion });
     if (errors.length > 0) return reportRegoErrors(command, errors, "no bundle written");
     const unknown = unknownEntrypoints(entrypoints, modules, inputs.data);
     if (unknown.length > 0) {
@@ -136,7 +149,7 @@ export async function buildCommand(argv: string[]): Promise<number> {
         `no rule, package or data at ${unknown.map((e) => `data.${e.split("/").join(".")}`).join(", ")}: check the entrypoint's spelling (-e package/rule)`,
       );
     }
-    const built = buildModules(modules, { entrypoints });
+    const built = buildModules(modules, { entrypoints, builtins });
     if (!built.wasm) return reportRegoErrors(command, built.errors, "no bundle written");
 
     const bundle = await createBundle({
@@ -144,7 +157,11 @@ export async function buildCommand(argv: string[]): Promise<number> {
       entrypoints: built.entrypoints,
       data: inputs.data,
       sources: inputs.sources.map((s) => ({ file: s.bundlePath, source: s.source })),
+      regoVersion,
       revision: args.revision,
+      ...(built.customBuiltins.length > 0
+        ? { metadata: { [CUSTOM_BUILTINS_METADATA]: built.customBuiltins } }
+        : {}),
     });
     await mkdir(path.dirname(path.resolve(args.output)), { recursive: true });
     try {

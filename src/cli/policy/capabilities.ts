@@ -2,33 +2,36 @@
 import { parseArgs } from "node:util";
 import { allBuiltins, OPA_FEATURES, OPA_FUTURE_KEYWORDS, OPA_VERSION } from "../../rego/builtins/index.ts";
 import { helpOption, parseCommandArgs, usageError } from "./args.ts";
+import { builtinsOption, builtinsUsage, loadBuiltinsOption } from "./builtins.ts";
+import { reportFailure } from "./output.ts";
 
 const command = "writ policy capabilities";
 
-export const capabilitiesUsage = `usage: writ policy capabilities [--format writ|opa]
+export const capabilitiesUsage = `usage: writ policy capabilities [--format writ|opa] [--builtins <module.mjs>]...
 
 Prints every builtin of OPA ${OPA_VERSION} and how Writ runs it.
 
   --format writ   (default) a JSON array of {"name", "arity", "implementation", "reason"?}:
                   "native" runs inside the policy module, "host" is called through the SDK,
                   "unavailable" is known (tests can replace it with \`with\`) but cannot be
-                  called for real; "reason" says why.
+                  called for real; "reason" says why; "custom" comes from --builtins.
   --format opa    a capabilities file in OPA's format (builtins with their declared types,
                   future keywords, features, Wasm ABI versions) listing only what Writ runs,
                   for OPA's own tooling: opa check --capabilities, Regal.
 
 options:
   --format <writ|opa>
+${builtinsUsage}
   -h, --help           show this text`;
 
 /** The Wasm ABI Writ's modules follow (see src/rego/runtime/assembly/index.ts). */
 const WASM_ABI = { version: 1, minor_version: 3 };
 
-export function capabilitiesCommand(argv: string[]): number {
+export async function capabilitiesCommand(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(command, capabilitiesUsage, () =>
     parseArgs({
       args: argv,
-      options: { ...helpOption, format: { type: "string", default: "writ" } },
+      options: { ...helpOption, ...builtinsOption, format: { type: "string", default: "writ" } },
       allowPositionals: true,
       strict: true,
     }),
@@ -38,8 +41,21 @@ export function capabilitiesCommand(argv: string[]): number {
     return usageError(command, `unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
   }
   const format = parsed.values.format;
+  if (format !== "writ" && format !== "opa")
+    return usageError(command, `--format must be writ or opa, not ${JSON.stringify(format)}`);
+  let custom: Awaited<ReturnType<typeof loadBuiltinsOption>>;
+  try {
+    custom = await loadBuiltinsOption(parsed.values.builtins);
+  } catch (error) {
+    return reportFailure(command, error);
+  }
+  const customSpecs = (custom?.declarations() ?? []).flatMap((d) => {
+    const spec = custom?.get(d.name)?.spec;
+    return spec ? [spec] : [];
+  });
+  const builtins = [...allBuiltins().values(), ...customSpecs];
   if (format === "opa") {
-    const callable = [...allBuiltins().values()].filter((b) => b.implementation !== "unavailable");
+    const callable = builtins.filter((b) => b.implementation !== "unavailable");
     const capabilities = {
       builtins: [
         ...callable.map((b) => b.declaration),
@@ -53,9 +69,7 @@ export function capabilitiesCommand(argv: string[]): number {
     console.log(JSON.stringify(capabilities, null, 2));
     return 0;
   }
-  if (format !== "writ")
-    return usageError(command, `--format must be writ or opa, not ${JSON.stringify(format)}`);
-  const list = [...allBuiltins().values()].map(({ name, arity, implementation, reason }) => ({
+  const list = builtins.map(({ name, arity, implementation, reason }) => ({
     name,
     arity,
     implementation,

@@ -1,19 +1,43 @@
-/** `writ policy check`: parse Rego files and report syntax errors. */
+/** `writ policy check`: compile Rego files as `opa check` does and report every error. */
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { parseModule } from "../../rego/syntax/index.ts";
-import { helpOption, parseCommandArgs, usageError } from "./args.ts";
+import { z } from "zod";
+import type { RegoSource } from "../../rego/sources.ts";
+import { checkArgs, helpOption, parseCommandArgs, usageError, v0Compatible } from "./args.ts";
+import { builtinsOption, builtinsUsage, loadBuiltinsOption } from "./builtins.ts";
+import { reportFailure } from "./output.ts";
 
 const command = "writ policy check";
 
-export const checkUsage = `usage: writ policy check <path>...
+export const checkUsage = `usage: writ policy check [--strict] <path>... [--builtins <module.mjs>]... [--v0-compatible]
 
-Parses each Rego file (folders are searched for *.rego) and prints every error as
-file:line:col: code: message; the exit code is 1 when any file has errors.
+Parses and compiles the Rego files (folders are searched for *.rego) as \`opa check\` does:
+undefined functions and names, unsafe variables, arity and type errors, conflicting rules,
+recursion, and for Rego v1 modules duplicate imports, deprecated builtins and declared variables
+never used. Every error is printed as file:line:col: code: message; the exit code is 1 when
+there is any.
 
 options:
-  -h, --help   show this text`;
+  -S, --strict         OPA's strict mode as well (for every module, v0 or v1): unused function
+                       arguments, unused local assignments and unused imports are errors
+${builtinsUsage}
+${v0Compatible.usage}
+  -h, --help           show this text`;
+
+const options = {
+  strict: { type: "boolean", short: "S" },
+  ...builtinsOption,
+  ...v0Compatible.option,
+  ...helpOption,
+} as const;
+
+const argsSchema = z.object({
+  positionals: z.array(z.string()).min(1, "name at least one file or folder"),
+  strict: z.boolean().default(false),
+  builtins: z.array(z.string()).optional(),
+  "v0-compatible": z.boolean().default(false),
+});
 
 async function regoFilesUnder(target: string): Promise<string[]> {
   const info = await stat(target);
@@ -27,13 +51,14 @@ async function regoFilesUnder(target: string): Promise<string[]> {
 
 export async function checkCommand(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(command, checkUsage, () =>
-    parseArgs({ args: argv, options: { ...helpOption }, allowPositionals: true, strict: true }),
+    parseArgs({ args: argv, options, allowPositionals: true, strict: true }),
   );
   if (typeof parsed === "number") return parsed;
-  const paths = parsed.positionals;
-  if (paths.length === 0) return usageError(command, "name at least one file or folder");
+  const checked = checkArgs(command, argsSchema, { ...parsed.values, positionals: parsed.positionals });
+  if (!checked.ok) return checked.exitCode;
+  const args = checked.value;
   const files: string[] = [];
-  for (const target of paths) {
+  for (const target of args.positionals) {
     try {
       files.push(...(await regoFilesUnder(target)));
     } catch {
@@ -41,18 +66,28 @@ export async function checkCommand(argv: string[]): Promise<number> {
       return 2;
     }
   }
-  let errorCount = 0;
-  for (const file of files) {
-    const { errors } = parseModule(await readFile(file, "utf8"), file);
-    for (const error of errors) console.error(error.message);
-    errorCount += errors.length;
+  let builtins: Awaited<ReturnType<typeof loadBuiltinsOption>>;
+  try {
+    builtins = await loadBuiltinsOption(args.builtins);
+  } catch (error) {
+    return reportFailure(command, error);
   }
-  if (errorCount > 0) {
-    console.error(
-      `${errorCount} error${errorCount === 1 ? "" : "s"} in ${files.length} file${files.length === 1 ? "" : "s"}`,
-    );
+  if (files.length === 0) return usageError(command, `no .rego files in ${args.positionals.join(", ")}`);
+  const sources: RegoSource[] = [];
+  for (const file of files) sources.push({ file, source: await readFile(file, "utf8") });
+  // The compiler (and every builtin's declaration) is loaded only when something is checked.
+  const { checkSources } = await import("../../rego/check.ts");
+  const errors = checkSources(sources, {
+    strict: args.strict,
+    regoVersion: v0Compatible.regoVersion(args),
+    ...(builtins ? { builtins } : {}),
+  });
+  for (const error of errors) console.error(error.message);
+  const count = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
+  if (errors.length > 0) {
+    console.error(`${count(errors.length, "error")} in ${count(files.length, "file")}`);
     return 1;
   }
-  console.log(`${files.length} file${files.length === 1 ? "" : "s"} parsed without errors`);
+  console.log(`${count(files.length, "file")} checked without errors${args.strict ? " (strict)" : ""}`);
   return 0;
 }

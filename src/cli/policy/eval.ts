@@ -3,16 +3,18 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { buildPolicy, type RegoSource } from "../../rego/build.ts";
 import { type DataObject, insertData } from "../../rego/bundle/index.ts";
+import { processRuntime } from "../../rego/opa-runtime.ts";
 import { loadCompiledPolicy, loadPolicyFromBundle } from "../../rego/policy.ts";
 import type { Body } from "../../rego/syntax/ast.ts";
 import { parseQuery } from "../../rego/syntax/index.ts";
-import { checkArgs, helpOption, parseCommandArgs } from "./args.ts";
+import { checkArgs, helpOption, parseCommandArgs, v0Compatible } from "./args.ts";
+import { builtinsOption, builtinsUsage, loadBuiltinsOption } from "./builtins.ts";
 import { InputError, loadPolicyInputs, readDataFile } from "./inputs.ts";
 import { reportFailure, reportRegoErrors } from "./output.ts";
 
 const command = "writ policy eval";
 
-export const evalUsage = `usage: writ policy eval -d <path>... [-i input.json] '<query>'
+export const evalUsage = `usage: writ policy eval -d <path>... [-i input.json] [--v0-compatible] '<query>'
 
 Evaluates a Rego query and prints its result set as JSON: one object of variable bindings per
 result (\`[{"x": 1}]\`), \`[]\` when the query is undefined. A query that is a single term,
@@ -21,7 +23,8 @@ value to see it (\`x := count(data.roles)\`).
 
 With a bundle, a query naming one of its entrypoints (data.writ.decision for writ/decision)
 runs the bundle's own module; other queries (or a bundle given with source folders) are
-compiled from the .rego sources the bundle carries.
+compiled from the .rego sources the bundle carries, each in the Rego version its manifest
+gives it (rego_version, file_rego_versions), else the command's.
 
 options:
   -d, --data <path>    a folder of .rego and data files, a .rego file, a JSON or YAML data
@@ -31,12 +34,16 @@ options:
                        a builtin that fails (count(null), a malformed JWT) stops the
                        evaluation with its error instead of being undefined (compiles
                        from sources)
+${builtinsUsage}
+${v0Compatible.usage}
   -h, --help           show this text`;
 
 const options = {
   data: { type: "string", short: "d", multiple: true },
   input: { type: "string", short: "i" },
   "strict-builtin-errors": { type: "boolean" },
+  ...builtinsOption,
+  ...v0Compatible.option,
   ...helpOption,
 } as const;
 
@@ -48,6 +55,8 @@ const argsSchema = z.object({
   data: z.array(z.string()).default([]),
   input: z.string().optional(),
   "strict-builtin-errors": z.boolean().default(false),
+  builtins: z.array(z.string()).optional(),
+  "v0-compatible": z.boolean().default(false),
 });
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -91,10 +100,12 @@ export async function evalCommand(argv: string[]): Promise<number> {
   if (!checked.ok) return checked.exitCode;
   const args = checked.value;
   const text = args.positionals[0]!;
-  const query = parseQuery(text, "query");
+  const regoVersion = v0Compatible.regoVersion(args);
+  const query = parseQuery(text, "query", { regoVersion });
   if (!query.body) return reportRegoErrors(command, query.errors, "nothing evaluated");
 
   try {
+    const builtins = await loadBuiltinsOption(args.builtins);
     const inputs = await loadPolicyInputs(args.data, { bundles: true });
     if (inputs.bundles.length > 1) {
       throw new InputError(
@@ -111,7 +122,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
     // builtin errors, so a strict evaluation compiles the sources it carries).
     let entrypoints: readonly string[] = [];
     if (bundled?.bundle.wasm && inputs.sources.length === 0 && !args["strict-builtin-errors"]) {
-      const policy = await loadPolicyFromBundle(bundled.bundle);
+      const policy = await loadPolicyFromBundle(bundled.bundle, { builtins, runtime: processRuntime() });
       const entrypoint = entrypointOf(query.body);
       if (entrypoint !== undefined && policy.entrypoints.includes(entrypoint)) {
         policy.setData(data);
@@ -122,8 +133,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
 
     const sources: RegoSource[] = [...inputs.sources];
     if (bundled) {
-      for (const s of bundled.bundle.sources)
-        sources.push({ file: `${bundled.file}#${s.file}`, source: s.source });
+      for (const s of bundled.bundle.sources) sources.push({ ...s, file: `${bundled.file}#${s.file}` });
     }
     if (sources.length === 0) {
       if (bundled) {
@@ -137,9 +147,17 @@ export async function evalCommand(argv: string[]): Promise<number> {
     const built = buildPolicy(sources, {
       queries: [{ name: "query", query: queryToCompile(text, query.body) }],
       strictBuiltinErrors: args["strict-builtin-errors"],
+      builtins,
+      regoVersion,
     });
     if (!built.wasm) return reportRegoErrors(command, built.errors, "nothing evaluated");
-    const policy = await loadCompiledPolicy({ wasm: built.wasm, hostBuiltins: built.hostBuiltins, data });
+    const policy = await loadCompiledPolicy({
+      wasm: built.wasm,
+      hostBuiltins: built.hostBuiltins,
+      data,
+      builtins,
+      runtime: processRuntime(),
+    });
     return print(policy.evaluate(input, "query"));
   } catch (error) {
     return reportFailure(command, error);

@@ -94,6 +94,7 @@ export async function replayCommand(argv: string[], io: CommandIo): Promise<numb
       candidate = await loadCandidate(args.policy, {
         entrypoint: config.policy.entrypoint,
         timeBudgetMs: config.policy.time_budget_ms,
+        regoVersion: config.policy.rego_version,
         compiledCache,
       });
     } catch (error) {

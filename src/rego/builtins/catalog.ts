@@ -6,16 +6,19 @@
  * - `host`: called through the SDK's `opa_builtinN` imports and implemented in JavaScript
  *   (`impl/`, registered with `define`);
  * - `unavailable`: declared by OPA but not callable from Writ policies, with the reason. It is
- *   known so that `with` can replace it in tests; a call that is not replaced is a compile error.
+ *   known so that `with` can replace it in tests; a call that is not replaced is a compile error;
+ * - `custom`: a deployment's own builtin (`custom.ts`), known only to builds run inside
+ *   {@link withCustomBuiltins}.
  *
  * `writ policy capabilities` prints this list.
  */
 import { declarations } from "./declarations.ts";
 import "./impl/index.ts";
+import type { CustomBuiltins } from "./custom.ts";
 import { builtinTable } from "./registry.ts";
 import type { BuiltinDeclaration } from "./types.ts";
 
-export type BuiltinImplementation = "native" | "host" | "unavailable";
+export type BuiltinImplementation = "native" | "host" | "unavailable" | "custom";
 
 export interface BuiltinSpec {
   name: string;
@@ -48,15 +51,13 @@ const NATIVE = new Set([
   "base64.decode", "base64url.encode", "base64url.decode", "base64url.encode_no_pad",
 ]); // biome-ignore format: a list of names
 
-/** Builtins a policy decision must not use: they wait on the network or describe the host. */
+/** Builtins a policy decision must not use: they wait on the network. */
 const UNAVAILABLE: Record<string, string> = {
   "http.send":
     "a policy decision must not wait on the network; fetch the data into the input or data instead",
   "net.lookup_ip_addr":
     "a policy decision must not wait on DNS; resolve addresses before the call reaches Writ",
   "providers.aws.sign_req": "it signs requests for http.send, which is unavailable",
-  "opa.runtime":
-    "Writ policies do not see the host's runtime environment; pass what the policy needs in data",
 };
 
 /** `print` takes any number of arguments and always succeeds; it is handled by the planner. */
@@ -95,6 +96,29 @@ export function allBuiltins(): ReadonlyMap<string, BuiltinSpec> {
   return catalog;
 }
 
+/**
+ * The custom builtins of the build under way. The compiler's passes look builtins up by name
+ * from many places; a build is synchronous, so the set is in force exactly while
+ * {@link withCustomBuiltins} runs it, and never leaks into another build.
+ */
+let active: CustomBuiltins | undefined;
+
+/** Runs `build` (synchronous) with `custom` known to {@link lookupBuiltin}. */
+export function withCustomBuiltins<T>(custom: CustomBuiltins | undefined, build: () => T): T {
+  const outer = active;
+  active = custom;
+  try {
+    return build();
+  } finally {
+    active = outer;
+  }
+}
+
+/** The custom builtins of the build under way, if any. */
+export function activeCustomBuiltins(): CustomBuiltins | undefined {
+  return active;
+}
+
 export function lookupBuiltin(name: string): BuiltinSpec | undefined {
-  return allBuiltins().get(name);
+  return allBuiltins().get(name) ?? active?.get(name)?.spec;
 }

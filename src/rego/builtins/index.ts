@@ -1,7 +1,22 @@
 /** Builtins: declarations, where each is implemented, and the JavaScript implementations. */
 import "./impl/index.ts";
 
-export { allBuiltins, type BuiltinSpec, lookupBuiltin, PRINT } from "./catalog.ts";
+export {
+  activeCustomBuiltins,
+  allBuiltins,
+  type BuiltinSpec,
+  lookupBuiltin,
+  PRINT,
+  withCustomBuiltins,
+} from "./catalog.ts";
+export {
+  type CustomBuiltin,
+  CustomBuiltinError,
+  CustomBuiltins,
+  customDeclarationSchema,
+  defineCustomBuiltins,
+  loadCustomBuiltins,
+} from "./custom.ts";
 export { declarations, OPA_FEATURES, OPA_FUTURE_KEYWORDS, OPA_VERSION } from "./declarations.ts";
 export { type GoArg, goSprintf } from "./impl/core.ts";
 export {

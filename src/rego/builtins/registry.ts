@@ -14,6 +14,7 @@
 import {
   type ArrayValue,
   asPlainInt,
+  makeObject,
   makeString,
   type NumberValue,
   numberFromBigInt,
@@ -46,6 +47,11 @@ export interface BuiltinContext {
   now(): bigint;
   /** A value memoized for this evaluation under `key` (`rand.intn`, `uuid.rfc4122`). */
   memo<T>(key: string, compute: () => T): T;
+  /**
+   * What `opa.runtime()` answers: the document the host describes itself with (`../runtime-info.ts`),
+   * or an empty object when it gives none, as OPA's library does without `rego.Runtime`.
+   */
+  runtime(): Value;
 }
 
 export type BuiltinFn = (args: readonly Value[], ctx: BuiltinContext) => Value | undefined;
@@ -58,12 +64,19 @@ export interface BuiltinDef {
   readonly impl: BuiltinFn;
 }
 
-/** A fresh context for one evaluation: the clock (the system's by default) read once, an empty memo. */
-export function systemContext(clock: () => bigint = () => BigInt(Date.now()) * 1_000_000n): BuiltinContext {
+/**
+ * A fresh context for one evaluation: the clock (the system's by default) read once, an empty
+ * memo, and the runtime document `opa.runtime()` answers (an empty object by default).
+ */
+export function systemContext(
+  clock: () => bigint = () => BigInt(Date.now()) * 1_000_000n,
+  runtime: Value = makeObject(),
+): BuiltinContext {
   let now: bigint | undefined;
   const memo = new Map<string, unknown>();
   return {
     now: () => (now ??= clock()),
+    runtime: () => runtime,
     memo<T>(key: string, compute: () => T): T {
       if (memo.has(key)) return memo.get(key) as T;
       const value = compute();
@@ -80,11 +93,11 @@ const table = new Map<string, BuiltinDef>();
 /** The JavaScript builtins by name. */
 export const builtinTable: ReadonlyMap<string, BuiltinDef> = table;
 
-/** Registers the implementation of a declared builtin. */
-export function define(name: string, impl: BuiltinFn): void {
-  const arity = declaredArity.get(name);
-  if (arity === undefined) throw new Error(`builtin ${name} is not declared in declarations.ts`);
-  if (table.has(name)) throw new Error(`builtin ${name} is defined twice`);
+/**
+ * A table entry for `impl`: `impl` keeps its errors (prefixed with the builtin's name), `fn`
+ * turns them into undefined. Anything but a {@link BuiltinError} is a bug and passes through.
+ */
+export function builtinDef(name: string, arity: number, impl: BuiltinFn): BuiltinDef {
   const named: BuiltinFn = (args, ctx) => {
     try {
       return impl(args, ctx);
@@ -101,7 +114,15 @@ export function define(name: string, impl: BuiltinFn): void {
       throw e;
     }
   };
-  table.set(name, { arity, fn: lenient, impl: named });
+  return { arity, fn: lenient, impl: named };
+}
+
+/** Registers the implementation of a declared builtin. */
+export function define(name: string, impl: BuiltinFn): void {
+  const arity = declaredArity.get(name);
+  if (arity === undefined) throw new Error(`builtin ${name} is not declared in declarations.ts`);
+  if (table.has(name)) throw new Error(`builtin ${name} is defined twice`);
+  table.set(name, builtinDef(name, arity, impl));
 }
 
 // ------------------------------------------------------------------------------------ operands

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import path from "node:path";
 import type { RegoSource } from "../build.ts";
+import type { RegoVersion } from "../syntax/index.ts";
 import { type DataObject, dataPathOf, insertData, isDataFile, isDataObject, parseDataText } from "./data.ts";
 import { BundleError } from "./error.ts";
 import {
@@ -14,6 +15,7 @@ import {
   defaultManifest,
   normalizeModulePath,
   parseManifest,
+  regoVersionForFile,
 } from "./manifest.ts";
 import { DEFAULT_SIZE_LIMIT, packTarGz, type TarFile, unpackTarGz } from "./tar.ts";
 
@@ -28,8 +30,13 @@ export interface BundleInput {
   entrypoints: readonly string[];
   /** Base documents, written to `/data.json`. */
   data?: DataObject;
-  /** Rego sources, kept in the bundle as OPA keeps them; `file` is the path inside the bundle. */
+  /**
+   * Rego sources, kept in the bundle as OPA keeps them; `file` is the path inside the bundle. A
+   * source whose own `regoVersion` is not the bundle's is listed in `file_rego_versions`.
+   */
   sources?: readonly RegoSource[];
+  /** The Rego version of the sources, the manifest's `rego_version` (default 1). */
+  regoVersion?: RegoVersion;
   /** Defaults to a content hash: sha256 (hex) of the data, sources and module. */
   revision?: string;
   /** The `data` paths the bundle owns; defaults to `[""]`, all of `data`. */
@@ -48,7 +55,10 @@ export interface Bundle {
   manifest: BundleManifest;
   /** Whether the bundle had a `.manifest`. */
   hasManifest: boolean;
-  /** The `.rego` files; `file` is the path inside the bundle, with a leading `/`. */
+  /**
+   * The `.rego` files; `file` is the path inside the bundle, with a leading `/`, and
+   * `regoVersion` the version the manifest gives it (none when it says nothing).
+   */
   sources: RegoSource[];
 }
 
@@ -103,7 +113,9 @@ export async function createBundle(
   const data = input.data ?? {};
   if (!isDataObject(data)) throw new BundleError("bundle data must be a JSON object");
 
+  const regoVersion = input.regoVersion ?? 1;
   const sources: TarFile[] = [];
+  const fileRegoVersions: Record<string, number> = {};
   const seen = new Set<string>([WASM_PATH, "/data.json", MANIFEST_PATH]);
   for (const s of input.sources ?? []) {
     const name = normalizeEntryName(s.file);
@@ -117,6 +129,7 @@ export async function createBundle(
     }
     seen.add(name);
     sources.push({ name, bytes: encoder.encode(s.source) });
+    if (s.regoVersion !== undefined && s.regoVersion !== regoVersion) fileRegoVersions[name] = s.regoVersion;
   }
   sources.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
@@ -129,7 +142,8 @@ export async function createBundle(
     revision: input.revision ?? contentHash(files),
     roots: (input.roots ?? [""]).map((r) => r.replace(/^\/+|\/+$/g, "")),
     wasm: entrypoints.map((entrypoint) => ({ entrypoint, module: WASM_PATH })),
-    rego_version: 1,
+    rego_version: regoVersion,
+    ...(Object.keys(fileRegoVersions).length > 0 ? { file_rego_versions: fileRegoVersions } : {}),
     ...(input.metadata ? { metadata: input.metadata } : {}),
   };
   checkManifest(manifest, { wasmFiles: [WASM_PATH], data });
@@ -192,6 +206,10 @@ export async function readBundle(bytes: Uint8Array, options: ReadBundleOptions =
   const hasManifest = manifest !== undefined;
   const effective = manifest ?? defaultManifest();
   checkManifest(effective, { wasmFiles: [...wasmFiles.keys()], data });
+  for (const source of sources) {
+    const version = regoVersionForFile(effective, source.file);
+    if (version !== undefined) source.regoVersion = version;
+  }
 
   const referenced = new Set(effective.wasm.map((r) => normalizeModulePath(r.module)));
   const candidates = referenced.size > 0 ? [...referenced] : [...wasmFiles.keys()];

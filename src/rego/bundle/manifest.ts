@@ -1,9 +1,12 @@
 /**
  * The bundle manifest (`/.manifest`), as OPA's `bundle.Manifest`: the revision, the `data`
  * roots the bundle owns, the Wasm entrypoints and the module that answers each, and the Rego
- * version of its sources. Unknown fields are kept.
+ * version of its sources (`rego_version`, and `file_rego_versions` for files that differ).
+ * Unknown fields are kept.
  */
 import { z } from "zod";
+import { compileGlob } from "../builtins/impl/glob.ts";
+import type { RegoVersion } from "../syntax/index.ts";
 import type { DataObject } from "./data.ts";
 import { isDataObject } from "./data.ts";
 import { BundleError } from "./error.ts";
@@ -50,6 +53,32 @@ export function parseManifest(text: string, file: string): BundleManifest {
   const manifest = parsed.data;
   manifest.roots = manifest.roots.map((r) => r.replace(/^\/+|\/+$/g, ""));
   return manifest;
+}
+
+/**
+ * The Rego version of a bundle's `.rego` file as OPA reads the manifest
+ * (`Manifest.numericRegoVersionForFile`): the first `file_rego_versions` pattern that matches
+ * the file's path in the bundle (`/a/b.rego`; the patterns are globs, `*` crossing `/`), else
+ * `rego_version`; undefined when the manifest says neither, and the reader's own version applies.
+ */
+export function regoVersionForFile(manifest: BundleManifest, file: string): RegoVersion | undefined {
+  let version: number | undefined = manifest.rego_version;
+  for (const [pattern, fileVersion] of Object.entries(manifest.file_rego_versions ?? {})) {
+    const glob = compileGlob(pattern, []);
+    if (glob === undefined) {
+      throw new BundleError(
+        `.manifest: file_rego_versions names ${JSON.stringify(pattern)}, which is not a valid glob: fix the pattern`,
+      );
+    }
+    if (glob.matches(file)) {
+      version = fileVersion;
+      break;
+    }
+  }
+  if (version === undefined || version === 0 || version === 1) return version;
+  throw new BundleError(
+    `.manifest: unknown Rego version ${version} for ${file}: rego_version and file_rego_versions take 0 or 1`,
+  );
 }
 
 function segments(path: string): string[] {

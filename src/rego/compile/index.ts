@@ -6,15 +6,18 @@
  */
 import { type Location, RegoError } from "../errors.ts";
 import type * as ast from "../syntax/ast.ts";
+import { DynamicsRewriter } from "./dynamics.ts";
 import { groundPrefix } from "./head.ts";
 import type { CompiledPolicy, KBody, KQuery, KRule, KTerm, RuleGroup, RuleKind } from "./kernel.ts";
 import { isGenerated, Lowerer, type ModuleEnv, NameSource, opPath, sourceName } from "./lower.ts";
 import { AnnotationIndex } from "./metadata.ts";
 import { checkRecursion } from "./recursion.ts";
 import { SafetyChecker, varsOfBody, varsOfTerm } from "./safety.ts";
+import type { CompileChecks } from "./usage.ts";
 
 export type * from "./kernel.ts";
 export { sourceName } from "./lower.ts";
+export type { CompileChecks } from "./usage.ts";
 
 export interface QuerySource {
   name: string;
@@ -26,15 +29,30 @@ export interface CompileResult {
   errors: RegoError[];
 }
 
-export function compile(modules: readonly ast.Module[], queries: readonly QuerySource[] = []): CompileResult {
+export interface CompileOptions {
+  /**
+   * The checks `opa check` makes besides compiling (`usage.ts`): OPA's for every v1 module, or
+   * strict mode's as well (then for v0 modules too). None by default: a policy that runs is not
+   * refused for them.
+   */
+  checks?: CompileChecks;
+}
+
+export function compile(
+  modules: readonly ast.Module[],
+  queries: readonly QuerySource[] = [],
+  options: CompileOptions = {},
+): CompileResult {
   const errors: RegoError[] = [];
   const names = new NameSource();
   const functions = collectFunctions(modules);
+  // As OPA's `GetArity`: a function's arity is its arguments'; any other rule can be called
+  // with none (`cfg()` is the value of `cfg`), since a rule head `cfg()` defines a rule.
   const functionArities = new Map<string, number>();
   for (const m of modules) {
     for (const r of m.rules) {
-      if (r.head.args)
-        functionArities.set([...m.package.path, ...groundPrefix(r.head.ref)].join("/"), r.head.args.length);
+      const path = [...m.package.path, ...groundPrefix(r.head.ref)].join("/");
+      if (!functionArities.has(path) || isFunction(r)) functionArities.set(path, r.head.args?.length ?? 0);
     }
   }
 
@@ -46,6 +64,8 @@ export function compile(modules: readonly ast.Module[], queries: readonly QueryS
     const env = moduleEnv(module, packageRules, functions, errors);
     const lowerer = new Lowerer(env, names);
     lowerer.functionArity = (path) => functionArities.get(path.join("/"));
+    // OPA makes the v1 checks of every Rego v1 module; of a v0 module only in strict mode.
+    const checks = module.regoVersion === 0 && options.checks !== "strict" ? undefined : options.checks;
     for (const rule of module.rules) {
       lowerer.metadata = {
         rule: () => annotations.ruleMetadata(rule),
@@ -53,14 +73,20 @@ export function compile(modules: readonly ast.Module[], queries: readonly QueryS
       };
       const lowered = lowerRule(rule, env, lowerer);
       if (lowered) rules.push(lowered);
+      if (checks) errors.push(...lowerer.usage.ruleErrors(checks, rule.head.loc));
     }
     errors.push(...lowerer.errors);
+    if (checks) errors.push(...lowerer.usage.moduleErrors(module, checks));
   }
 
   const groups = groupRules(rules, errors);
   const safety = new SafetyChecker();
+  const dynamics = new DynamicsRewriter(names, { equalIsUnification: true });
   for (const group of groups.values()) {
-    for (const rule of allRules(group)) orderRule(rule, safety);
+    for (const rule of allRules(group)) {
+      orderRule(rule, safety);
+      dynamics.rule(rule);
+    }
   }
 
   const kqueries: KQuery[] = [];
@@ -71,6 +97,7 @@ export function compile(modules: readonly ast.Module[], queries: readonly QueryS
       ruleNames: new Set(),
       imports: new Map(),
       functions,
+      improvedNegation: false,
     };
     const lowerer = new Lowerer(env, names);
     lowerer.functionArity = (path) => functionArities.get(path.join("/"));
@@ -81,7 +108,8 @@ export function compile(modules: readonly ast.Module[], queries: readonly QueryS
     const outputs = [...varsOfBody(ordered.body, new Set(), false)]
       .filter((v) => !isGenerated(v))
       .map((v) => ({ name: sourceName(v), var: v }));
-    kqueries.push({ name: q.name, body: ordered.body, outputs });
+    const rewritten = new DynamicsRewriter(names, { equalIsUnification: false }).body(ordered.body);
+    kqueries.push({ name: q.name, body: rewritten, outputs });
   }
   // As OPA's compiler halts after its undefined-function check, a call that could not be lowered
   // is reported alone, not again as the unsafe vars it leaves unbound.
@@ -111,11 +139,19 @@ function* allRules(group: RuleGroup): Generator<KRule> {
 
 // ---------------------------------------------------------------------------------- modules
 
+/**
+ * A rule with arguments. A head with none (`cfg() := {…}`) defines an ordinary rule, as in
+ * OPA: `cfg.a` reads its value, `cfg()` calls it, and it belongs to its package's document.
+ */
+function isFunction(rule: ast.Rule): boolean {
+  return (rule.head.args?.length ?? 0) > 0;
+}
+
 function collectFunctions(modules: readonly ast.Module[]): Set<string> {
   const functions = new Set<string>();
   for (const m of modules) {
     for (const r of m.rules) {
-      if (r.head.args) functions.add([...m.package.path, ...groundPrefix(r.head.ref)].join("/"));
+      if (isFunction(r)) functions.add([...m.package.path, ...groundPrefix(r.head.ref)].join("/"));
     }
   }
   return functions;
@@ -139,19 +175,17 @@ function collectPackageRules(modules: readonly ast.Module[]): Map<string, Set<st
   return out;
 }
 
+/** The imports that turn OPA's improved negation on (as they enable `not { … }` in the parser). */
+const IMPROVED_NEGATION = new Set(["future.keywords", "future.keywords.not", "rego.v2"]);
+
 function moduleEnv(
   module: ast.Module,
   packageRules: ReadonlyMap<string, ReadonlySet<string>>,
   functions: ReadonlySet<string>,
   errors: RegoError[],
 ): ModuleEnv {
-  // Imports are per file and, as in OPA, win over a rule of the same name in another file.
-  const ownRules = new Set<string>();
-  for (const r of module.rules) {
-    const [first] = groundPrefix(r.head.ref);
-    if (first) ownRules.add(first);
-  }
-  const ruleNames = new Set(packageRules.get(module.package.path.join("/")) ?? ownRules);
+  // Imports are per file and, as in OPA, win over a rule of the same name.
+  const ruleNames = new Set(packageRules.get(module.package.path.join("/")));
   const imports = new Map<string, string[]>();
   for (const imp of module.imports) {
     const path = opPath(imp.path);
@@ -169,16 +203,19 @@ function moduleEnv(
     }
     const alias = imp.alias ?? path[path.length - 1]!;
     if (path.length === 1 && imp.alias === undefined) continue;
-    if (ownRules.has(alias)) {
-      errors.push(
-        new RegoError("rego_compile_error", `import must not shadow ${[...path].join(".")}`, imp.loc),
-      );
-      continue;
-    }
+    // An import wins over a rule of the same name in its own module too (OPA's `getGlobals`
+    // puts imports over rules); other modules of the package still see the rule.
     ruleNames.delete(alias);
     imports.set(alias, path);
   }
-  return { file: module.file, packagePath: module.package.path, ruleNames, imports, functions };
+  return {
+    file: module.file,
+    packagePath: module.package.path,
+    ruleNames,
+    imports,
+    functions,
+    improvedNegation: module.imports.some((imp) => IMPROVED_NEGATION.has(opPath(imp.path)?.join(".") ?? "")),
+  };
 }
 
 // ---------------------------------------------------------------------------------- rules
@@ -198,16 +235,17 @@ function lowerRule(rule: ast.Rule, env: ModuleEnv, lowerer: Lowerer): KRule | un
 
   // `p[q].r contains s` is an object rule whose leaves are sets.
   let kind: RuleKind;
-  if (head.args) kind = "function";
+  if (isFunction(rule)) kind = "function";
   else if (restOfRef.length > 0) kind = "object";
   else if (head.key) kind = "multivalue";
   else kind = "complete";
 
   const argsPrelude: KBody = [];
   const args: KTerm[] = [];
-  if (head.args) {
-    for (const a of head.args) lowerer.declarePattern(a, "declared");
-    for (const a of head.args) args.push(lowerer.term(a, argsPrelude));
+  if (isFunction(rule)) {
+    // A var named twice (`same(x, x)`) is one var: the second argument must equal the first.
+    for (const a of head.args ?? []) lowerer.declarePattern(a, "argument");
+    for (const a of head.args ?? []) args.push(lowerer.term(a, argsPrelude));
   }
 
   const lowerOne = (r: ast.Rule, isDefault: boolean): KRule => {

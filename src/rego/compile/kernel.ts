@@ -68,8 +68,12 @@ export type KExpr =
   | { kind: "call"; callee: KCallee; args: KTerm[]; output: KTerm | undefined; loc: Location }
   /** A term used as a condition: defined and not `false`. Refs in it may iterate. */
   | { kind: "term"; term: KTerm; loc: Location }
-  /** `not …`: succeeds when the body is undefined. */
-  | { kind: "not"; body: KBody; loc: Location }
+  /**
+   * `not …`: succeeds when the body is undefined. `expr` tells a negated expression (`not f(x)`,
+   * whose dynamic terms OPA evaluates before the `not`: see `dynamics.ts`) from a negated body
+   * (`not { … }`, and the negations the compiler makes), which keeps them inside.
+   */
+  | { kind: "not"; body: KBody; loc: Location; expr: boolean }
   /** `every key, value in domain { body }` (`key` may be a generated var). */
   | { kind: "every"; key: KVar; value: KTerm; domain: KTerm; body: KBody; loc: Location }
   /** `… with target as value`: the body runs with the replacements in place. */

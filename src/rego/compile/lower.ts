@@ -12,6 +12,7 @@ import { admits, type LiteralKind, typeString } from "../builtins/typecheck.ts";
 import { type Location, RegoError } from "../errors.ts";
 import type * as ast from "../syntax/ast.ts";
 import type { KBody, KCallee, KExpr, KTerm, KVar, KWith } from "./kernel.ts";
+import { type DeclarationKind, VarUsage } from "./usage.ts";
 
 /** What a module's names refer to. */
 export interface ModuleEnv {
@@ -23,6 +24,11 @@ export interface ModuleEnv {
   imports: ReadonlyMap<string, string[]>;
   /** Full paths of every function defined anywhere, joined with "/". */
   functions: ReadonlySet<string>;
+  /**
+   * OPA's improved negation (`import future.keywords.not`, or `rego.v2`): `not f(g(input.x))`
+   * negates its whole expansion, instead of evaluating the nested call and the ref before it.
+   */
+  improvedNegation: boolean;
 }
 
 /** Generates names no Rego source can contain (`$` is not an identifier character). */
@@ -87,6 +93,10 @@ class Scope {
   declaredHere(name: string): boolean {
     return this.frames[this.frames.length - 1]!.has(name);
   }
+  /** Whether a function argument is declared `name`, and `name` is being declared in its body's own frame. */
+  redeclaresArgument(name: string): boolean {
+    return this.frames.length === 2 && this.frames[0]!.has(name);
+  }
   declare(name: string, renamed: string): void {
     this.frames[this.frames.length - 1]!.set(name, renamed);
   }
@@ -96,7 +106,11 @@ const ROOTS = new Set(["input", "data"]);
 
 export class Lowerer {
   readonly errors: RegoError[] = [];
+  /** Declarations and uses, for the checks `opa check` makes (`usage.ts`). */
+  readonly usage = new VarUsage();
   private scope = new Scope();
+  /** The expression being lowered: where OPA reports a var it declares. */
+  private exprLoc: Location | undefined;
 
   constructor(
     private readonly env: ModuleEnv,
@@ -125,26 +139,49 @@ export class Lowerer {
 
   // ------------------------------------------------------------------ declarations
 
-  /** Declares every var of a pattern (`x`, `[a, b]`, `{"k": v}`) in the current frame. */
-  declarePattern(term: ast.Term, how: "assigned" | "declared"): void {
+  /**
+   * Declares every var of a pattern (`x`, `[a, b]`, `{"k": v}`) in the current frame. A
+   * function's arguments may name a var more than once; the later ones refer to the first.
+   */
+  declarePattern(
+    term: ast.Term,
+    how: "assigned" | "declared" | "argument",
+    kind: DeclarationKind = how,
+  ): void {
     switch (term.type) {
-      case "var":
+      case "var": {
         if (term.name === "_") return;
+        if (how === "argument" && this.scope.declaredHere(term.name)) return;
         if (this.scope.declaredHere(term.name)) {
           this.error(`var ${term.name} ${how === "assigned" ? "assigned" : "declared"} above`, term.loc);
           return;
         }
         if (ROOTS.has(term.name)) {
-          this.error(`variables must not shadow ${term.name} (use a different variable name)`, term.loc);
+          const what = how === "argument" ? "args" : "variables";
+          this.error(`${what} must not shadow ${term.name} (use a different variable name)`, term.loc);
           return;
         }
-        this.scope.declare(term.name, this.names.rename(term.name));
+        // OPA's rewriteDeclaredVar: a function's body cannot declare one of its arguments again
+        // (its closures may). Reported by `opa check`; the body's own var shadows it here.
+        if (how !== "argument" && this.scope.redeclaresArgument(term.name)) {
+          this.usage.report(
+            new RegoError(
+              "rego_compile_error",
+              `arg ${term.name} redeclared`,
+              how === "assigned" ? term.loc : (this.exprLoc ?? term.loc),
+            ),
+          );
+        }
+        const renamed = this.names.rename(term.name);
+        this.scope.declare(term.name, renamed);
+        this.usage.declare(term.name, renamed, kind, this.exprLoc ?? term.loc);
         return;
+      }
       case "array":
-        for (const item of term.items) this.declarePattern(item, how);
+        for (const item of term.items) this.declarePattern(item, how, kind);
         return;
       case "object":
-        for (const [, value] of term.entries) this.declarePattern(value, how);
+        for (const [, value] of term.entries) this.declarePattern(value, how, kind);
         return;
       case "ref":
         if (how === "assigned") this.error("cannot assign to ref", term.loc);
@@ -161,10 +198,19 @@ export class Lowerer {
   private resolveVar(v: ast.VarTerm): KTerm {
     if (v.name === "_") return { type: "var", name: this.names.wildcard(), loc: v.loc };
     const local = this.scope.lookup(v.name);
-    if (local !== undefined) return { type: "var", name: local, loc: v.loc };
-    if (ROOTS.has(v.name)) return { type: "var", name: v.name, loc: v.loc };
+    if (local !== undefined) {
+      this.usage.use(local);
+      return { type: "var", name: local, loc: v.loc };
+    }
+    if (ROOTS.has(v.name)) {
+      this.usage.useImport(v.name);
+      return { type: "var", name: v.name, loc: v.loc };
+    }
     const imported = this.env.imports.get(v.name);
-    if (imported) return pathRef(imported, v.loc);
+    if (imported) {
+      this.usage.useImport(v.name);
+      return pathRef(imported, v.loc);
+    }
     if (this.env.ruleNames.has(v.name)) return pathRef(["data", ...this.env.packagePath, v.name], v.loc);
     return { type: "var", name: v.name, loc: v.loc };
   }
@@ -269,15 +315,23 @@ export class Lowerer {
     const [first, ...rest] = parts;
     let full: string[] | undefined;
     if (first === "data") full = parts;
-    else if (this.env.imports.has(first!)) full = [...this.env.imports.get(first!)!, ...rest];
-    else if (this.env.ruleNames.has(first!)) full = ["data", ...this.env.packagePath, ...parts];
+    else if (this.env.imports.has(first!)) {
+      this.usage.useImport(first!);
+      full = [...this.env.imports.get(first!)!, ...rest];
+    } else if (this.env.ruleNames.has(first!)) full = ["data", ...this.env.packagePath, ...parts];
     if (full && full[0] === "data" && this.env.functions.has(full.slice(1).join("/"))) {
       return { kind: "function", path: full.slice(1) };
     }
     const name = parts.join(".");
     if (lookupBuiltin(name) || name === PRINT) return { kind: "builtin", name };
-    if (full && full[0] === "data") return { kind: "function", path: full.slice(1) };
-    this.error(`undefined function ${name}`, op.loc, "rego_type_error");
+    // As OPA's CheckUndefinedFuncs: a data path is callable when a rule is defined there.
+    if (full && full[0] === "data" && this.functionArity(full.slice(1)) !== undefined)
+      return { kind: "function", path: full.slice(1) };
+    this.error(
+      `undefined function ${full?.[0] === "data" ? full.join(".") : name}`,
+      op.loc,
+      "rego_type_error",
+    );
     return undefined;
   }
 
@@ -320,9 +374,10 @@ export class Lowerer {
    * with one argument more than its arity binds the last argument, and a call with exactly its
    * arity is a condition.
    */
-  private callExpr(t: ast.CallTerm, out: KBody, output: KTerm | undefined): boolean {
+  private callExpr(t: ast.CallTerm, out: KBody, output: KTerm | undefined, prelude: KBody = out): boolean {
     const callee = this.callee(t.op);
     if (!callee) return false;
+    if (callee.kind === "builtin") this.usage.callBuiltin(callee.name, t.loc);
     const arity = this.arityOf(callee, this.functionArity);
     let args = t.args;
     let resultTerm: ast.Term | undefined;
@@ -343,8 +398,8 @@ export class Lowerer {
     if (callee.kind === "builtin" && this.metadata && METADATA_BUILTINS.has(callee.name)) {
       // OPA evaluates these at compile time: the annotations of the enclosing rule.
       const json = callee.name === "rego.metadata.rule" ? this.metadata.rule() : this.metadata.chain();
-      const value = this.term(jsonTerm(json, t.loc), out);
-      const target = output ?? (resultTerm ? this.term(resultTerm, out) : undefined);
+      const value = this.term(jsonTerm(json, t.loc), prelude);
+      const target = output ?? (resultTerm ? this.term(resultTerm, prelude) : undefined);
       if (target) out.push(...unify(target, value, t.loc));
       return true;
     }
@@ -352,10 +407,36 @@ export class Lowerer {
       this.error("print: the result of print cannot be used", t.loc, "rego_type_error");
       return false;
     }
-    const kargs = args.map((a) => this.term(a, out));
-    const koutput = output ?? (resultTerm ? this.term(resultTerm, out) : undefined);
+    const koutput = output ?? (resultTerm ? this.term(resultTerm, prelude) : undefined);
+    if (callee.kind === "function" && !this.env.functions.has(callee.path.join("/")) && arity === 0) {
+      // Calling a rule (`cfg()`) is reading its value.
+      const value = pathRef(["data", ...callee.path], t.loc);
+      out.push(
+        koutput
+          ? { kind: "unify", left: koutput, right: value, loc: t.loc }
+          : { kind: "term", term: value, loc: t.loc },
+      );
+      return true;
+    }
+    const kargs =
+      callee.kind === "builtin" && callee.name === PRINT
+        ? args.map((a) => this.printArgument(a))
+        : args.map((a) => this.term(a, prelude));
     out.push({ kind: "call", callee, args: kargs, output: koutput, loc: t.loc });
     return true;
+  }
+
+  /**
+   * OPA's `rewritePrintCalls`: each argument of `print` is the set of the values it takes,
+   * `{v | v = arg}`, its nested calls inside, so that an undefined argument prints
+   * `<undefined>` instead of failing the body.
+   */
+  private printArgument(arg: ast.Term): KTerm {
+    const body: KBody = [];
+    const value = this.term(arg, body);
+    const v: KVar = { type: "var", name: this.names.temp(), loc: arg.loc };
+    body.push({ kind: "unify", left: v, right: value, loc: arg.loc });
+    return { type: "setcompr", term: v, body, loc: arg.loc };
   }
 
   // ------------------------------------------------------------------ expressions
@@ -367,6 +448,22 @@ export class Lowerer {
   }
 
   private expr(e: ast.Expr, out: KBody): void {
+    const outer = this.exprLoc;
+    this.exprLoc = e.loc;
+    try {
+      this.lowerExpr(e, out);
+    } finally {
+      this.exprLoc = outer;
+    }
+  }
+
+  private lowerExpr(e: ast.Expr, out: KBody): void {
+    if (e.negated && e.node.type === "call" && e.node.op.type === "var" && e.node.op.name === "assign") {
+      // Reported by `opa check`: what is assigned under `not` cannot be seen after it.
+      this.usage.report(
+        new RegoError("rego_compile_error", "cannot assign vars inside negated expression", e.loc),
+      );
+    }
     const withPrelude: KBody = [];
     const mods: KWith[] = [];
     for (const w of e.with) {
@@ -375,15 +472,21 @@ export class Lowerer {
     }
     out.push(...withPrelude);
 
-    const inner: KBody = [];
+    const governed: KBody = [];
     if (e.negated) {
+      // As OPA's RewriteExprTerms: the calls nested in a negated expression are evaluated before
+      // it, outside the `not` (`not f(g(x))` is `g(x, t); not f(t)`), so an undefined nested
+      // call leaves the expression undefined. A negated body (`not { … }`) keeps its own, and
+      // so does every negation under OPA's improved negation.
+      const inner: KBody = [];
+      const isBody = e.node.type === "body" || e.node.type === "logical" || this.env.improvedNegation;
       this.scope.push();
-      this.exprNode(e, inner);
+      this.exprNode(e, inner, isBody ? inner : governed);
       this.scope.pop();
+      governed.push({ kind: "not", body: inner, loc: e.loc, expr: !isBody });
     } else {
-      this.exprNode(e, inner);
+      this.exprNode(e, governed, governed);
     }
-    const governed: KBody = e.negated ? [{ kind: "not", body: inner, loc: e.loc }] : inner;
     if (mods.length > 0) out.push({ kind: "with", mods, body: governed, loc: e.loc });
     else out.push(...governed);
   }
@@ -438,6 +541,7 @@ export class Lowerer {
     }
     const imported = this.env.imports.get(first!);
     if (imported) {
+      this.usage.useImport(first!);
       const full = [...imported, ...rest];
       if (full[0] === "input") return { kind: "input", path: full.slice(1) };
       if (this.env.functions.has(full.slice(1).join("/"))) {
@@ -462,14 +566,18 @@ export class Lowerer {
     return undefined;
   }
 
-  private exprNode(e: ast.Expr, out: KBody): void {
+  /**
+   * Lowers an expression's node into `out`; the calls nested in its terms are lifted into
+   * `prelude` (the same list, but for a negated expression the place before its `not`).
+   */
+  private exprNode(e: ast.Expr, out: KBody, prelude: KBody): void {
     const node = e.node;
     switch (node.type) {
       case "some":
         this.someDecl(node, out);
         return;
       case "every":
-        this.every(node, out);
+        this.every(node, out, prelude);
         return;
       case "body":
         // Names declared inside a negated body stay inside it.
@@ -481,10 +589,10 @@ export class Lowerer {
         this.logical(node, out);
         return;
       case "call":
-        this.topLevelCall(node, out);
+        this.topLevelCall(node, out, prelude);
         return;
       default: {
-        const term = this.term(node, out);
+        const term = this.term(node, prelude);
         out.push({ kind: "term", term, loc: e.loc });
       }
     }
@@ -511,24 +619,24 @@ export class Lowerer {
     this.expr(negate([negate(node.lhs), negate(node.rhs)]), out);
   }
 
-  private topLevelCall(t: ast.CallTerm, out: KBody): void {
+  private topLevelCall(t: ast.CallTerm, out: KBody, prelude: KBody): void {
     const name = t.op.type === "var" ? t.op.name : undefined;
     if ((name === "eq" || name === "assign") && t.args.length === 2) {
       const [left, right] = t.args as [ast.Term, ast.Term];
       if (name === "assign") {
         // The right side is read in the scope before the declaration takes effect.
-        const r = this.term(right, out);
+        const r = this.term(right, prelude);
         this.declarePattern(left, "assigned");
-        const l = this.term(left, out);
+        const l = this.term(left, prelude);
         out.push(...unify(l, r, t.loc));
         return;
       }
-      const l = this.term(left, out);
-      const r = this.term(right, out);
+      const l = this.term(left, prelude);
+      const r = this.term(right, prelude);
       out.push(...unify(l, r, t.loc));
       return;
     }
-    this.callExpr(t, out, undefined);
+    this.callExpr(t, out, undefined, prelude);
   }
 
   private someDecl(node: ast.SomeDecl, out: KBody): void {
@@ -537,6 +645,7 @@ export class Lowerer {
         this.declarePattern(symbol, "declared");
         continue;
       }
+      // `some x in xs`: the iteration uses what it declares.
       if (symbol.type !== "call" || symbol.op.type !== "ref") {
         this.error("unexpected some declaration", symbol.loc);
         continue;
@@ -545,15 +654,15 @@ export class Lowerer {
       if (op === "internal.member_2" && symbol.args.length === 2) {
         const [value, collection] = symbol.args as [ast.Term, ast.Term];
         const coll = this.term(collection, out);
-        this.declarePattern(value, "declared");
+        this.declarePattern(value, "declared", "iterated");
         const v = this.term(value, out);
         const key: KVar = { type: "var", name: this.names.wildcard(), loc: value.loc };
         out.push({ kind: "unify", left: v, right: refInto(coll, key, symbol.loc), loc: symbol.loc });
       } else if (op === "internal.member_3" && symbol.args.length === 3) {
         const [key, value, collection] = symbol.args as [ast.Term, ast.Term, ast.Term];
         const coll = this.term(collection, out);
-        this.declarePattern(key, "declared");
-        this.declarePattern(value, "declared");
+        this.declarePattern(key, "declared", "iterated");
+        this.declarePattern(value, "declared", "iterated");
         const k = this.term(key, out);
         const v = this.term(value, out);
         out.push({ kind: "unify", left: v, right: refInto(coll, k, symbol.loc), loc: symbol.loc });
@@ -563,12 +672,16 @@ export class Lowerer {
     }
   }
 
-  private every(node: ast.Every, out: KBody): void {
-    const domain = this.term(node.domain, out);
+  private every(node: ast.Every, out: KBody, prelude: KBody): void {
+    const domain = this.term(node.domain, prelude);
     this.scope.push();
-    if (node.key) this.declarePattern(node.key, "declared");
-    this.declarePattern(node.value, "declared");
-    const keyTerm = node.key ? this.term(node.key, out) : undefined;
+    // OPA reports an unused key or value at the first expression of the body.
+    const outer = this.exprLoc;
+    this.exprLoc = node.body[0]?.loc ?? node.loc;
+    if (node.key) this.declarePattern(node.key, "declared", "every");
+    this.declarePattern(node.value, "declared", "every");
+    this.exprLoc = outer;
+    const keyTerm = node.key ? this.term(node.key, prelude) : undefined;
     const key: KVar =
       keyTerm?.type === "var" ? keyTerm : { type: "var", name: this.names.wildcard(), loc: node.loc };
     const valuePrelude: KBody = [];

@@ -14,7 +14,14 @@
  * - `<name>` (modules built by a real `opa`): arguments and result as plain JSON, as the SDK
  *   marshals them (sets arrive as arrays). Builtins the SDK answers itself never reach here.
  */
-import { type BuiltinContext, BuiltinError, builtinTable, systemContext } from "../builtins/index.ts";
+import {
+  type BuiltinContext,
+  type BuiltinDef,
+  BuiltinError,
+  builtinTable,
+  type CustomBuiltins,
+  systemContext,
+} from "../builtins/index.ts";
 import { fromJSON, parseValueText, toJSON, toValueText } from "../plan/value.ts";
 
 export type HostBuiltin = (...args: unknown[]) => unknown;
@@ -41,9 +48,24 @@ function conventionOf(importName: string): ImportConvention {
   return { builtin: importName, valueText: false, strict: false };
 }
 
-/** Whether `hostBuiltinsFor` can implement the builtin a module imports as `importName`. */
-export function hasHostBuiltin(importName: string): boolean {
-  return builtinTable.has(conventionOf(importName).builtin);
+/**
+ * The builtin a module imports as `importName` (`writ.strict.x.y` → `x.y`; `writ.opa.runtime` and
+ * `opa.runtime` are `opa.runtime`).
+ */
+export function importedBuiltin(importName: string): string {
+  return conventionOf(importName).builtin;
+}
+
+function definition(builtin: string, custom: CustomBuiltins | undefined): BuiltinDef | undefined {
+  return builtinTable.get(builtin) ?? custom?.get(builtin)?.def;
+}
+
+/**
+ * Whether `hostBuiltinsFor` can implement the builtin a module imports as `importName` (with
+ * the custom builtins `custom`).
+ */
+export function hasHostBuiltin(importName: string, custom?: CustomBuiltins): boolean {
+  return definition(conventionOf(importName).builtin, custom) !== undefined;
 }
 
 /** A builtin error surfacing from a strict module, with OPA's code in its message. */
@@ -65,16 +87,17 @@ function valueTextArg(x: unknown): string {
 /**
  * The `customBuiltins` argument of the SDK's `loadPolicy` for a module that imports `names`.
  * `context` gives the evaluation's context (clock, per-query memo): the caller starts a fresh
- * one per evaluation.
+ * one per evaluation. `custom` implements the module's custom builtins.
  */
 export function hostBuiltinsFor(
   names: readonly string[],
   context: () => BuiltinContext = systemContext,
+  custom?: CustomBuiltins,
 ): Record<string, HostBuiltin> {
   const out: Record<string, HostBuiltin> = {};
   for (const importName of names) {
     const { builtin, valueText, strict } = conventionOf(importName);
-    const def = builtinTable.get(builtin);
+    const def = definition(builtin, custom);
     if (!def) throw new Error(`no host implementation of builtin ${builtin}`);
     if (!valueText) {
       out[importName] = (...args: unknown[]) => {

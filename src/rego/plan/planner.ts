@@ -147,6 +147,8 @@ function site(file: string, loc: { line: number; col: number }, message: string)
 export interface PlanOptions {
   /** Trace rules and body expressions (`../trace.ts`): for explanations and coverage, never for serving. */
   instrument?: boolean;
+  /** Builtins a call of which is an error (OPA's unsafe builtins), with what to do instead. */
+  refusedBuiltins?: ReadonlyMap<string, string>;
 }
 
 export class Planner {
@@ -721,6 +723,16 @@ export class Planner {
     }
     if (callee.kind === "builtin") {
       const spec = lookupBuiltin(callee.name);
+      const refused = this.options.refusedBuiltins?.get(callee.name);
+      if (refused !== undefined) {
+        this.errors.push(
+          new RegoError(
+            "rego_type_error",
+            `unsafe built-in function calls in expression: ${callee.name} (${refused})`,
+            { file, line: loc.line, col: loc.col, offset: 0 },
+          ),
+        );
+      }
       if (spec?.implementation === "unavailable") {
         this.errors.push(
           new RegoError(
@@ -757,9 +769,14 @@ export class Planner {
     });
   }
 
+  /** `print`: each argument is the set of the values it takes (the compiler makes it `{v | v = arg}`). */
   private print(fb: FunctionBuilder, e: Extract<KExpr, { kind: "call" }>, env: Env, k: Cont): void {
     const locals: Local[] = [];
     for (const arg of e.args) {
+      if (arg.type === "setcompr") {
+        this.term(fb, arg, env, (set) => locals.push(this.toLocal(fb, set)));
+        continue;
+      }
       const values = fb.local();
       fb.emit({ op: "makeset", target: values });
       fb.block(() => this.term(fb, arg, env, (v) => fb.emit({ op: "setadd", set: values, value: v })));
@@ -958,7 +975,11 @@ export class Planner {
     k: (ops: Operand[], env: Env) => void,
   ): void {
     const ops: Operand[] = [];
-    const next = (i: number, e: Env): void => {
+    const next = (start: number, e: Env): void => {
+      let i = start;
+      // Simple terms neither iterate nor bind: take them in a loop, so that a literal of
+      // thousands of items does not nest a continuation per item (and overflow the stack).
+      for (; i < ts.length && isSimpleTerm(ts[i]!); i++) ops[i] = this.simpleTerm(fb, ts[i]!, e);
       if (i === ts.length) return k([...ops], e);
       this.term(fb, ts[i]!, e, (op, e2) => {
         ops[i] = op;
@@ -966,6 +987,16 @@ export class Planner {
       });
     };
     next(0, env);
+  }
+
+  /** The operand of a simple term ({@link isSimpleTerm}): `term` answers it at once, exactly once. */
+  private simpleTerm(fb: FunctionBuilder, t: KTerm, env: Env): Operand {
+    let out: Operand | undefined;
+    this.term(fb, t, env, (op) => {
+      out = op;
+    });
+    if (out === undefined) throw new Error("planner: a simple term produced no operand");
+    return out;
   }
 
   /** Evaluates a term to an operand; refs may iterate, so the rest runs in `k`. */
@@ -1476,4 +1507,27 @@ function collectVars(node: unknown, into: Set<string>): void {
     return;
   }
   for (const [key, value] of Object.entries(node)) if (key !== "loc") collectVars(value, into);
+}
+
+/**
+ * A term whose planning neither iterates nor binds: scalars, bound variables (not `data`, a
+ * document that may be computed) and collection literals of such terms.
+ */
+function isSimpleTerm(t: KTerm): boolean {
+  switch (t.type) {
+    case "null":
+    case "boolean":
+    case "number":
+    case "string":
+      return true;
+    case "var":
+      return t.name !== "data";
+    case "array":
+    case "set":
+      return t.items.every(isSimpleTerm);
+    case "object":
+      return t.entries.every(([key, value]) => isSimpleTerm(key) && isSimpleTerm(value));
+    default:
+      return false;
+  }
 }

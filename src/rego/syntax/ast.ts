@@ -341,4 +341,11 @@ export interface Module {
   annotations: Annotation[];
   /** Every comment of the file, in source order; `text` is what follows the `#`. */
   comments: Comment[];
+  /**
+   * `0` for a module parsed as Rego v0 that does not import `rego.v1` (OPA's `RegoV0`): the
+   * compiler's Rego v1 checks (deprecated builtins, shadowing `input`/`data`, duplicate imports)
+   * do not apply to it. Absent when the module follows v1's rules (parsed as v1, or as v0 with
+   * `import rego.v1`); its rules are the same AST either way.
+   */
+  regoVersion?: 0;
 }

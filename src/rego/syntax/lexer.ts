@@ -147,9 +147,23 @@ export function isKeywordKind(kind: number): boolean {
   );
 }
 
-/** Whether `name` is a Rego v1 keyword. */
-export function isKeyword(name: string): boolean {
-  return KEYWORDS.has(name);
+/** The Rego version a source is written in: 0 (OPA's `RegoV0`, `--v0-compatible`) or 1. */
+export type RegoVersion = 0 | 1;
+
+/**
+ * The keywords Rego v0 reads as names until `import future.keywords[.kw]` or `import rego.v1`
+ * enables them (OPA's `futureKeywordsV0`); Rego v1 always has them.
+ */
+export const FUTURE_KEYWORDS_V0: ReadonlyMap<string, TokenKind> = new Map<string, TokenKind>([
+  ["contains", Tok.Contains],
+  ["every", Tok.Every],
+  ["if", Tok.If],
+  ["in", Tok.In],
+]);
+
+/** Whether `name` is a keyword of that Rego version (OPA's `IsKeywordInRegoVersion`). */
+export function isKeyword(name: string, version: RegoVersion = 1): boolean {
+  return KEYWORDS.has(name) && (version === 1 || !FUTURE_KEYWORDS_V0.has(name));
 }
 
 /** Token flag: whitespace or a comment separates this token from the previous one. */

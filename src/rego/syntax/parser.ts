@@ -38,12 +38,14 @@ import {
   COL,
   decodeStringLiteral,
   END,
+  FUTURE_KEYWORDS_V0,
   isKeyword,
   isKeywordKind,
   KIND_AND_FLAGS,
   LINE,
   NL_BEFORE,
   numberLiteralProblem,
+  type RegoVersion,
   recycleTokens,
   START,
   TEMPLATE_RESUME,
@@ -95,7 +97,18 @@ export interface ModuleResult {
   errors: RegoError[];
 }
 
-export interface ModuleOptions {
+export interface ParseOptions {
+  /**
+   * The Rego version of the source (default 1). In Rego v0 (OPA's `RegoV0`, `--v0-compatible`)
+   * `in`, `every`, `contains` and `if` are names until `import future.keywords[.kw]` (or
+   * `import rego.v1`, which also makes the module follow v1's rules) enables them, and rule
+   * bodies need no `if`: `p[x] { … }` is a partial set rule and a bare `p[x]` or `a.b.c`
+   * statement a rule. A v0 module parses to the same AST as its v1 spelling.
+   */
+  regoVersion?: RegoVersion;
+}
+
+export interface ModuleOptions extends ParseOptions {
   /**
    * Read `# METADATA` blocks (default true). OPA's loaders do; its plain `ast.ParseModule`
    * (used by `rego.parse_module`) does not, and then leaves `annotations` empty.
@@ -118,26 +131,29 @@ export function parseModuleSource(source: string, file: string, options: ModuleO
   return run(
     source,
     file,
+    options,
     (parser) => parser.parseModule(options.annotations ?? true),
     (errors) => ({ module: undefined, errors }),
   );
 }
 
 /** Parses a query (a body: expressions separated by `;` or newlines). Never throws. */
-export function parseQuerySource(source: string, file: string): QueryResult {
+export function parseQuerySource(source: string, file: string, options: ParseOptions = {}): QueryResult {
   return run(
     source,
     file,
+    options,
     (parser) => parser.parseQuery(),
     (errors) => ({ body: undefined, errors }),
   );
 }
 
 /** Parses a single term, such as an `input_term` value. Never throws. */
-export function parseTermSource(source: string, file: string): TermResult {
+export function parseTermSource(source: string, file: string, options: ParseOptions = {}): TermResult {
   return run(
     source,
     file,
+    options,
     (parser) => parser.parseSingleTerm(),
     (errors) => ({ term: undefined, errors }),
   );
@@ -150,12 +166,13 @@ export function parseTermSource(source: string, file: string): TermResult {
 function run<T>(
   source: string,
   file: string,
+  options: ParseOptions,
   parse: (parser: Parser) => T,
   failed: (errors: RegoError[]) => T,
 ): T {
   const tokens = tokenize(source, file);
   try {
-    return parse(new Parser(tokens));
+    return parse(new Parser(tokens, options.regoVersion ?? 1));
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
     const loc = { file, line: 1, col: 1, offset: 0 };
@@ -209,14 +226,31 @@ class Parser {
   private readonly errors: ParseProblem[] = [];
   /** Errors count at the start of the current statement. */
   private statementErrorBase = 0;
-  /** Rego v1 checks and statement-to-rule conversion errors; never rolled back. */
+  /** Statement-to-rule conversion errors; never rolled back. */
   private readonly checks: ParseProblem[] = [];
+  /**
+   * OPA's `CheckRegoV1` of each rule (`if` and `contains` required, …); never rolled back, and
+   * reported only when the module follows v1's rules (`regoV1Rules`).
+   */
+  private readonly v1Checks: ParseProblem[] = [];
+  /** The Rego version the parser was asked for (the default; `import rego.v1` does not change it). */
+  private readonly version: RegoVersion;
+  /** Rego v1, or v0 with `import rego.v1` (OPA's `RegoV0CompatV1`): v1's rules apply. */
+  private regoV1Rules: boolean;
+  /**
+   * Token kind as the parser reads it, by scanned kind: in Rego v0 the future keywords read as
+   * names until an import enables them (OPA's scanner adds keywords as imports are parsed).
+   */
+  private readonly kinds = Uint8Array.from({ length: 256 }, (_, kind) => kind);
 
-  constructor(tokens: TokenStream) {
+  constructor(tokens: TokenStream, version: RegoVersion) {
     this.ts = tokens;
     this.src = tokens.source;
     this.file = tokens.file;
     this.tokens = tokens.tokens;
+    this.version = version;
+    this.regoV1Rules = version === 1;
+    if (version === 0) for (const kind of FUTURE_KEYWORDS_V0.values()) this.kinds[kind] = Tok.Ident;
     this.recordScanErrors(0);
   }
 
@@ -287,7 +321,7 @@ class Parser {
   // Tokens, positions and errors
 
   private kindAt(index: number): number {
-    return this.tokens[index * TOKEN_STRIDE + KIND_AND_FLAGS]! & 0xff;
+    return this.kinds[this.tokens[index * TOKEN_STRIDE + KIND_AND_FLAGS]! & 0xff]!;
   }
 
   private tok(): number {
@@ -373,6 +407,11 @@ class Parser {
     this.checks.push({ loc, detail });
   }
 
+  /** A problem only under Rego v1's rules (OPA's `CheckRegoV1` of a rule). */
+  private checkV1(loc: Location, detail: string): void {
+    this.v1Checks.push({ loc, detail });
+  }
+
   /** OPA's `illegal`: `unexpected <token> token[: note]`, or `illegal token` for a bad token. */
   private illegal(note: string): void {
     const kind = this.tok();
@@ -409,7 +448,7 @@ class Parser {
   }
 
   private allErrors(): RegoError[] {
-    const all = this.errors.concat(this.checks);
+    const all = this.errors.concat(this.checks, this.regoV1Rules ? this.v1Checks : []);
     // Stable: errors at the same position keep the order in which they were found.
     all.sort((a, b) => a.loc.offset - b.loc.offset);
     return all.map((problem) => this.newError(problem.loc, problem.detail));
@@ -469,16 +508,24 @@ class Parser {
       }
     });
     if (pkg === undefined) return undefined;
-    if (!withAnnotations) {
-      return { file: this.file, package: pkg, imports, rules, comments: this.ts.comments, annotations: [] };
-    }
+    const module: Module = {
+      file: this.file,
+      package: pkg,
+      imports,
+      rules,
+      comments: this.ts.comments,
+      annotations: [],
+    };
+    if (!this.regoV1Rules) module.regoVersion = 0;
+    if (!withAnnotations) return module;
     const annotatable = statements.map((statement) => ({
       target: annotationTarget(statement),
       loc: statementLoc(statement),
     }));
     const { annotations, errors } = parseAnnotations(this.ts.comments, annotatable);
     for (const error of errors) this.error(error.location ?? this.loc(0), error.detail);
-    return { file: this.file, package: pkg, imports, rules, comments: this.ts.comments, annotations };
+    module.annotations = annotations;
+    return module;
   }
 
   private parsePackage(): Package | undefined {
@@ -590,12 +637,16 @@ class Parser {
     if (path.type === "var") last = path;
     else if (rootName !== "future") last = path.path[path.path.length - 1];
     const name = last?.type === "var" ? last.name : last?.type === "string" ? last.value : undefined;
-    if (last !== undefined && name !== undefined && isKeyword(name)) {
+    if (last !== undefined && name !== undefined && isKeyword(name, this.version)) {
       this.error(last.loc, `unexpected import path, must not end with a keyword, got: ${name}`);
     }
   }
 
-  /** OPA's checks of `future.keywords…` and `rego.v1` imports (both no-ops in Rego v1). */
+  /**
+   * OPA's checks of `future.keywords…` and `rego.v1` imports. In Rego v1 they change nothing
+   * (but the extensions `not`, `and`, `or`); in Rego v0 they enable keywords, and `rego.v1`
+   * makes the module follow v1's rules.
+   */
   private checkSpecialImport(imp: Import, rootName: string): void {
     const path = imp.path.type === "ref" ? imp.path.path : [];
     const second = path[0]?.type === "string" ? path[0].value : undefined;
@@ -605,6 +656,13 @@ class Parser {
         this.notBodies = true;
       } else if (second !== "v1" || path.length > 1) {
         this.error(imp.path.loc, `invalid import \`${printTerm(imp.path)}\`, must be \`rego.v1\``);
+      } else if (this.version === 0) {
+        if (imp.alias !== undefined) {
+          this.error(imp.path.loc, "`rego` imports cannot be aliased");
+          return;
+        }
+        this.regoV1Rules = true;
+        for (const keyword of FUTURE_KEYWORDS_V0.keys()) this.enableFutureKeyword(keyword);
       }
     } else if (rootName === "future") {
       if (second !== "keywords") {
@@ -612,6 +670,7 @@ class Parser {
       } else if (imp.alias !== undefined) {
         this.error(imp.path.loc, "`future` imports cannot be aliased");
       } else if (path.length === 1) {
+        for (const keyword of FUTURE_KEYWORDS_V0.keys()) this.enableFutureKeyword(keyword);
         this.enableFutureKeyword("not");
         this.enableFutureKeyword("and");
         this.enableFutureKeyword("or");
@@ -627,7 +686,9 @@ class Parser {
   }
 
   private enableFutureKeyword(keyword: string): void {
-    if (keyword === "not") this.notBodies = true;
+    const kind = FUTURE_KEYWORDS_V0.get(keyword);
+    if (kind !== undefined) this.kinds[kind] = kind;
+    else if (keyword === "not") this.notBodies = true;
     else if (keyword === "and") this.andKeyword = true;
     else if (keyword === "or") this.orKeyword = true;
   }
@@ -775,9 +836,14 @@ class Parser {
     const { head, usesContains, refLength } = parsed;
     const hasIf = this.tok() === Tok.If;
     const noArgs = head.args === undefined || head.args.length === 0;
-    // Without `if`, OPA reads `p[x] { … }` the v0 way: as a partial set rule (then rejects it).
+    // Without `if`, OPA reads `p[x] { … }` the v0 way, as the partial set rule
+    // `p contains x if { … }` (which Rego v1's rules then reject).
     const legacyKey = !hasIf && !usesContains && noArgs && refLength === 2;
     const legacyMultiValue = legacyKey && head.value === undefined;
+    if (legacyMultiValue && head.ref.type === "ref" && head.ref.head.type === "var") {
+      head.key = head.ref.path[0];
+      head.ref = head.ref.head;
+    }
     let body: Body | undefined;
     if (hasIf) {
       body = this.parseIfBody();
@@ -805,7 +871,8 @@ class Parser {
     const saved = this.save();
     const expr = this.parseLiteral();
     // `p if { true }` reads as a set literal; a set is never false, so OPA takes it as a body.
-    if (expr !== undefined && expr.node.type !== "set") return [expr];
+    // `p if not {x}` is an expression (what `opa fmt` writes for `p if { not {x} }`).
+    if (expr !== undefined && (expr.negated || expr.node.type !== "set")) return [expr];
     this.restore(saved);
     return this.parseBracedBody();
   }
@@ -821,8 +888,8 @@ class Parser {
 
   private checkRuleKeywords(rule: Rule, hasIf: boolean, legacyMultiValue: boolean): void {
     const kind = rule.head.args !== undefined && rule.head.args.length > 0 ? "function" : "rule";
-    if (!hasIf) this.check(rule.loc, `\`if\` keyword is required before ${kind} body`);
-    if (legacyMultiValue) this.check(rule.loc, "`contains` keyword is required for partial set rules");
+    if (!hasIf) this.checkV1(rule.loc, `\`if\` keyword is required before ${kind} body`);
+    if (legacyMultiValue) this.checkV1(rule.loc, "`contains` keyword is required for partial set rules");
   }
 
   private checkElseAllowed(head: RuleHead, refLength: number, hasKey: boolean): boolean {
@@ -919,10 +986,7 @@ class Parser {
       this.check(expr.loc, problem ?? "expression cannot be used for rule head");
       return undefined;
     }
-    if (node.type !== "call") {
-      this.checkTermStatement(node, expr.loc);
-      return undefined;
-    }
+    if (node.type !== "call") return this.ruleFromTerm(node, expr.loc);
     const name = operatorName(node.op);
     if ((name === "eq" || name === "assign") && node.args.length === 2) {
       return this.ruleFromEquality(node.args[0]!, node.args[1]!, name === "assign", expr.loc);
@@ -934,19 +998,42 @@ class Parser {
     return this.ruleFromCall(node, expr.loc);
   }
 
-  /** A bare term statement: `a.b.c`, `p[x]`, `p` are never complete rules in Rego v1. */
-  private checkTermStatement(term: Term, loc: Location): void {
+  /**
+   * A bare term statement (OPA's `ParsePartialSetDocRuleFromTerm` and
+   * `ParseCompleteDocRuleWithDotsFromTerm`): `p[x]` is `p contains x` and `a.b.c` is
+   * `a.b.c := true`, which only Rego v0's rules accept; `p` is no rule at all.
+   */
+  private ruleFromTerm(term: Term, loc: Location): Rule | undefined {
     if (term.type === "var" && ROOT_DOCUMENTS.has(term.name)) {
       this.check(loc, "refs cannot be used for rule head");
-    } else if (term.type !== "ref") {
-      this.check(loc, `${valueName(term)} cannot be used for rule name`);
-    } else if (term.head.type !== "var") {
-      this.check(loc, `invalid rule head: ${printTerm(term)}`);
-    } else if (term.path.length > 1) {
-      this.check(loc, "rule must have value assignment and/or body declaration");
-    } else {
-      this.check(loc, "`contains` keyword is required for partial set rules");
+      return undefined;
     }
+    if (term.type !== "ref") {
+      this.check(loc, `${valueName(term)} cannot be used for rule name`);
+      return undefined;
+    }
+    if (term.head.type !== "var") {
+      this.check(loc, `invalid rule head: ${printTerm(term)}`);
+      return undefined;
+    }
+    const head: RuleHead = {
+      ref: term,
+      args: undefined,
+      key: undefined,
+      value: undefined,
+      assign: false,
+      loc,
+    };
+    if (term.path.length > 1) {
+      this.checkV1(loc, "rule must have value assignment and/or body declaration");
+      // OPA's generated value: the v1 spelling is `a.b.c = true`.
+      head.value = { type: "boolean", value: true, loc: term.loc };
+    } else {
+      this.checkV1(loc, "`contains` keyword is required for partial set rules");
+      head.ref = term.head;
+      head.key = term.path[0];
+    }
+    return { default: false, head, body: [], else: undefined, loc };
   }
 
   private ruleFromEquality(lhs: Term, value: Term, assign: boolean, loc: Location): Rule | undefined {
@@ -965,7 +1052,15 @@ class Parser {
       return undefined;
     }
     const head: RuleHead = { ref, args, key: undefined, value, assign, loc };
+    this.checkRuleName(ref, loc);
     return { default: false, head, body: [], else: undefined, loc };
+  }
+
+  /** Rego v1 keywords can name a rule only in Rego v0 (`contains(s, x) = …`, `if := 1`). */
+  private checkRuleName(ref: VarTerm | RefTerm, loc: Location): void {
+    if (ref.type === "var" && isKeyword(ref.name)) {
+      this.checkV1(loc, `${ref.name} keyword cannot be used for rule name`);
+    }
   }
 
   private ruleFromCall(call: CallTerm, loc: Location): Rule | undefined {
@@ -985,6 +1080,7 @@ class Parser {
       assign: false,
       loc,
     };
+    this.checkRuleName(call.op, loc);
     return { default: false, head, body: [], else: undefined, loc };
   }
 

@@ -166,6 +166,9 @@ export const SDK_INITIAL_PAGES = 5;
 
 const PAGE = 65536;
 
+/** Name of the linker's data segment (passive when it outgrows the host's initial memory). */
+const STATIC_SEGMENT = "writ_static";
+
 /** An entrypoint: its name (e.g. "example/allow") and the generated function `(ctx: i32) -> ()`. */
 export interface EntrypointDefinition {
   readonly name: string;
@@ -463,11 +466,11 @@ export class Linker {
     const heapStart = alignUp(this.staticEnd, 8);
     const pages = Math.max(1, Math.ceil(heapStart / PAGE));
     const maxPages = options.maxInitialPages ?? SDK_INITIAL_PAGES;
-    if (pages > maxPages) {
-      throw new Error(
-        `static data needs ${pages} pages of memory, more than the ${maxPages} the host provides`,
-      );
-    }
+    // The host creates the memory (the SDK: `{initial: 5}`), and a module asking for more
+    // initial pages than it has does not link. Static data beyond that is copied in by the
+    // module itself when it is instantiated: its start function grows the memory, as the
+    // runtime's heap does, and copies a passive segment (bulk memory's memory.init).
+    const grows = pages > maxPages;
 
     // Keep only the ABI exports.
     const keep = new Set([...ABI_FUNCTION_EXPORTS, ...ABI_GLOBAL_EXPORTS, "memory"]);
@@ -488,15 +491,21 @@ export class Linker {
       data: s.data,
       passive: false,
     }));
-    if (this.staticEnd > this.staticBase) {
-      segments.push({
-        offset: m.i32.const(this.staticBase),
-        data: this.staticBytes.slice(0, this.staticEnd - this.staticBase),
-        passive: false,
-      });
+    const staticData = this.staticBytes.slice(0, this.staticEnd - this.staticBase);
+    if (staticData.length > 0) {
+      // binaryen.js reads a segment's `name` (memory.init refers to it); its typings omit it.
+      const segment: binaryen.MemorySegment & { name: string } = {
+        name: STATIC_SEGMENT,
+        // A passive segment has no offset (a null expression); memory.init places it.
+        offset: grows ? 0 : m.i32.const(this.staticBase),
+        data: staticData,
+        passive: grows,
+      };
+      segments.push(segment);
     }
-    m.setMemory(pages, -1, null, segments, false, false, this.memoryName);
+    m.setMemory(grows ? maxPages : pages, -1, null, segments, false, false, this.memoryName);
     m.addMemoryImport(this.memoryName, "env", "memory");
+    if (grows) this.addStaticDataStart(pages, staticData.length);
 
     if (!m.validate()) throw new Error("linked module does not validate");
     if (options.optimize ?? true) {
@@ -520,6 +529,35 @@ export class Linker {
     const bytes = m.emitBinary();
     this.dispose();
     return bytes;
+  }
+
+  /**
+   * The start function of a module whose static data outgrows the host's initial memory: grow
+   * the memory to `pages` (a trap if the host refuses), copy the passive static segment to its
+   * place and drop it.
+   */
+  private addStaticDataStart(pages: number, length: number): void {
+    const m = this.module;
+    const size = () => m.memory.size(this.memoryName);
+    const body = m.block(null, [
+      m.if(
+        m.i32.lt_u(size(), m.i32.const(pages)),
+        m.if(
+          m.i32.eq(m.memory.grow(m.i32.sub(m.i32.const(pages), size()), this.memoryName), m.i32.const(-1)),
+          m.unreachable(),
+        ),
+      ),
+      m.memory.init(
+        STATIC_SEGMENT,
+        m.i32.const(this.staticBase),
+        m.i32.const(0),
+        m.i32.const(length),
+        this.memoryName,
+      ),
+      m.data.drop(STATIC_SEGMENT),
+    ]);
+    const start = m.addFunction("writ_static_data", binaryen.none, binaryen.none, [], body);
+    m.setStart(start);
   }
 
   /** Releases the binaryen module (emit does this itself). */

@@ -56,11 +56,9 @@ describe("glob.match", () => {
     );
   });
 
-  it("matches in linear time", () => {
+  it("matches (backtracking would not end within the test's timeout)", () => {
     const s = `${"a".repeat(100_000)}b`;
-    const start = performance.now();
     expect(call("glob.match", "*a*a*a*a*a*a*c", null, s)).toBe(false);
-    expect(performance.now() - start).toBeLessThan(3000);
   });
 });
 

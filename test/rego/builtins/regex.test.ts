@@ -50,13 +50,11 @@ describe("regex.match and re_match", () => {
     expect(error("regex.match", 1, "x")?.code).toBe("eval_type_error");
   });
 
-  it("matches a pathological pattern in linear time", () => {
+  it("matches a pathological pattern (backtracking would not end within the test's timeout)", () => {
     const s = `${"a".repeat(100_000)}!`;
-    const start = performance.now();
     expect(call("regex.match", "(a+)+$", s)).toBe(false);
     expect(call("regex.match", "^(a|aa)+$", s)).toBe(false);
     expect(call("regex.find_n", "(a*)*b", s, -1)).toEqual([]);
-    expect(performance.now() - start).toBeLessThan(3000);
   });
 });
 

@@ -93,11 +93,9 @@ describe("strings.render_template", () => {
     expect(render("a  {{- .x -}}  b {{/* note */}}c", { x: 1 })).toBe("a1b c");
   });
 
-  it("trims long whitespace runs in linear time", () => {
+  it("trims long whitespace runs (backtracking would not end within the test's timeout)", () => {
     const spaces = " ".repeat(100_000);
-    const start = performance.now();
     expect(render(`${spaces}x${spaces}{{- .a}}`, { a: 1 })).toBe(`${spaces}x1`);
-    expect(performance.now() - start).toBeLessThan(2000);
   });
 
   it("treats sets as slices", () => {

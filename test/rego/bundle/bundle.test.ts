@@ -62,7 +62,7 @@ describe("writeBundle / readBundle", () => {
     const bundle = await readBundle(written);
     expect(bundle.wasm).toEqual(wasm);
     expect(bundle.data).toEqual(data);
-    expect(bundle.sources).toEqual([{ file: "/writ/policy.rego", source }]);
+    expect(bundle.sources).toEqual([{ file: "/writ/policy.rego", source, regoVersion: 1 }]);
     expect(bundle.hasManifest).toBe(true);
     expect(bundle.manifest).toEqual({
       revision: expect.stringMatching(/^[0-9a-f]{64}$/),
@@ -172,6 +172,69 @@ describe("readBundle of bundles built elsewhere", () => {
     const bundle = await readBundle(await tarball({ "data.json": '{"__proto__": {"polluted": true}}' }));
     expect(Object.hasOwn(bundle.data, "__proto__")).toBe(true);
     expect(Reflect.get({}, "polluted")).toBeUndefined();
+  });
+});
+
+describe("the Rego version of a bundle's sources", () => {
+  const { wasm, entrypoints } = compile();
+
+  it("is the manifest's rego_version, overridden per file by file_rego_versions globs", async () => {
+    const manifest = {
+      revision: "r",
+      rego_version: 0,
+      file_rego_versions: { "/lib/*.rego": 1, "/v0/keep.rego": 0, "/a/**/new.rego": 1 },
+    };
+    const bundle = await readBundle(
+      await tarball({
+        "/.manifest": JSON.stringify(manifest),
+        "/old.rego": source,
+        "/lib/util.rego": source,
+        "/lib/deep/util.rego": source,
+        "/v0/keep.rego": source,
+        "/a/b/c/new.rego": source,
+      }),
+    );
+    // As OPA's globs without separators, `*` crosses `/`.
+    expect(Object.fromEntries(bundle.sources.map((s) => [s.file, s.regoVersion]))).toEqual({
+      "/old.rego": 0,
+      "/lib/util.rego": 1,
+      "/lib/deep/util.rego": 1,
+      "/v0/keep.rego": 0,
+      "/a/b/c/new.rego": 1,
+    });
+  });
+
+  it("is left to the reader when the manifest says nothing", async () => {
+    const bundle = await readBundle(await tarball({ "/x.rego": source }));
+    expect(bundle.sources[0]!.regoVersion).toBeUndefined();
+  });
+
+  it("refuses a version other than 0 or 1 for a file, and a pattern that is no glob", async () => {
+    const manifest = (versions: Record<string, number>) =>
+      JSON.stringify({ revision: "r", file_rego_versions: versions });
+    expect(
+      await readError(await tarball({ "/.manifest": manifest({ "/x.rego": 2 }), "/x.rego": source })),
+    ).toBe(".manifest: unknown Rego version 2 for /x.rego: rego_version and file_rego_versions take 0 or 1");
+    expect(
+      await readError(await tarball({ "/.manifest": manifest({ "/[x.rego": 0 }), "/x.rego": source })),
+    ).toBe('.manifest: file_rego_versions names "/[x.rego", which is not a valid glob: fix the pattern');
+  });
+
+  it("is written by writeBundle: rego_version, and file_rego_versions for sources that differ", async () => {
+    const packed = await writeBundle({
+      wasm,
+      entrypoints,
+      regoVersion: 0,
+      sources: [
+        { file: "a.rego", source },
+        { file: "b.rego", source, regoVersion: 1 },
+        { file: "c.rego", source, regoVersion: 0 },
+      ],
+    });
+    const bundle = await readBundle(packed);
+    expect(bundle.manifest.rego_version).toBe(0);
+    expect(bundle.manifest.file_rego_versions).toEqual({ "/b.rego": 1 });
+    expect(bundle.sources.map((s) => s.regoVersion)).toEqual([0, 1, 0]);
   });
 });
 

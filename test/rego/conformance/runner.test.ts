@@ -3,21 +3,44 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { main } from "../../../src/rego/conformance/main.ts";
 import { conformanceCasesDir, hasConformanceCases, repoRoot } from "../../support/paths.ts";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "src/rego/conformance/cli.ts");
-const tsx = path.join(repoRoot, "node_modules/.bin/tsx");
 
+/** The runner's command in this process, with what it printed. */
 async function conformance(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const log = vi.spyOn(console, "log").mockImplementation((line: unknown) => void out.push(String(line)));
+  const error = vi.spyOn(console, "error").mockImplementation((line: unknown) => void err.push(String(line)));
   try {
-    const { stdout, stderr } = await run(tsx, [cli, ...args], { cwd: repoRoot });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: e.code ?? -1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
+    const code = await main(args);
+    return { code, stdout: out.map((l) => `${l}\n`).join(""), stderr: err.map((l) => `${l}\n`).join("") };
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
   }
+}
+
+/**
+ * `npm run conformance` as a command: a child process running the sources through tsx, with
+ * binaryen imported natively first (as package.json's script does: through tsx's loader its 13 MB
+ * bundle takes tens of seconds to load).
+ */
+async function conformanceCommand(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return run(process.execPath, ["--import", "binaryen", "--import", "tsx", cli, ...args], {
+    cwd: repoRoot,
+  }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code?: number; stdout?: string; stderr?: string }) => ({
+      code: error.code ?? -1,
+      stdout: error.stdout ?? "",
+      stderr: error.stderr ?? "",
+    }),
+  );
 }
 
 describe("conformance runner, parse stage", () => {
@@ -99,7 +122,8 @@ describe("conformance runner, parse stage", () => {
     const missing = await conformance([path.join(dir, "nope")]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/does not exist/);
-    const noFolder = await conformance([]);
+    // As a command: the exit code and the usage on standard error.
+    const noFolder = await conformanceCommand([]);
     expect(noFolder.code).toBe(2);
     expect(noFolder.stderr).toMatch(/usage: npm run conformance/);
   });

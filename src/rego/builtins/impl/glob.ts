@@ -102,7 +102,11 @@ class GlobCompiler {
 
 const globCache = new LruCache<string, RE2JS | undefined>(1000);
 
-function compileGlob(pattern: string, separators: readonly string[]): RE2JS | undefined {
+/**
+ * A gobwas/glob pattern compiled (cached); `separators` are the characters `*` and `?` do not
+ * cross (none: `*` matches anything). Undefined when the pattern is invalid.
+ */
+export function compileGlob(pattern: string, separators: readonly string[]): RE2JS | undefined {
   return globCache.get(`${pattern}\u0000${separators.join("")}`, () => {
     const source = new GlobCompiler(pattern, separators).compile();
     if (source === undefined) return undefined;

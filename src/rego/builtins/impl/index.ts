@@ -13,6 +13,7 @@ import "./net.ts";
 import "./random.ts";
 import "./regex.ts";
 import "./rego.ts";
+import "./runtime.ts";
 import "./semver.ts";
 import "./template.ts";
 import "./time.ts";
