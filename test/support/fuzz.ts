@@ -200,7 +200,11 @@ function applyOp(root: Json, op: Op): Json {
   }
 }
 
-function applyOpUnsafe(root: Json, op: Op): Json {
+function applyOpUnsafe(root: Json, given: Op): Json {
+  // A copy of the op's value: fast-check hands every input the same instance of a constant
+  // ([] or {}), which an op adding into it would otherwise change for every later input (and
+  // could make circular).
+  const op = "value" in given ? { ...given, value: clone(given.value) } : given;
   const all = pathsOf(root);
   const path = all[op.at % all.length] ?? [];
   if (path.length === 0) {
