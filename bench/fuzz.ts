@@ -31,7 +31,9 @@
  * WritError data, and a cancelled tools/call whose POST was never answered, all found by this
  * fuzzer, are fixed.)
  *
- * Measured (2 loaded cores, SQLite): about 200 inputs/s, so 100 000 inputs take ~9 minutes.
+ * Measured (2 loaded cores, SQLite): about 200 inputs/s, so 100 000 inputs take ~9 minutes; on
+ * 2 cores shared with a load of ~11, 43 inputs/s (seed 27027: 2 322 s). The run's tokens are
+ * valid for a day, so a slow run keeps testing past the 401 of an expired token.
  */
 import { parseArgs } from "node:util";
 import { z } from "zod";

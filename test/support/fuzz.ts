@@ -416,8 +416,11 @@ export async function startFuzzContext(): Promise<FuzzContext> {
     },
   });
   try {
-    const token = await gw.token("alice", { roles: ["developer", "reviewer", "admin"] });
-    const victim = await gw.token("victim", { roles: ["developer"] });
+    // Valid for the whole run: a long run on a loaded machine outlasts the default 10 minutes,
+    // after which every input would only reach the 401 of an expired token.
+    const exp = Math.floor(Date.now() / 1000) + 24 * 3600;
+    const token = await gw.token("alice", { roles: ["developer", "reviewer", "admin"], claims: { exp } });
+    const victim = await gw.token("victim", { roles: ["developer"], claims: { exp } });
     const answer = await gw.propose(token, {
       format: "canonical",
       payload: formatBases.canonical?.() ?? null,
@@ -431,7 +434,6 @@ export async function startFuzzContext(): Promise<FuzzContext> {
       tnt: "demo",
       roles: ["admin"],
     };
-    const exp = Math.floor(Date.now() / 1000) + 3600;
     const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
     const none = `${b64({ alg: "none", typ: "JWT" })}.${b64({ ...claims, exp })}.`;
     const hs = await new SignJWT(claims)
