@@ -16,7 +16,10 @@
  *
  * `--runs` is split evenly over the chosen surfaces. Properties: an answer within the timeout, no
  * crash, 2xx/4xx only, every error a WritError (JSON-RPC error with WritError data on /mcp), no
- * mutated token accepted, and the decision log's chain intact after the run. Prints counts per
+ * mutated token accepted, no stale grant honoured (a workspace changed after its grant was
+ * issued: 409 stale_revision), no unknown tool's suggestion naming a tool discovery hides, the
+ * decision log's chain intact after the run, and then every byte-level edit of 1,000 random
+ * stored entries caught by verify at that entry (test/support/fuzz-tamper.ts). Prints counts per
  * surface, route and status, each failure with its reproduction, and the elapsed time; exits 1 on
  * any failure. A failure is replayed alone with `--seed <seed> --surface <surface> --only <index>`
  * (a failure that needs other inputs in flight, such as a cancellation, replays only in the run).
@@ -28,7 +31,9 @@
  * WritError data, and a cancelled tools/call whose POST was never answered, all found by this
  * fuzzer, are fixed.)
  *
- * Measured (2 loaded cores, SQLite): about 200 inputs/s, so 100 000 inputs take ~9 minutes.
+ * Measured (2 loaded cores, SQLite): about 200 inputs/s, so 100 000 inputs take ~9 minutes; on
+ * 2 cores shared with a load of ~11, 43 inputs/s (seed 27027: 2 322 s). The run's tokens are
+ * valid for a day, so a slow run keeps testing past the 401 of an expired token.
  */
 import { parseArgs } from "node:util";
 import { z } from "zod";
@@ -115,6 +120,13 @@ for (const [key, failures] of grouped) {
 console.log(
   `\ndecision log after the run: ${report.chain.ok ? `intact, ${report.chain.entries} entries` : `BROKEN ${report.chain.detail ?? ""}`}`,
 );
+const tamper = report.tamper;
+if (tamper !== undefined) {
+  console.log(
+    `tamper check: ${tamper.caught}/${tamper.edited} byte-level edits of stored entries caught by verify at the edited entry (${tamper.refused} candidate edits refused by SQLite as not JSON), log ${tamper.restored ? "verifies again after restoring" : "NOT restored"}`,
+  );
+  for (const miss of tamper.misses.slice(0, 20)) console.log(`  MISSED ${miss}`);
+}
 console.log("slowest answers:");
 for (const slow of report.slowest) {
   console.log(`  ${slow.ms} ms  ${slow.surface} #${slow.index}  ${slow.input.slice(0, 200)}`);
@@ -123,4 +135,5 @@ const seconds = report.elapsedMs / 1000;
 console.log(
   `elapsed: ${seconds.toFixed(1)} s for ${report.inputs} inputs (${(report.inputs / seconds).toFixed(0)}/s), seed ${seed}`,
 );
-process.exit(report.failures.length === 0 && report.chain.ok ? 0 : 1);
+const tamperOk = tamper === undefined || (tamper.misses.length === 0 && tamper.restored);
+process.exit(report.failures.length === 0 && report.chain.ok && tamperOk ? 0 : 1);

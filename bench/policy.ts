@@ -10,7 +10,10 @@
  *   an io.jwt.decode_verify policy (RS256 against a JWKS), per evaluation, as ratios to the
  *   echo policy in the same run;
  * - a pathological pattern, `(a+)+$`, against inputs of growing length: RE2 stays linear where a
- *   backtracking engine takes exponential time.
+ *   backtracking engine takes exponential time;
+ * - a decision through `PolicyEngine` (what the gateway's decide stage pays) on the calling thread
+ *   and on an evaluator thread held to its budget (`isolate`, issue 27), in alternating rounds,
+ *   with the cost per decision of each and their ratio.
  *
  * Run: npx tsx bench/policy.ts [seconds-per-measurement]
  */
@@ -19,6 +22,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadPolicy } from "@open-policy-agent/opa-wasm";
+import { PolicyEngine } from "../src/policy/index.ts";
 import { buildPolicy, type RegoSource } from "../src/rego/build.ts";
 import { hostBuiltinsFor } from "../src/rego/host/index.ts";
 
@@ -241,3 +245,32 @@ for (const n of [1_000, 10_000, 100_000]) {
   console.log(`  n = ${String(n).padStart(7)}: ${ms.toFixed(2)} ms/eval ${JSON.stringify(answer)}${growth}`);
   previous = ms;
 }
+
+// The decision as the gateway's decide stage pays for it: inline, and on an evaluator thread.
+console.log("");
+const policiesDir = path.join(root, "policies");
+const inline = new PolicyEngine({ sourceRoot: root });
+await inline.loadDirectory(policiesDir);
+const isolated = new PolicyEngine({ sourceRoot: root, isolate: true });
+await isolated.loadDirectory(policiesDir);
+const perDecision = { inline: [] as number[], isolated: [] as number[] };
+const rounds = Math.max(4, Math.round(seconds * 2));
+for (let round = 0; round < rounds; round++) {
+  for (const [name, engine] of [
+    ["inline", inline],
+    ["isolated", isolated],
+  ] as const) {
+    const perSecond = rate(() => engine.evaluateStored(input));
+    perDecision[name].push(1e6 / perSecond);
+  }
+}
+isolated.close();
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+const inlineUs = median(perDecision.inline);
+const isolatedUs = median(perDecision.isolated);
+console.log(`PolicyEngine.evaluate, the sample decision, median of ${rounds} alternating rounds:`);
+console.log(`  on the calling thread                     ${inlineUs.toFixed(1).padStart(7)} µs/decision`);
+console.log(`  on an evaluator thread (isolate, budget)  ${isolatedUs.toFixed(1).padStart(7)} µs/decision`);
+console.log(
+  `  isolated / inline: ${(isolatedUs / inlineUs).toFixed(2)}x (+${(isolatedUs - inlineUs).toFixed(1)} µs a decision)`,
+);

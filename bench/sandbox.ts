@@ -5,12 +5,15 @@
  *   round trip; with the source transpiled (a new source each time) and from the cache;
  * - a run making 10 trivial inner calls, one after another and all at once (Promise.all), and
  *   from them the cost per inner call (the thread's round trip and the JSON both ways);
- * - the engine alone on this thread (no worker): runtime + context + prelude, and per call.
+ * - the engine alone on this thread (no worker): runtime + context + prelude, and per call;
+ * - a pool of 3 threads (issue 27): a run returning at once while 2 others spin on their CPU
+ *   limit, against the same run on the idle pool, and on a pool of 1 thread (the design before
+ *   the pool, all runs sharing one thread) behind 1 spinning run.
  *
  * Inner calls answer `{ ok: true }` at once. Medians over the iterations.
  * Run: npx tsx bench/sandbox.ts [iterations]
  */
-import { closeSandbox, DEFAULT_LIMITS, runProgram } from "../src/codemode/sandbox.ts";
+import { closeSandbox, DEFAULT_LIMITS, runProgram, SandboxPool } from "../src/codemode/sandbox.ts";
 import { sandboxInstance } from "../src/codemode/sandbox-instance.ts";
 import { startEngineRun } from "../src/codemode/sandbox-run.ts";
 import { transpileProgram } from "../src/codemode/transpile.ts";
@@ -69,12 +72,29 @@ const engine = async (code: string) => {
     tools,
     limits: { ...DEFAULT_LIMITS, maxConcurrentCalls: 10 },
     clockMs: Date.now(),
-    host: { call: async () => ({ kind: "value", json: '{"ok":true}' }) },
+    host: { call: async () => ({ kind: "value", json: '{"ok":true}' }), late: () => undefined },
   });
   return run.outcome;
 };
 const engineEmpty = await timed(iterations, () => engine(EMPTY));
 const engineSequential = await timed(iterations, () => engine(SEQUENTIAL));
+
+// A quick run beside spinning ones: a pool keeps it on a thread of its own.
+const SPIN = "for (;;) {}";
+const spinLimits = { cpuMs: 2000 };
+const quick = (pool: SandboxPool) => runProgram("return 42;", { tools, call, pool });
+const pool = new SandboxPool(3);
+const idleQuick = await timed(20, () => quick(pool));
+const spinning = [1, 2].map(() => runProgram(SPIN, { tools, call, pool, limits: spinLimits }));
+const besideSpinning = await timed(20, () => quick(pool));
+await Promise.all(spinning);
+await pool.close();
+const single = new SandboxPool(1);
+await quick(single);
+const spinningAlone = runProgram(SPIN, { tools, call, pool: single, limits: spinLimits });
+const behindOnOne = await timed(1, () => quick(single));
+await spinningAlone;
+await single.close();
 
 const rows: [string, string][] = [
   ["cold first run (thread, wasm compile, sucrase)", ms(cold)],
@@ -86,6 +106,15 @@ const rows: [string, string][] = [
   ["per inner call, one after another", ms((sequential - empty) / 10)],
   ["engine alone: runtime + context + prelude + return", ms(engineEmpty)],
   ["engine alone: per inner call", ms((engineSequential - engineEmpty) / 10)],
+  ["pool of 3: return 42, idle pool (median of 20)", ms(idleQuick)],
+  [
+    "pool of 3: return 42 beside 2 spinning runs",
+    `${ms(besideSpinning)} (×${(besideSpinning / idleQuick).toFixed(2)})`,
+  ],
+  [
+    "pool of 1: return 42 behind 1 spinning run (cpu 2 s)",
+    `${ms(behindOnOne)} (×${(behindOnOne / idleQuick).toFixed(0)})`,
+  ],
 ];
 const width = Math.max(...rows.map(([name]) => name.length));
 console.log(`sandbox: medians of ${iterations} runs`);

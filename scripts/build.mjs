@@ -57,6 +57,13 @@ const samples = new PolicyEngine({
   compiledCache: new cache.CompiledPolicyCache({ readDirs: [], writeDir: cache.shippedCacheDir }),
 });
 const revision = await samples.loadDirectory(path.join(root, "policies"));
+// And as the default configuration runs them: with strict builtin errors.
+const strictSamples = new PolicyEngine({
+  sourceRoot: root,
+  strictBuiltinErrors: true,
+  compiledCache: new cache.CompiledPolicyCache({ readDirs: [], writeDir: cache.shippedCacheDir }),
+});
+await strictSamples.loadDirectory(path.join(root, "policies"));
 console.log(`build: sample policies precompiled (revision ${revision}) into dist/policy/compiled/`);
 
 const packing = ["pack", "publish"].includes(process.env.npm_command ?? "");

@@ -10,7 +10,7 @@ import {
   type ServerType,
 } from "@hono/node-server";
 import type { Hono } from "hono";
-import { closeSandbox } from "./codemode/sandbox.ts";
+import { sandboxPool } from "./codemode/index.ts";
 import { samplePoliciesDir } from "./config/config.ts";
 import type { GatewayConfig } from "./config/index.ts";
 import { ContractRegistry } from "./contracts/index.ts";
@@ -299,6 +299,9 @@ async function startPolicyEngine(
     onLoad: (loaded) => revisions.keep(loaded),
     entrypoint: config.policy.entrypoint,
     timeBudgetMs: config.policy.time_budget_ms,
+    // Held to its budget while it runs, off the event loop (src/policy/evaluator.ts).
+    isolate: true,
+    strictBuiltinErrors: config.policy.strict_builtin_errors,
     ...(builtins === undefined ? {} : { builtins }),
     regoVersion: source.rego_version,
     opaRuntime: opaRuntimeOf(config.policy),
@@ -326,8 +329,8 @@ async function startPolicyEngine(
     };
     if (source.bundle) engine.watchBundle(source.bundle, events, source.bundle_poll_interval_s * 1000);
     else engine.watchDirectory(source.dir, events);
-    closers.push(() => engine.unwatch());
   }
+  closers.push(() => engine.close());
   return engine;
 }
 
@@ -395,7 +398,10 @@ export async function startGateway(
     throw error;
   }
   const tracing = parts.telemetry?.tracing;
+  // Code Mode's sandbox threads, started by the runs that need them and ended with the gateway.
+  const sandbox = sandboxPool(config.code_mode);
   const built = createApp(parts.gateway, {
+    sandbox,
     ...(tracing ? { tracing } : {}),
     bodyLimitBytes: config.server.body_limit_bytes,
     refusalWindowMs: config.decision_log.refusal_window_ms,
@@ -417,9 +423,9 @@ export async function startGateway(
       await closeServer(server);
       stopTracing();
       await parts.close();
-      // The Code Mode sandbox's thread (started by the first run) would keep the process alive
-      // from a checkout; a later run, of this process's next gateway, starts a new one.
-      await closeSandbox();
+      // The Code Mode sandbox's threads (started by runs) would keep the process alive from a
+      // checkout.
+      await sandbox.close();
     },
   };
 }

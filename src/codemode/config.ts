@@ -11,6 +11,17 @@ export const codeModeConfigSchema = z
   .object({
     /** Offer `POST /v1/run_code`, `GET /v1/run_code/sdk` and the MCP tool `run_code` (the policy still decides who may use them). */
     enabled: z.boolean().default(true),
+    /**
+     * Programs one caller (tenant and subject) may run at once, on this instance; one more is
+     * refused rate_limited with retry_after, its code.run entry saying so.
+     */
+    max_concurrent_runs: positive.default(2),
+    /**
+     * Sandbox threads, one run on each at a time (more runs wait for one): a thread per core by
+     * default (at most 8), and always more than `max_concurrent_runs`, so that one caller's runs
+     * never hold them all. A program stuck in the engine ends its own thread only.
+     */
+    sandbox_threads: positive.max(64).optional(),
     /** Largest program accepted, in bytes (UTF-8). */
     max_code_bytes: positive.max(1024 * 1024).default(64 * 1024),
     /** The sandbox's heap (default 32 MiB; at most what its WebAssembly memory holds). */
@@ -30,6 +41,16 @@ export const codeModeConfigSchema = z
     /** console output kept (default 16 KiB). */
     max_log_bytes: positive.optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((config, ctx) => {
+    // A caller at its cap must leave a thread for everyone else, or its spinning programs hold all.
+    if (config.sandbox_threads !== undefined && config.sandbox_threads <= config.max_concurrent_runs) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["sandbox_threads"],
+        message: `sandbox_threads (${config.sandbox_threads}) must be more than max_concurrent_runs (${config.max_concurrent_runs}): one caller's runs would take every thread; raise sandbox_threads or lower max_concurrent_runs`,
+      });
+    }
+  });
 
 export type CodeModeConfig = z.output<typeof codeModeConfigSchema>;

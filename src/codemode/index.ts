@@ -12,12 +12,13 @@ import { discoverable, type ToolDiscovery } from "../discovery/index.ts";
 import type { CodeModeConfig } from "./config.ts";
 import { codeRunContract } from "./contract.ts";
 import { type RunAnswer, runCode } from "./run.ts";
-import type { SandboxLimits } from "./sandbox.ts";
+import { DEFAULT_SANDBOX_THREADS, type SandboxLimits, SandboxPool } from "./sandbox.ts";
 import { type SdkTool, sdkDeclarations } from "./sdk.ts";
 
 export { type CodeModeConfig, codeModeConfigSchema } from "./config.ts";
 export { CODE_RUN_ACTION, RUN_CODE_TOOL } from "./contract.ts";
 export type { LedgerEntry, RunAnswer, RunOutcome } from "./run.ts";
+export { SandboxPool } from "./sandbox.ts";
 export { type SdkTool, sdkDeclarations } from "./sdk.ts";
 
 export interface RunCodeRequest {
@@ -28,15 +29,25 @@ export interface RunCodeRequest {
   signal?: AbortSignal;
 }
 
+/** How long a caller at its cap is told to wait before running again (runs are short). */
+const CAP_RETRY_AFTER_S = 1;
+
 export class CodeMode {
   readonly #limits: Partial<SandboxLimits>;
+  /** This gateway's sandbox threads (one run on each at a time). */
+  readonly #pool: SandboxPool;
+  /** Runs going on now, by caller (tenant and subject): each caller's are capped. */
+  readonly #running = new Map<string, number>();
 
   constructor(
     private readonly gw: Gateway,
     private readonly discovery: Pick<ToolDiscovery, "list">,
     private readonly config: CodeModeConfig,
+    /** The sandbox threads (default: a pool of `sandbox_threads` of its own). */
+    pool?: SandboxPool,
   ) {
     this.#limits = limitsOf(config);
+    this.#pool = pool ?? sandboxPool(config);
   }
 
   get enabled(): boolean {
@@ -88,8 +99,39 @@ export class CodeMode {
       requestId: req.requestId,
       tools: this.tools(req.subject).map((tool) => tool.name),
       limits: this.#limits,
+      pool: this.#pool,
+      admit: () => this.#admit(req.subject),
       ...(req.signal === undefined ? {} : { signal: req.signal }),
     });
+  }
+
+  /**
+   * A slot among the caller's runs going on now (`code_mode.max_concurrent_runs`), released when
+   * the run ends; `rate_limited` when the caller has that many already. Counted in this instance.
+   */
+  #admit(subject: Subject): (() => void) | WritError {
+    const key = `${subject.tenant}\u0000${subject.id}`;
+    const running = this.#running.get(key) ?? 0;
+    const cap = this.config.max_concurrent_runs;
+    if (running >= cap) {
+      return new WritError(
+        "rate_limited",
+        `${subject.id} has ${running} programs running, the most one caller may run at once (code_mode.max_concurrent_runs: ${cap})`,
+        {
+          retryAfter: CAP_RETRY_AFTER_S,
+          suggestedFix: "wait for a run to end (or stop one), then run this program again",
+        },
+      );
+    }
+    this.#running.set(key, running + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.#running.get(key) ?? 1) - 1;
+      if (left <= 0) this.#running.delete(key);
+      else this.#running.set(key, left);
+    };
   }
 
   /** Throws `not_found` while Code Mode is off. */
@@ -100,6 +142,16 @@ export class CodeMode {
       });
     }
   }
+}
+
+/**
+ * The sandbox threads `config` asks for (`sandbox_threads`, else one per core, at least 2): always
+ * one more than a caller may use at once, so one caller's runs never hold every thread.
+ */
+export function sandboxPool(config: CodeModeConfig): SandboxPool {
+  return new SandboxPool(
+    config.sandbox_threads ?? Math.max(DEFAULT_SANDBOX_THREADS, config.max_concurrent_runs + 1),
+  );
 }
 
 /** The config's name of each sandbox limit. */

@@ -20,12 +20,19 @@ import { isRecord } from "../core/json.ts";
 import type { RunLink, Subject } from "../core/types.ts";
 import { evaluationEntry } from "../decisionlog/index.ts";
 import { resourceContext } from "../pipeline/04-resource.ts";
-import { allows, decide, denial, policyInput, visible } from "../pipeline/05-decide.ts";
+import { allows, decide, denial, overrule, policyInput, visible } from "../pipeline/05-decide.ts";
 import { logDecision } from "../pipeline/08-log.ts";
 import { handleProposal } from "../pipeline/index.ts";
 import { effectAfterRun, type LayeredResult, maskSecrets } from "../results/index.ts";
 import { CODE_RUN_ACTION, codeRunAction } from "./contract.ts";
-import { type ProgramOutcome, runProgram, type SandboxLimits, StopRun } from "./sandbox.ts";
+import {
+  type LateCall,
+  type ProgramOutcome,
+  runProgram,
+  type SandboxLimits,
+  type SandboxPool,
+  StopRun,
+} from "./sandbox.ts";
 
 /** One tool call a program made, as the outcome lists it. */
 export interface LedgerEntry {
@@ -84,6 +91,13 @@ export interface RunRequest {
   limits: Partial<SandboxLimits>;
   /** Aborted when the caller goes away: the run stops, calls in flight are cancelled. */
   signal?: AbortSignal;
+  /** The sandbox threads to run on (default: the process's pool). */
+  pool?: SandboxPool;
+  /**
+   * Admits the run once the policy allowed it: its release when it may run now, or the refusal
+   * (the caller's cap on runs at once), which the run's entry logs as overruling the policy.
+   */
+  admit?: () => (() => void) | WritError;
 }
 
 /** What a StopRun carries from an inner call to the outcome. */
@@ -98,8 +112,9 @@ function isStopped(detail: unknown): detail is Stopped {
 /** Runs `req.code` for `req.subject`: the run's decision, then the program with its calls. */
 export async function runCode(gw: Gateway, req: RunRequest): Promise<RunAnswer> {
   const link: RunLink = { id: randomUUID(), decision_id: randomUUID() };
-  const refusal = await decideRun(gw, req, link);
-  if (refusal !== undefined) {
+  const decided = await decideRun(gw, req, link);
+  if (decided instanceof WritError) {
+    const refusal = decided;
     return {
       status: refusal.httpStatus,
       body: {
@@ -112,7 +127,15 @@ export async function runCode(gw: Gateway, req: RunRequest): Promise<RunAnswer> 
       },
     };
   }
+  try {
+    return await runAdmitted(gw, req, link);
+  } finally {
+    decided();
+  }
+}
 
+/** The program of a run the policy allowed, with its calls. */
+async function runAdmitted(gw: Gateway, req: RunRequest, link: RunLink): Promise<RunAnswer> {
   const ledger = new Map<number, LedgerEntry>();
   const inFlight = new AbortController();
   const call = async (tool: string, args: unknown, index: number): Promise<unknown> => {
@@ -166,12 +189,34 @@ export async function runCode(gw: Gateway, req: RunRequest): Promise<RunAnswer> 
     return programValue(outcome.result);
   };
 
+  // A call started while the program's answer was built is refused, never made: on the ledger.
+  const lateCall: LateCall = (tool, argsJson, index) => {
+    ledger.set(index, {
+      index,
+      tool,
+      args_digest: jsonDigest(parsedOrNull(argsJson)),
+      decision: "error",
+      decision_id: null,
+      effect_committed: false,
+      error: new WritError(
+        "invalid_argument",
+        `tools.${tool} (call ${index}) was called while the program's answer was being built (a toJSON of its return value, or a getter of what it threw): it was not made`,
+        {
+          fieldErrors: [{ path: "/code", message: `call ${index} started after the program's answer` }],
+          suggestedFix: "make every call before returning (or throwing): await them, and return plain data",
+        },
+      ).toJSON(),
+    });
+  };
+
   let result: ProgramOutcome;
   try {
     result = await runProgram(req.code, {
       tools: req.tools,
       call,
+      lateCall,
       limits: req.limits,
+      ...(req.pool ? { pool: req.pool } : {}),
       ...(req.signal ? { signal: req.signal } : {}),
     });
   } finally {
@@ -205,12 +250,22 @@ function programValue(result: LayeredResult | undefined): unknown {
   return result.structured_content;
 }
 
+/** JSON text's value, or null when it is not JSON (what a refused call's digest covers). */
+function parsedOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
 /**
- * The run's own decision (`code.run`, logged like any call before anything runs): undefined when
- * the policy allows it; the refusal otherwise. A run never waits for approval: its calls are what
- * approvers decide, each on its own.
+ * The run's own decision (`code.run`, logged like any call before anything runs): the release of
+ * its admission when the policy allows it (and the caller's cap on runs at once has room); the
+ * refusal otherwise. A run never waits for approval: its calls are what approvers decide, each on
+ * its own.
  */
-async function decideRun(gw: Gateway, req: RunRequest, link: RunLink): Promise<WritError | undefined> {
+async function decideRun(gw: Gateway, req: RunRequest, link: RunLink): Promise<WritError | (() => void)> {
   const action = codeRunAction(req.code);
   const { context: resource } = await resourceContext(gw.store, undefined);
   const input = policyInput(req.subject, action, resource, {
@@ -219,23 +274,32 @@ async function decideRun(gw: Gateway, req: RunRequest, link: RunLink): Promise<W
     session: req.session,
     run: link,
   });
-  const evaluation = decide(gw, input, "call");
+  const decided = decide(gw, input, "call");
+  // Admitted in the same turn as the decision: two runs cannot both take the caller's last slot.
+  const admission = allows(decided.decision) ? (req.admit?.() ?? (() => undefined)) : undefined;
+  const evaluation = admission instanceof WritError ? overrule(decided, admission) : decided;
   const { decision } = evaluation;
-  await logDecision(
-    gw,
-    evaluationEntry({
-      decisionId: link.decision_id,
-      path: gw.policy.entrypoint,
-      input,
-      evaluation,
-      subject: req.subject,
-      action: CODE_RUN_ACTION,
-      resource: null,
-      requestId: req.requestId,
-    }),
-  );
+  try {
+    await logDecision(
+      gw,
+      evaluationEntry({
+        decisionId: link.decision_id,
+        path: gw.policy.entrypoint,
+        input,
+        evaluation,
+        subject: req.subject,
+        action: CODE_RUN_ACTION,
+        resource: null,
+        requestId: req.requestId,
+      }),
+    );
+  } catch (error) {
+    if (typeof admission === "function") admission();
+    throw error;
+  }
   gw.metrics.decisions.inc({ decision: decision.decision });
-  if (allows(decision)) return undefined;
+  if (admission instanceof WritError) return admission;
+  if (admission !== undefined) return admission;
   if (decision.decision === "require_approval") {
     const shown = visible(decision.reasons).map((r) => r.message);
     return new WritError(

@@ -95,6 +95,14 @@ export const fromSandbox = z.discriminatedUnion("type", [
     tool: z.string(),
     argsJson: z.string(),
   }),
+  /** A call the program started while its answer was built: refused, not made. */
+  z.object({
+    type: z.literal("late_call"),
+    id: z.number(),
+    index: z.number(),
+    tool: z.string(),
+    argsJson: z.string(),
+  }),
   z.object({ type: z.literal("done"), id: z.number(), outcome: outcomeSchema }),
   /** The run could not be run (the engine failed outside the program): an internal error. */
   z.object({ type: z.literal("failed"), id: z.number(), message: z.string() }),

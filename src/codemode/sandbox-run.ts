@@ -20,6 +20,8 @@ import { describeSyntaxError, PROGRAM_FILE, programLocation } from "./transpile.
 export interface RunHost {
   /** One inner call: `argsJson` is the program's arguments as JSON text; `index` counts from 0. */
   call(tool: string, argsJson: string, index: number): Promise<CallAnswer>;
+  /** A call the program started while its answer was built: refused, not made (`index` counts). */
+  late(tool: string, argsJson: string, index: number): void;
 }
 
 export interface EngineRunOptions {
@@ -86,6 +88,11 @@ class Run {
   private faulted = false;
   private abandoned = false;
   private finished = false;
+  /**
+   * The program's answer is being built (its return value serialized, what it threw read): code
+   * it runs then (a `toJSON`, a getter) may call no tool, since the run's outcome is decided.
+   */
+  private answering = false;
   private calls = 0;
   private inFlight = 0;
   private readonly queue: (() => void)[] = [];
@@ -286,6 +293,10 @@ class Run {
     this.deferreds.add(deferred);
     if (this.stopped !== undefined) return deferred.handle;
     const index = this.calls++;
+    if (this.answering || this.finished) {
+      this.options.host.late(tool, argsJson, index);
+      return deferred.handle;
+    }
     if (index >= this.limits.maxCalls) {
       this.stop(
         "calls",
@@ -374,6 +385,7 @@ class Run {
     finish: QuickJSHandle,
     describe: QuickJSHandle,
   ): ProgramOutcome {
+    this.answering = true;
     const serialized = this.slice(() => context.callFunction(finish, context.undefined, value));
     if (this.stopped !== undefined) return this.stoppedOutcome();
     if (serialized.error !== undefined)
@@ -438,6 +450,7 @@ class Run {
     describe: QuickJSHandle | undefined,
   ): z.infer<typeof describedSchema> {
     if (describe !== undefined) {
+      this.answering = true;
       const described = this.slice(() => context.callFunction(describe, context.undefined, error));
       if (described.error === undefined) {
         const text = context.getString(this.keep(described.value));

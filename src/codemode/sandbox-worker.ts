@@ -113,6 +113,7 @@ async function execute(
           });
           post({ type: "call", id, index, tool, argsJson });
         }),
+      late: (tool, argsJson, index) => post({ type: "late_call", id, index, tool, argsJson }),
     },
     onSlice: (active, cpuLeftMs) => {
       Atomics.store(slices, SLICE_SINCE, Date.now() - epoch);

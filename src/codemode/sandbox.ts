@@ -5,12 +5,17 @@
  * time, wall time, inner calls, their concurrency and the result's size are limited; a limit
  * ends the run with a `stopped` outcome naming it.
  *
- * Programs run on one worker thread (`sandbox-worker.ts`, started on the first run): their CPU
- * time never blocks the gateway's event loop, and a program stuck where QuickJS does not consult
- * its interrupt handler (a long sort or JSON.stringify in the engine's C code, repeated) is ended
- * from here by ending the thread. Every run gets a fresh QuickJS runtime and context there,
- * disposed when it ends, so no run sees another's globals.
+ * Programs run on a pool of worker threads (`sandbox-worker.ts`), one run per thread at a time
+ * (threads are started as runs need them, up to the pool's size; further runs wait for one): their
+ * CPU time never blocks the gateway's event loop nor another run, and a program stuck where
+ * QuickJS does not consult its interrupt handler (a long sort or JSON.stringify in the engine's C
+ * code, repeated) is ended from here by ending its own thread only. Every run gets a fresh
+ * QuickJS runtime and context there, disposed when it ends, so no run sees another's globals.
+ *
+ * A tool call the program starts once its answer is being built (from a `toJSON` of the returned
+ * value, or a getter of what it threw) is refused, never made, and reported through `lateCall`.
  */
+import { availableParallelism } from "node:os";
 import { type FieldError, WritError } from "../core/errors.ts";
 import { moduleWorker } from "../core/module-worker.ts";
 import { INSTANCE_MEMORY_BYTES } from "./sandbox-instance.ts";
@@ -72,30 +77,73 @@ export class StopRun extends Error {
   }
 }
 
+/** A call the program started after its answer was built: refused, never made (its index counts). */
+export type LateCall = (tool: string, argsJson: string, index: number) => void;
+
 export interface RunProgramOptions {
   tools: readonly string[];
   call: InnerCall;
   limits?: Partial<SandboxLimits>;
   signal?: AbortSignal;
+  /** Told of each call refused because the program started it while its answer was built. */
+  lateCall?: LateCall;
+  /** The threads to run on (default: the process's pool of `DEFAULT_SANDBOX_THREADS`). */
+  pool?: SandboxPool;
 }
 
 /** Strips TypeScript (sucrase), wraps the program as the body of an async function, runs it. */
 export async function runProgram(source: string, options: RunProgramOptions): Promise<ProgramOutcome> {
   const limits = checkedLimits({ ...DEFAULT_LIMITS, ...options.limits });
   const { signal } = options;
-  if (signal?.aborted) {
-    return {
-      kind: "stopped",
-      reason: "run_stopped",
-      message: "the run was stopped before it began",
-      logs: [],
-    };
+  const notBegun = (message: string): ProgramOutcome => ({
+    kind: "stopped",
+    reason: "run_stopped",
+    message,
+    logs: [],
+  });
+  if (signal?.aborted) return notBegun("the run was stopped before it began");
+  const pool = options.pool ?? defaultPool();
+  // The duration counts from here: waiting for a thread is part of the run's time.
+  const deadline = Date.now() + limits.durationMs;
+  const thread = await pool.acquire(deadline, signal);
+  if (thread === undefined) {
+    return signal?.aborted
+      ? notBegun("the run was stopped before it began")
+      : {
+          kind: "stopped",
+          reason: "duration",
+          message: `every sandbox thread stayed busy for the run's ${limits.durationMs} ms: it never began`,
+          logs: [],
+        };
   }
-  const thread = sandboxThread();
-  const { id, outcome } = thread.run(source, options.tools, limits, options.call);
+  try {
+    return await runOn(thread, source, options, limits, deadline);
+  } finally {
+    pool.release(thread);
+  }
+}
+
+async function runOn(
+  thread: SandboxThread,
+  source: string,
+  options: RunProgramOptions,
+  limits: SandboxLimits,
+  deadline: number,
+): Promise<ProgramOutcome> {
+  const { signal } = options;
+  const left = Math.max(1, deadline - Date.now());
+  const { id, outcome } = thread.run(
+    source,
+    options.tools,
+    { ...limits, durationMs: left },
+    {
+      call: options.call,
+      late: options.lateCall ?? (() => undefined),
+    },
+  );
   const timer = setTimeout(
     () => thread.stop(id, "duration", `the program ran longer than ${limits.durationMs} ms`),
-    limits.durationMs,
+    left,
   );
   const onAbort = () => {
     const reason: unknown = signal?.reason;
@@ -149,33 +197,125 @@ function checkedLimits(limits: SandboxLimits): SandboxLimits {
 }
 
 /**
- * The size of the sandbox's WebAssembly memory in bytes (0 before the first run). It grows to
- * the largest demand of the runs at one time and never shrinks (an idle instance that grew large
- * is replaced); steady across runs, it shows that runs free what they allocate.
+ * The size of the default pool's WebAssembly memories in bytes, summed over its threads (0 before
+ * the first run). Each grows to the largest demand of its runs and never shrinks (an idle
+ * instance that grew large is replaced); steady across runs, it shows that runs free what they
+ * allocate.
  */
 export function sandboxMemoryBytes(): Promise<number> {
-  return current === undefined ? Promise.resolve(0) : current.memoryBytes();
+  return processPool === undefined ? Promise.resolve(0) : processPool.memoryBytes();
 }
 
-/** Ends the sandbox's thread (the runs on it are stopped); the next run starts a new one. */
+/** Ends the default pool's threads (their runs are stopped); the next run starts new ones. */
 export async function closeSandbox(): Promise<void> {
-  const thread = current;
-  current = undefined;
-  await thread?.end();
+  const pool = processPool;
+  processPool = undefined;
+  await pool?.close();
 }
 
-let current: SandboxThread | undefined;
+/** The default pool's size: a thread per core, at least 2 (so that one stuck run never holds all). */
+export const DEFAULT_SANDBOX_THREADS = Math.min(8, Math.max(2, availableParallelism()));
 
-function sandboxThread(): SandboxThread {
-  current ??= new SandboxThread(() => {
-    current = undefined;
-  });
-  return current;
+let processPool: SandboxPool | undefined;
+
+function defaultPool(): SandboxPool {
+  processPool ??= new SandboxPool(DEFAULT_SANDBOX_THREADS);
+  return processPool;
+}
+
+/**
+ * Sandbox threads, one run on each at a time: a thread is started when a run finds none idle and
+ * the pool is below its size; beyond that, runs wait in order for one to come free. A thread that
+ * had to be ended (a stuck program, a fault) is dropped; the next run that needs one starts one.
+ */
+export class SandboxPool {
+  readonly #idle: SandboxThread[] = [];
+  readonly #busy = new Set<SandboxThread>();
+  readonly #waiting: Array<(thread: SandboxThread | undefined) => void> = [];
+
+  constructor(readonly size: number) {
+    if (!Number.isSafeInteger(size) || size < 1) {
+      throw new WritError("invalid_argument", `a sandbox pool needs at least one thread, got ${size}`, {
+        suggestedFix: "give code_mode.sandbox_threads as a positive integer",
+      });
+    }
+  }
+
+  /**
+   * A thread of its own for one run, once one is free: undefined when `deadline` (ms since the
+   * epoch) passed or `signal` aborted first.
+   */
+  acquire(deadline: number, signal?: AbortSignal): Promise<SandboxThread | undefined> {
+    const idle = this.#idle.pop();
+    if (idle !== undefined) return Promise.resolve(this.#lend(idle));
+    if (this.#busy.size < this.size) return Promise.resolve(this.#lend(this.#start()));
+    return new Promise((resolve) => {
+      const done = (thread: SandboxThread | undefined) => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", abandon);
+        resolve(thread);
+      };
+      const abandon = () => {
+        const at = this.#waiting.indexOf(done);
+        if (at >= 0) this.#waiting.splice(at, 1);
+        done(undefined);
+      };
+      const timer = setTimeout(abandon, Math.max(0, deadline - Date.now()));
+      signal?.addEventListener("abort", abandon, { once: true });
+      this.#waiting.push(done);
+    });
+  }
+
+  /** Gives the thread back after its run (to the next waiting run, else to the idle ones). */
+  release(thread: SandboxThread): void {
+    this.#busy.delete(thread);
+    const next = this.#waiting.shift();
+    if (next === undefined) {
+      if (!thread.ended) this.#idle.push(thread);
+      return;
+    }
+    next(this.#lend(thread.ended ? this.#start() : thread));
+  }
+
+  /** The WebAssembly memory of every thread, summed. */
+  async memoryBytes(): Promise<number> {
+    const sizes = await Promise.all([...this.#idle, ...this.#busy].map((thread) => thread.memoryBytes()));
+    return sizes.reduce((sum, bytes) => sum + bytes, 0);
+  }
+
+  /** Ends every thread (their runs are stopped) and every wait. */
+  async close(): Promise<void> {
+    const threads = [...this.#idle, ...this.#busy];
+    this.#idle.length = 0;
+    this.#busy.clear();
+    for (const waiting of this.#waiting.splice(0)) waiting(undefined);
+    await Promise.all(threads.map((thread) => thread.end()));
+  }
+
+  #lend(thread: SandboxThread): SandboxThread {
+    this.#busy.add(thread);
+    return thread;
+  }
+
+  #start(): SandboxThread {
+    const thread = new SandboxThread(() => {
+      // Ended (stuck, faulted, lost): an idle one is dropped; a busy one is released by its run.
+      const at = this.#idle.indexOf(thread);
+      if (at >= 0) this.#idle.splice(at, 1);
+    });
+    return thread;
+  }
+}
+
+interface RunHooks {
+  call: InnerCall;
+  late: LateCall;
 }
 
 interface Active {
   limits: SandboxLimits;
   call: InnerCall;
+  late: LateCall;
   settle: (outcome: ProgramOutcome) => void;
   fail: (error: Error) => void;
   /** The stop asked of the thread, and when: it names the outcome if the thread must be ended. */
@@ -191,7 +331,8 @@ class SandboxThread {
   private readonly queries = new Map<number, (bytes: number) => void>();
   private nextId = 1;
   private readonly watchdog: NodeJS.Timeout;
-  private ended = false;
+  /** The thread was ended, or ended by itself: it runs nothing more. */
+  ended = false;
 
   constructor(private readonly onEnd: () => void) {
     const extension = import.meta.url.endsWith(".ts") ? "ts" : "js";
@@ -208,10 +349,10 @@ class SandboxThread {
     this.post({ type: "init", slices: this.slices.buffer, epoch: this.epoch });
   }
 
-  run(source: string, tools: readonly string[], limits: SandboxLimits, call: InnerCall) {
+  run(source: string, tools: readonly string[], limits: SandboxLimits, hooks: RunHooks) {
     const id = this.nextId++;
     const outcome = new Promise<ProgramOutcome>((settle, fail) => {
-      this.runs.set(id, { limits, call, settle, fail });
+      this.runs.set(id, { limits, call: hooks.call, late: hooks.late, settle, fail });
     });
     this.post({ type: "run", id, source, tools: [...tools], limits, clockMs: Date.now() });
     return { id, outcome };
@@ -275,6 +416,9 @@ class SandboxThread {
         });
         return;
       }
+      case "late_call":
+        this.runs.get(message.id)?.late(message.tool, message.argsJson, message.index);
+        return;
       case "done": {
         const active = this.runs.get(message.id);
         this.runs.delete(message.id);

@@ -93,7 +93,20 @@ export const gatewayConfigSchema = z
         builtins: z.array(z.string().min(1)).default([]),
         /** Recompile when files in `dir` change; a broken change keeps the last good policy. */
         watch: z.boolean().default(true),
+        /**
+         * How long one evaluation may run. Evaluations run on worker threads and one is stopped
+         * when its budget runs out (the call is denied): the event loop waits for it that long
+         * at most.
+         */
         time_budget_ms: z.number().positive().default(250),
+        /**
+         * Strict builtin errors (OPA's --strict-builtin-errors): a builtin that fails (a bad
+         * regex, a malformed JWT, to_number("x")) fails the evaluation, which denies, and the
+         * entry names the builtin; off, the failing call is undefined and the rule around it
+         * silently does not hold. Off when absent (configurations written before it); the
+         * shipped default configuration turns it on. A bundle keeps how it was built.
+         */
+        strict_builtin_errors: z.boolean().default(false),
         /**
          * `opa.runtime()`: OPA's runtime document, showing only the environment variables named
          * in `env` (none by default, so that no secret reaches a decision unless listed) and, as

@@ -85,6 +85,12 @@ export const DecisionPage: FC<{
         <dt>Request</dt>
         <dd>
           <code>{e.request_id}</code>
+          {e.caller_request_id !== undefined && (
+            <span class="muted">
+              {" "}
+              (the caller's <code>{e.caller_request_id}</code>)
+            </span>
+          )}
         </dd>
       </dl>
     </section>

@@ -5,17 +5,24 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { type ResourceLimits, Worker } from "node:worker_threads";
+import { type ResourceLimits, Worker, type WorkerOptions } from "node:worker_threads";
 import { WritError } from "./errors.ts";
 
-/** Starts a worker on `target` (a `.js` or `.ts` module URL), with the thread's resource limits. */
-export function moduleWorker(target: URL, resourceLimits?: ResourceLimits): Worker {
-  const limits = resourceLimits === undefined ? {} : { resourceLimits };
-  if (!target.pathname.endsWith(".ts")) return new Worker(target, limits);
+/**
+ * Starts a worker on `target` (a `.js` or `.ts` module URL), with the thread's resource limits and
+ * its `workerData` (and what that transfers).
+ */
+export function moduleWorker(
+  target: URL,
+  resourceLimits?: ResourceLimits,
+  data?: Pick<WorkerOptions, "workerData" | "transferList">,
+): Worker {
+  const options = { ...(resourceLimits === undefined ? {} : { resourceLimits }), ...data };
+  if (!target.pathname.endsWith(".ts")) return new Worker(target, options);
   const bootstrap = `import(${JSON.stringify(tsxLoaderApi())})
     .then((tsx) => tsx.register())
     .then(() => import(${JSON.stringify(target.href)}));`;
-  return new Worker(bootstrap, { eval: true, execArgv: [], ...limits });
+  return new Worker(bootstrap, { eval: true, execArgv: [], ...options });
 }
 
 /** The URL of tsx's ESM loader API (`tsx/esm/api`), found through the package's own exports map. */

@@ -1,5 +1,6 @@
 /** The tamper-evident decision log (DESIGN section 8). */
 
+export { callerRequestIdOf, noteCallerRequestId } from "./caller-request-ids.ts";
 export {
   Checkpointer,
   type CheckpointerOptions,

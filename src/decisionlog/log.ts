@@ -20,6 +20,7 @@ import type {
   Store,
   TenantScope,
 } from "../store/types.ts";
+import { callerRequestIdOf } from "./caller-request-ids.ts";
 import { hashEntry } from "./hash.ts";
 import { type RedactionRules, type ResolvedRedactionRules, redact, resolveRedactionRules } from "./redact.ts";
 import { noteAppend } from "./refusals.ts";
@@ -50,7 +51,10 @@ export interface DecisionParts {
   grant_jti?: string | null;
   approval_id?: string | null;
   conditions?: Condition[];
+  /** Writ's own id of the request (minted per request, never the caller's). */
   request_id: string;
+  /** The id the caller sent, when known; by default the one noted for `request_id` (caller-request-ids.ts). */
+  caller_request_id?: string | undefined;
 }
 
 export interface DecisionLogOptions {
@@ -303,6 +307,7 @@ export class DecisionLog {
 
   #build(parts: DecisionParts): NewDecisionEntry {
     const redacted = redact(parts.input, this.#rules);
+    const caller = parts.caller_request_id ?? callerRequestIdOf(parts.request_id);
     return {
       decision_id: parts.decision_id ?? randomUUID(),
       timestamp: this.#now().toISOString(),
@@ -324,6 +329,7 @@ export class DecisionLog {
       approval_id: parts.approval_id ?? null,
       conditions: parts.conditions ?? [],
       request_id: parts.request_id,
+      ...(caller === undefined ? {} : { caller_request_id: caller }),
     };
   }
 

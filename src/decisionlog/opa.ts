@@ -38,6 +38,7 @@ function labelsOf(entry: DecisionLogEntry): Record<string, string> {
     hash: entry.hash,
     prev_hash: entry.prev_hash,
   };
+  if (entry.caller_request_id !== undefined) labels.caller_request_id = entry.caller_request_id;
   if (entry.action !== null) labels.action = entry.action;
   if (entry.resource !== null) labels.resource = `${entry.resource.type}/${entry.resource.id}`;
   if (entry.reasons.length > 0) labels.reasons = entry.reasons.map((r) => r.code).join(",");

@@ -10,6 +10,7 @@
  *   window closes, or when the log drains at shutdown. Nothing is lost: the counts of a key's
  *   entries add up to the refusals seen.
  */
+import { callerRequestIdOf } from "./caller-request-ids.ts";
 import type { DecisionParts } from "./log.ts";
 
 interface TrackedRequest {
@@ -81,6 +82,9 @@ interface Window {
   count: number;
   firstCounted: string | undefined;
   lastRequestId: string;
+  /** The ids the callers of the first counted and the last refusal sent, if they sent one. */
+  firstCountedCaller: string | undefined;
+  lastCaller: string | undefined;
   timer: NodeJS.Timeout;
 }
 
@@ -103,14 +107,19 @@ export class RefusalAggregator {
    * Records one refusal under `key` (its source and reason): the first of a window is appended
    * (and awaited), the others only counted.
    */
-  async record(key: string, parts: DecisionParts): Promise<void> {
+  async record(key: string, refusal: DecisionParts): Promise<void> {
     // On the record (now or in the window's summary): the request logged its refusal.
-    noteAppend(parts);
+    noteAppend(refusal);
+    // Read now, while the request is answered: a summary is appended after it was.
+    const caller = refusal.caller_request_id ?? callerRequestIdOf(refusal.request_id);
+    const parts = { ...refusal, caller_request_id: caller };
     const open = this.#windows.get(key);
     if (open) {
+      if (open.count === 0) open.firstCountedCaller = caller;
       open.count += 1;
       open.firstCounted ??= parts.request_id;
       open.lastRequestId = parts.request_id;
+      open.lastCaller = caller;
       return;
     }
     const timer = setTimeout(() => {
@@ -125,6 +134,8 @@ export class RefusalAggregator {
       count: 0,
       firstCounted: undefined,
       lastRequestId: parts.request_id,
+      firstCountedCaller: undefined,
+      lastCaller: caller,
       timer,
     });
     await this.#log.append(withCount(parts, { count: 1, window_ms: this.#windowMs }));
@@ -143,7 +154,7 @@ export class RefusalAggregator {
     if (w.count === 0) return;
     await this.#log.append(
       withCount(
-        { ...w.first, request_id: w.lastRequestId },
+        { ...w.first, request_id: w.lastRequestId, caller_request_id: w.lastCaller },
         {
           count: w.count,
           window_ms: this.#windowMs,
@@ -152,6 +163,8 @@ export class RefusalAggregator {
             to: new Date().toISOString(),
             first_request_id: w.firstCounted ?? w.lastRequestId,
             last_request_id: w.lastRequestId,
+            ...(w.firstCountedCaller === undefined ? {} : { first_caller_request_id: w.firstCountedCaller }),
+            ...(w.lastCaller === undefined ? {} : { last_caller_request_id: w.lastCaller }),
           },
         },
       ),

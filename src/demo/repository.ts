@@ -20,13 +20,15 @@
  * The files' contents live in the store beside their hashes, as the attributes of a resource of
  * type `workspace_files` with the workspace's id (never the resource of a call, so contents never
  * reach the policy input or the decision log): a restart, or another instance on the same store,
- * sees the edits, and an edit is a compare-and-swap on that resource's revision.
+ * sees the edits, and an edit is a compare-and-swap on that resource's revision. Like every
+ * store read on a caller's behalf, it is read within the workspace's tenant: a `workspace_files`
+ * resource of that id held by another tenant is never read (nor seeded over), whoever made it.
  */
 import { jsonDigest } from "../core/digest.ts";
 import { WritError } from "../core/errors.ts";
 import type { InProcessHandler } from "../core/handlers.ts";
 import { isRecord } from "../core/json.ts";
-import type { ResourceWrite, Store, StoredResource } from "../store/types.ts";
+import type { ResourceWrite, Store, StoredResource, TenantScope } from "../store/types.ts";
 
 /** The resource type that holds a workspace's file contents (`attributes.contents`). */
 export const FILES_TYPE = "workspace_files";
@@ -81,6 +83,9 @@ function forbidden(message: string): WritError {
   });
 }
 
+/** A workspace as its files are found: by its id, within its tenant, held by its owner. */
+type WorkspaceRef = Pick<StoredResource, "id" | "owner" | "tenant">;
+
 export class VirtualRepository {
   readonly #seed: Readonly<Record<string, string>>;
   /** The seeding of each workspace's contents, once per instance. */
@@ -97,36 +102,52 @@ export class VirtualRepository {
 
   /** A file of the workspace as stored now. */
   async read(path: string): Promise<string | undefined> {
-    return contentsOf(await this.filesOf(this.workspace))[path];
+    return contentsOf(await this.filesOf(await this.operatorWorkspace()))[path];
   }
 
   /** Writes a file outside any tool call (an operator's change) and returns its new hash. */
   async write(path: string, content: string): Promise<string> {
-    await this.changeFiles(this.workspace, () => ({ files: { [path]: content }, value: undefined }));
+    const ws = await this.operatorWorkspace();
+    await this.changeFiles(ws, () => ({ files: { [path]: content }, value: undefined }));
     return contentHash(content);
   }
 
-  /** The stored contents of a workspace, seeded with the initial files on first use. */
-  private async filesOf(workspace: string): Promise<StoredResource> {
-    const stored = await this.store.getResource(FILES_TYPE, workspace);
+  /** The workspace `read` and `write` reach, as stored (its owner and tenant hold its files). */
+  private async operatorWorkspace(): Promise<WorkspaceRef> {
+    const ws = await this.store.getResource("workspace", this.workspace);
+    return { id: this.workspace, owner: ws?.owner ?? "alice", tenant: ws?.tenant ?? "demo" };
+  }
+
+  /**
+   * The stored contents of a workspace, within its tenant, seeded with the initial files on first
+   * use. Another tenant's resource of that name is refused, never read.
+   */
+  private async filesOf(ws: WorkspaceRef): Promise<StoredResource> {
+    const scope: TenantScope = { tenant: ws.tenant };
+    const stored = await this.store.getResourceIn(scope, FILES_TYPE, ws.id);
     if (stored) return stored;
-    let seeding = this.#seeded.get(workspace);
+    const key = `${ws.tenant}\u0000${ws.id}`;
+    let seeding = this.#seeded.get(key);
     if (seeding === undefined) {
-      seeding = this.seedFiles(workspace);
-      this.#seeded.set(workspace, seeding);
-      seeding.catch(() => this.#seeded.delete(workspace));
+      seeding = this.seedFiles(ws, scope);
+      this.#seeded.set(key, seeding);
+      seeding.catch(() => this.#seeded.delete(key));
     }
     return seeding;
   }
 
-  private async seedFiles(workspace: string): Promise<StoredResource> {
-    const ws = await this.store.getResource("workspace", workspace);
-    return this.store.putResource({
+  private async seedFiles(ws: WorkspaceRef, scope: TenantScope): Promise<StoredResource> {
+    const written = await this.store.putResourceIn(scope, {
       type: FILES_TYPE,
-      id: workspace,
-      owner: ws?.owner ?? "alice",
-      tenant: ws?.tenant ?? "demo",
+      id: ws.id,
+      owner: ws.owner,
+      tenant: ws.tenant,
       attributes: { contents: { ...this.#seed } },
+    });
+    if (written.ok) return written.resource;
+    throw new WritError("conflict", `the files of workspace ${ws.id} are held by another tenant`, {
+      suggestedFix:
+        "ask the operator to remove the workspace_files resource of that id from the other tenant (or rename the workspace)",
     });
   }
 
@@ -136,14 +157,15 @@ export class VirtualRepository {
    * `change` throws to refuse (e.g. `stale_revision`).
    */
   private async changeFiles<T>(
-    workspace: string,
+    ws: WorkspaceRef,
     change: (contents: Record<string, string>) => { files: Record<string, string>; value: T },
   ): Promise<T> {
     for (let attempt = 0; attempt < 8; attempt++) {
-      const stored = await this.filesOf(workspace);
+      const stored = await this.filesOf(ws);
       const contents = contentsOf(stored);
       const { files, value } = change(contents);
-      const updated = await this.store.updateResourceAttributes(FILES_TYPE, workspace, stored.revision, {
+      // At the revision read within the tenant: a row another tenant took since is not written.
+      const updated = await this.store.updateResourceAttributes(FILES_TYPE, ws.id, stored.revision, {
         ...stored.attributes,
         contents: { ...contents, ...files },
       });
@@ -232,7 +254,7 @@ export class VirtualRepository {
       "repo.search": async ({ args, resource }) => {
         const { resource: ws, attrs } = this.workspaceOf(resource);
         const query = stringArg(args, "query");
-        const contents = contentsOf(await this.filesOf(ws.id));
+        const contents = contentsOf(await this.filesOf(ws));
         const matches: Array<{ path: string; line: number; text: string }> = [];
         for (const path of stringList(attrs.read_paths)) {
           const lines = (contents[path] ?? "").split("\n");
@@ -254,7 +276,7 @@ export class VirtualRepository {
         const path = stringArg(args, "path");
         if (!stringList(attrs.read_paths).includes(path))
           throw forbidden(`${path} is not readable in this workspace`);
-        const content = contentsOf(await this.filesOf(ws.id))[path];
+        const content = contentsOf(await this.filesOf(ws))[path];
         if (content === undefined)
           throw new WritError("not_found", `${path} does not exist`, { suggestedFix: "search first" });
         const hash = contentHash(content);
@@ -272,7 +294,7 @@ export class VirtualRepository {
       },
       "repo.propose_edit": async ({ args, resource }) => {
         const { resource: ws, attrs } = this.workspaceOf(resource);
-        const contents = contentsOf(await this.filesOf(ws.id));
+        const contents = contentsOf(await this.filesOf(ws));
         const { path, baseHash, edited: preview } = this.checkedEdit(args, attrs, contents);
         const updated = await this.record(ws, (a) => ({
           ...a,
@@ -289,7 +311,7 @@ export class VirtualRepository {
         const { resource: ws, attrs } = this.workspaceOf(resource);
         // Checked against the contents as stored, written with compare-and-swap on their revision:
         // a file that changed in between is checked again (and refused as stale_revision).
-        const { path, baseHash, edited } = await this.changeFiles(ws.id, (contents) => {
+        const { path, baseHash, edited } = await this.changeFiles(ws, (contents) => {
           const edit = this.checkedEdit(args, attrs, contents);
           return { files: { [edit.path]: edit.edited }, value: edit };
         });

@@ -3,10 +3,10 @@
  * asked with `context.phase = "discover"`, through the decide stage's one input builder.
  */
 import type { Prompt, Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
-import type { ModelFamily, ToolContract } from "../contracts/index.ts";
+import { type ModelFamily, modelFamilyOf, type ToolContract } from "../contracts/index.ts";
 import { jsonDigest } from "../core/digest.ts";
 import type { Gateway } from "../core/gateway.ts";
-import type { PolicyDecision, PolicyInput, Subject } from "../core/types.ts";
+import type { PolicyDecision, PolicyInput, ProposalSource, Subject } from "../core/types.ts";
 import { canonicalAction, isTool, promptContract, resourceContract } from "../normalize/index.ts";
 import { policyInput } from "../pipeline/05-decide.ts";
 import { PolicyFailure } from "../policy/index.ts";
@@ -59,6 +59,20 @@ export class ToolDiscovery {
           },
         };
       });
+  }
+
+  /**
+   * The names `subject` may call tools by from `source`, for suggestions: the canonical names of
+   * the contracts discovery shows them, or the tools' model-facing names in that source's family.
+   */
+  callableNames(subject: Subject, source: ProposalSource): string[] {
+    if (source === "canonical") {
+      return [...new Set(this.#visible(subject, "default").map((contract) => contract.name))];
+    }
+    const family = modelFamilyOf(source);
+    return this.#visible(subject, family)
+      .filter(isTool)
+      .map((contract) => this.gw.contracts.modelView(contract, family).name);
   }
 
   /** The upstream resources whose URI is governed by a contract `subject` may see. */
@@ -130,6 +144,18 @@ export class ToolDiscovery {
     this.cache.set(key, contracts);
     return contracts;
   }
+}
+
+const discoveries = new WeakMap<Gateway, ToolDiscovery>();
+
+/** The gateway's one discovery (and its cache), shared by its entrances and the pipeline. */
+export function toolDiscovery(gw: Gateway): ToolDiscovery {
+  let discovery = discoveries.get(gw);
+  if (discovery === undefined) {
+    discovery = new ToolDiscovery(gw);
+    discoveries.set(gw, discovery);
+  }
+  return discovery;
 }
 
 /** What the discovery policy answered for one contract: shown or not, and why. */

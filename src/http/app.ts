@@ -25,8 +25,13 @@ import { CodeMode, codeModeConfigSchema } from "../codemode/index.ts";
 import { consoleRoutes } from "../console/index.tsx";
 import { RefusalAggregator } from "../decisionlog/index.ts";
 import { mcpEndpoint } from "../mcp/endpoint.ts";
-import { LOOPBACK_HOSTS, LOOPBACK_ORIGINS, transportSecurity } from "../mcp/transport-security.ts";
-import { type Gateway, ToolDiscovery } from "../pipeline/index.ts";
+import {
+  allowedHost,
+  LOOPBACK_HOSTS,
+  LOOPBACK_ORIGINS,
+  transportSecurity,
+} from "../mcp/transport-security.ts";
+import { type Gateway, toolDiscovery } from "../pipeline/index.ts";
 import { auditRefusals } from "./audit.ts";
 import type { AppOptions, HttpEnv } from "./env.ts";
 import { notFound, onError, payloadTooLarge } from "./errors.ts";
@@ -49,8 +54,13 @@ export type { AppOptions, HttpEnv } from "./env.ts";
 /** The app, typed with its environment (`HttpEnv`: the request id, the verified subject). */
 export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
   const app = new Hono<HttpEnv>();
-  const discovery = new ToolDiscovery(gw);
-  const codeMode = new CodeMode(gw, discovery, options.codeMode ?? codeModeConfigSchema.parse({}));
+  const discovery = toolDiscovery(gw);
+  const codeMode = new CodeMode(
+    gw,
+    discovery,
+    options.codeMode ?? codeModeConfigSchema.parse({}),
+    options.sandbox,
+  );
   app.onError(onError);
   app.notFound(notFound);
 
@@ -68,16 +78,15 @@ export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
     if (options.mcpEndpoint !== false) app.use("/mcp", traceRequests(options.tracing));
   }
   app.use("/v1/*", requestId(), audited, limitBody);
+  const mcpSecurity = options.mcpSecurity ?? {
+    allowedHosts: LOOPBACK_HOSTS,
+    allowedOrigins: LOOPBACK_ORIGINS,
+  };
+  // The endpoint's metadata names it from the Host: only for Hosts /mcp answers.
+  app.use("/.well-known/oauth-protected-resource", allowedHost(mcpSecurity));
+  app.use("/.well-known/oauth-protected-resource/*", allowedHost(mcpSecurity));
   if (options.mcpEndpoint !== false) {
-    app.use(
-      "/mcp",
-      transportSecurity(
-        options.mcpSecurity ?? { allowedHosts: LOOPBACK_HOSTS, allowedOrigins: LOOPBACK_ORIGINS },
-      ),
-      requestId(),
-      audited,
-      limitBody,
-    );
+    app.use("/mcp", transportSecurity(mcpSecurity), requestId(), audited, limitBody);
     app.all("/mcp", mcpEndpoint(gw, discovery, codeMode));
   }
 

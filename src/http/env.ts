@@ -2,15 +2,20 @@
  * The HTTP layer's hono environment: per-request state that middleware sets once and handlers
  * read (`c.var.requestId`, `c.var.subject`), and the options the app is built with.
  */
+
 import type { CodeModeConfig } from "../codemode/config.ts";
+import type { SandboxPool } from "../codemode/index.ts";
 import type { ConsoleSessionSettings } from "../console/session.ts";
 import type { Subject } from "../core/types.ts";
 import type { TransportSecurity } from "../mcp/transport-security.ts";
 import type { RequestTracing } from "../observability/tracing.ts";
 
-/** Set by `requestId()` on every `/v1` request. */
+/** Set by `requestId()` on every `/v1` and `/mcp` request. */
 export interface RequestIdVariables {
+  /** Writ's own id of the request (minted per request). */
   requestId: string;
+  /** The caller's `X-Request-Id`, when it sent one within bounds. */
+  callerRequestId?: string;
 }
 
 /** Set by `authenticate()` on the routes that need a verified caller. */
@@ -46,4 +51,6 @@ export interface AppOptions {
   tracing?: RequestTracing;
   /** Code Mode (config `code_mode`; default: on, the sandbox's default limits). */
   codeMode?: CodeModeConfig;
+  /** The threads Code Mode runs programs on (default: a pool of its own, per `codeMode`). */
+  sandbox?: SandboxPool;
 }

@@ -186,7 +186,14 @@ function reply(status: number, body: unknown): McpBody {
  * In a batch with a refused message, no message runs: the others are answered `-32600` too.
  */
 export async function readMcpBody(gw: Gateway, request: Request, requestId: string): Promise<McpBody> {
-  const parsed = parseStrictJson(await bodyText(request));
+  let text: string;
+  try {
+    text = await bodyText(request);
+  } catch (error) {
+    // Not UTF-8, or not whole: a JSON-RPC parse error, as a body that is not JSON.
+    return reply(400, errorResponse(null, ErrorCode.ParseError, WritError.from(error)));
+  }
+  const parsed = parseStrictJson(text);
   if (!parsed.ok && parsed.reason === "syntax") {
     const error = new WritError("invalid_argument", "the body is not JSON", {
       fieldErrors: [{ path: "", message: parsed.message }],

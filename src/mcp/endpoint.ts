@@ -50,6 +50,7 @@ import type { CodeMode } from "../codemode/index.ts";
 import { WritError, type WritErrorBody } from "../core/errors.ts";
 import type { CallObserver } from "../core/handlers.ts";
 import { isRecord } from "../core/json.ts";
+import { bodyText } from "../core/request-body.ts";
 import type { Subject } from "../core/types.ts";
 import type { Listed } from "../discovery/index.ts";
 import {
@@ -488,7 +489,7 @@ async function logRefusedCalls(
 ): Promise<void> {
   let body: unknown;
   try {
-    body = await request.clone().json();
+    body = JSON.parse(await bodyText(request.clone()));
   } catch {
     return;
   }

@@ -7,6 +7,12 @@
  * Allow-list entries are host names (`localhost`, `writ.internal`, `::1`) or, for origins,
  * `scheme://host` (any port) and `scheme://host:port` (that port); `*` allows any. The default is
  * loopback only, which is what `npm start` serves.
+ *
+ * The endpoint's protected resource metadata (`/.well-known/oauth-protected-resource[/mcp]`) names
+ * the resource from the request's Host when `mcp.resource` is not configured, so it answers only
+ * the Hosts `/mcp` answers (`allowedHost`): `Host: evil.example` must not make Writ vouch for
+ * `http://evil.example/mcp`. Its Origin is not checked: it is public, read-only metadata that
+ * browser clients fetch across origins.
  */
 import type { MiddlewareHandler } from "hono";
 import { WritError } from "../core/errors.ts";
@@ -59,11 +65,23 @@ function originAllowed(origin: string, allowed: readonly string[]): boolean {
   });
 }
 
-function forbidden(message: string, fix: string): Response {
-  const error = new WritError("forbidden", message, { suggestedFix: fix });
+/** A refusal as a JSON-RPC error (what an MCP client reads). */
+function forbidden(error: WritError): Response {
+  const { message } = error;
   return new Response(
     JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message, data: error.toJSON() }, id: null }),
     { status: 403, headers: { "content-type": "application/json" } },
+  );
+}
+
+function hostRefusal(host: string | undefined): WritError {
+  return new WritError(
+    "forbidden",
+    `the Host ${JSON.stringify(host ?? "")} is not allowed to reach the MCP endpoint`,
+    {
+      suggestedFix:
+        "call Writ by a host name listed under mcp.allowed_hosts in its configuration (loopback by default)",
+    },
   );
 }
 
@@ -71,19 +89,29 @@ function forbidden(message: string, fix: string): Response {
 export function transportSecurity(config: TransportSecurity): MiddlewareHandler {
   return async (c, next) => {
     const host = c.req.header("host");
-    if (!hostAllowed(host, config.allowedHosts)) {
-      return forbidden(
-        `the Host ${JSON.stringify(host ?? "")} is not allowed to reach the MCP endpoint`,
-        "call Writ by a host name listed under mcp.allowed_hosts in its configuration (loopback by default)",
-      );
-    }
+    if (!hostAllowed(host, config.allowedHosts)) return forbidden(hostRefusal(host));
     const origin = c.req.header("origin");
     if (origin !== undefined && !originAllowed(origin, config.allowedOrigins)) {
       return forbidden(
-        `the Origin ${JSON.stringify(origin)} is not allowed to reach the MCP endpoint`,
-        "add the web page's origin to mcp.allowed_origins in Writ's configuration, or call from a non-browser client",
+        new WritError(
+          "forbidden",
+          `the Origin ${JSON.stringify(origin)} is not allowed to reach the MCP endpoint`,
+          {
+            suggestedFix:
+              "add the web page's origin to mcp.allowed_origins in Writ's configuration, or call from a non-browser client",
+          },
+        ),
       );
     }
+    await next();
+  };
+}
+
+/** Refuses (403, a WritError) requests whose Host `/mcp` would refuse: for its metadata. */
+export function allowedHost(config: Pick<TransportSecurity, "allowedHosts">): MiddlewareHandler {
+  return async (c, next) => {
+    const host = c.req.header("host");
+    if (!hostAllowed(host, config.allowedHosts)) throw hostRefusal(host);
     await next();
   };
 }

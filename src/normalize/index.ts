@@ -7,4 +7,10 @@ export {
   resourceContract,
   resourceMatch,
 } from "./mcp.ts";
-export { canonicalAction, type NormalizedCall, normalize, normalizedArgsDigest } from "./normalize.ts";
+export {
+  canonicalAction,
+  type NormalizedCall,
+  normalize,
+  normalizedArgsDigest,
+  UnknownToolError,
+} from "./normalize.ts";

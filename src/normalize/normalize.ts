@@ -4,12 +4,7 @@
  * checked against the contract's JSON Schema, the resource it touches, and the digest of the
  * exact arguments.
  */
-import {
-  type ContractRegistry,
-  modelFamilyOf,
-  type SchemaViolation,
-  type ToolContract,
-} from "../contracts/index.ts";
+import type { ContractRegistry, SchemaViolation, ToolContract } from "../contracts/index.ts";
 import { canonicalJson, sha256Hex } from "../core/digest.ts";
 import { WritError } from "../core/errors.ts";
 import type { CanonicalAction, ProposedCall, ResourceRef } from "../core/types.ts";
@@ -36,6 +31,42 @@ function describeType(value: unknown): string {
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
+/**
+ * A call naming no tool. Which tools to suggest instead depends on who asks, which stage 2 does
+ * not know yet: by itself it points at the caller's tool list; `suggesting` (run once the caller
+ * is known, with the names discovery shows them) lists the closest of those first. Never the
+ * names of tools discovery hides from the caller (issue 27).
+ */
+export class UnknownToolError extends WritError {
+  constructor(
+    readonly call: Pick<ProposedCall, "tool" | "callId" | "source">,
+    suggestedFix = "Call one of the tools you may use: GET /v1/tools (or tools/list over MCP) lists them.",
+  ) {
+    super("unknown_tool", `unknown tool ${JSON.stringify(call.tool)} (call ${call.callId})`, {
+      fieldErrors: [{ path: "/tool", message: `no tool is named ${JSON.stringify(call.tool)}` }],
+      suggestedFix,
+    });
+    this.name = "UnknownToolError";
+  }
+
+  /** The same refusal suggesting `names` (the tools the caller may see), closest first. */
+  suggesting(names: readonly string[]): UnknownToolError {
+    if (names.length === 0) {
+      return new UnknownToolError(
+        this.call,
+        "No tool is available to you here: ask the operator for access to the tools you need.",
+      );
+    }
+    const ranked = closestNames(this.call.tool, names);
+    const shown = ranked.slice(0, suggestionCount).join(", ");
+    const more = ranked.length > suggestionCount ? ` (and ${ranked.length - suggestionCount} more)` : "";
+    return new UnknownToolError(
+      this.call,
+      `Call one of the tools you may use, closest first: ${shown}${more}.`,
+    );
+  }
+}
+
 function unknownTool(call: ProposedCall, registry: ContractRegistry): WritError {
   const versions = registry.versionsOf(call.tool);
   const where = [{ path: "/tool", message: `no tool is named ${JSON.stringify(call.tool)}` }];
@@ -49,24 +80,14 @@ function unknownTool(call: ProposedCall, registry: ContractRegistry): WritError 
       },
     );
   }
-  const names =
-    call.source === "canonical"
-      ? [...new Set(registry.list().map((contract) => contract.name))]
-      : registry.modelNames(modelFamilyOf(call.source));
-  if (names.length === 0) {
+  if (registry.list().length === 0) {
     return new WritError("unknown_tool", `unknown tool ${JSON.stringify(call.tool)} (call ${call.callId})`, {
       fieldErrors: where,
       suggestedFix:
         "This gateway offers no tools yet: declare tool contracts in the tools section of its config.",
     });
   }
-  const ranked = closestNames(call.tool, names);
-  const shown = ranked.slice(0, suggestionCount).join(", ");
-  const more = ranked.length > suggestionCount ? ` (and ${ranked.length - suggestionCount} more)` : "";
-  return new WritError("unknown_tool", `unknown tool ${JSON.stringify(call.tool)} (call ${call.callId})`, {
-    fieldErrors: where,
-    suggestedFix: `Call one of the tools this gateway offers, closest first: ${shown}${more}.`,
-  });
+  return new UnknownToolError(call);
 }
 
 /** `required: a, b; allowed: a, b, c` from an object schema, or "" when it declares neither. */

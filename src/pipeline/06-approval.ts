@@ -33,52 +33,37 @@ export interface ApprovalRequestParts {
   session: string | null;
 }
 
-/** The open request for this exact call (pending, or approved and not collected), if any. */
-export async function openApproval(gw: Gateway, p: ApprovalRequestParts): Promise<ApprovalView | undefined> {
+/**
+ * The request for a `require_approval` decision: the open one for this exact call (pending, or
+ * approved and not collected), or a new one. One atomic step in the store, so that proposals of
+ * one call racing on any number of instances open exactly one request.
+ */
+export async function requestApproval(gw: Gateway, p: ApprovalRequestParts): Promise<ApprovalView> {
+  const now = nowOf(gw);
+  const ttl = p.decision.approval?.ttl_seconds ?? DEFAULT_TTL_SECONDS;
   const n = p.normalized;
-  const open = await gw.store.findOpenApproval(
+  const { record, created } = await gw.store.openOrCreateApproval(
     {
+      id: randomUUID(),
       requester: p.subject,
       tool: { name: n.contract.name, version: n.contract.version, call_name: p.call.tool },
       action: n.action,
       resource: n.resource ? { type: n.resource.type, id: n.resource.id } : null,
       resource_revision: p.resourceRevision,
+      policy_revision: p.policyRevision,
+      decision_id: p.decisionId,
+      source: p.call.source,
+      session: p.session,
+      // Without approver roles nobody can approve: the request can only expire (fail closed).
+      approver_roles: p.decision.approval?.approver_roles ?? [],
+      requested_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + ttl * 1000).toISOString(),
     },
-    nowOf(gw),
+    now,
   );
-  if (open === undefined || (open.status !== "pending" && open.status !== "approved")) return undefined;
-  return {
-    id: open.id,
-    status: open.status,
-    approver_roles: open.approver_roles,
-    expires_at: open.expires_at,
-  };
-}
-
-/** Stores the approval request for a `require_approval` decision. */
-export async function requestApproval(gw: Gateway, p: ApprovalRequestParts): Promise<ApprovalView> {
-  const now = nowOf(gw);
-  const ttl = p.decision.approval?.ttl_seconds ?? DEFAULT_TTL_SECONDS;
-  const n = p.normalized;
-  const record = await gw.store.createApproval({
-    id: randomUUID(),
-    requester: p.subject,
-    tool: { name: n.contract.name, version: n.contract.version, call_name: p.call.tool },
-    action: n.action,
-    resource: n.resource ? { type: n.resource.type, id: n.resource.id } : null,
-    resource_revision: p.resourceRevision,
-    policy_revision: p.policyRevision,
-    decision_id: p.decisionId,
-    source: p.call.source,
-    session: p.session,
-    // Without approver roles nobody can approve: the request can only expire (fail closed).
-    approver_roles: p.decision.approval?.approver_roles ?? [],
-    requested_at: now.toISOString(),
-    expires_at: new Date(now.getTime() + ttl * 1000).toISOString(),
-  });
   return {
     id: record.id,
-    status: "pending",
+    status: !created && record.status === "approved" ? "approved" : "pending",
     approver_roles: record.approver_roles,
     expires_at: record.expires_at,
   };

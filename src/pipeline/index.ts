@@ -40,8 +40,9 @@ import {
   executionEntry,
   refusalEntry,
 } from "../decisionlog/index.ts";
+import { toolDiscovery } from "../discovery/index.ts";
 import { parseProposal } from "../intake/index.ts";
-import { type NormalizedCall, normalize } from "../normalize/index.ts";
+import { type NormalizedCall, normalize, UnknownToolError } from "../normalize/index.ts";
 import {
   type CallAttributes,
   decisionAttributes,
@@ -56,14 +57,14 @@ import { normalizeCalls } from "./02-normalize.ts";
 import { identify } from "./03-identity.ts";
 import { resourceContext } from "./04-resource.ts";
 import { allows, denial, evaluateCall, policyInput, visible } from "./05-decide.ts";
-import { approvalRequired, openApproval, requestApproval } from "./06-approval.ts";
+import { approvalRequired, requestApproval } from "./06-approval.ts";
 import { issueGrant } from "./07-grant.ts";
 import { currentRevision, INTAKE_PATH, logDecision } from "./08-log.ts";
 import { type DispatchRequest, dispatch, GrantRefusedError } from "./09-dispatch.ts";
 import { result } from "./10-result.ts";
 import { runScheduled } from "./schedule.ts";
 
-export { type DiscoveredTool, ToolDiscovery } from "../discovery/index.ts";
+export { type DiscoveredTool, ToolDiscovery, toolDiscovery } from "../discovery/index.ts";
 export { logRefusedRequest } from "./03-identity.ts";
 export { executorOf, type GrantIssue, issueGrant } from "./07-grant.ts";
 export type {
@@ -187,11 +188,7 @@ async function decideAndRun(
       session,
     };
     // The same call proposed again gets its open request back; the entry below names it.
-    approval = await stage(
-      "approval",
-      traced,
-      async () => (await openApproval(gw, parts)) ?? (await requestApproval(gw, parts)),
-    ); // 6
+    approval = await stage("approval", traced, () => requestApproval(gw, parts)); // 6
     error = approvalRequired(approval);
   } else if (allows(decision)) {
     const { contract, action } = n;
@@ -292,8 +289,9 @@ async function refuseCall(
   req: ProposalRequest,
   call: ProposedCall,
   subject: Subject,
-  error: WritError,
+  refusal: WritError,
 ): Promise<CallOutcome> {
+  const error = suggestedTo(gw, subject, refusal);
   const traced = tracedCall(subject, null, undefined);
   const entry = await stage(
     "log",
@@ -355,6 +353,7 @@ export async function executeWithGrant(
   };
   let claims: GrantClaims | undefined;
   let traced: CallAttributes | undefined;
+  let caller: Subject | undefined = req.subject;
   const logExecution = (outcome: ExecutionFacts["outcome"]) =>
     stage("log", traced, () =>
       logDecision(gw, executionEntry({ ...facts, grant: presentedGrant(req.grant, claims), outcome })),
@@ -362,6 +361,7 @@ export async function executeWithGrant(
   try {
     const subject =
       req.subject ?? (await stage("identity", undefined, () => gw.identity.verify(req.authorization))); // 3
+    caller = subject;
     facts.subject = subject;
     const calls = stage("intake", undefined, () => parseProposal(req.format ?? "canonical", req.call)).calls; // 1
     const [call] = calls;
@@ -384,7 +384,8 @@ export async function executeWithGrant(
     const layered = await stage("result", traced, () => result(gw, n, d, req.requestId)); // 10
     await logExecution({ kind: "ran", summary: resultSummary(layered) });
     return { tool: call.tool, result: layered };
-  } catch (error) {
+  } catch (thrown) {
+    const error = caller === undefined ? thrown : suggestedTo(gw, caller, thrown);
     const e = WritError.from(error);
     if (error instanceof GrantRefusedError) claims = error.claims;
     await logExecution(
@@ -430,4 +431,10 @@ function resultSummary(r: LayeredResult): Record<string, unknown> {
     latency_ms: r.execution_meta.latency_ms,
     attempt: r.execution_meta.attempt,
   };
+}
+
+/** An unknown tool's refusal suggesting the tools `subject` may see (discovery), never others. */
+function suggestedTo<T>(gw: Gateway, subject: Subject, error: T): T | UnknownToolError {
+  if (!(error instanceof UnknownToolError)) return error;
+  return error.suggesting(toolDiscovery(gw).callableNames(subject, error.call.source));
 }

@@ -104,8 +104,13 @@ export function cacheKey(
   entrypoint: string,
   sources: readonly RegoSource[],
   customBuiltins = "",
+  strictBuiltinErrors = false,
 ): string {
-  const hash = createHash("sha256").update(`writ compiled policy ${FORMAT}\0${compiler}\0${entrypoint}\0`);
+  // A strict build is another module; a lax one keeps the keys it always had.
+  const variant = strictBuiltinErrors ? "strict-builtin-errors\0" : "";
+  const hash = createHash("sha256").update(
+    `writ compiled policy ${FORMAT}\0${compiler}\0${entrypoint}\0${variant}`,
+  );
   // The declarations of custom builtins decide how calls compile; none leaves older keys as they were.
   if (customBuiltins !== "") hash.update(`builtins:${customBuiltins.length}:${customBuiltins}\0`);
   for (const s of sources) {
@@ -152,8 +157,13 @@ export class CompiledPolicyCache {
     return this.writeDir !== undefined || this.readDirs.some((dir) => existsSync(dir));
   }
 
-  async key(entrypoint: string, sources: readonly RegoSource[], customBuiltins = ""): Promise<string> {
-    return cacheKey(await this.fingerprint(), entrypoint, sources, customBuiltins);
+  async key(
+    entrypoint: string,
+    sources: readonly RegoSource[],
+    customBuiltins = "",
+    strictBuiltinErrors = false,
+  ): Promise<string> {
+    return cacheKey(await this.fingerprint(), entrypoint, sources, customBuiltins, strictBuiltinErrors);
   }
 
   /** The entry for `key`, or undefined when no folder holds a whole one. */

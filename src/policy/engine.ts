@@ -9,6 +9,9 @@
  * a working one.
  * Evaluation fails closed: an undefined or malformed answer, an abort inside the module, or an
  * evaluation over its time budget is a `PolicyFailure`, which the pipeline turns into a denial.
+ * With `isolate`, evaluations run on worker threads (evaluator.ts) and one is stopped when its
+ * budget runs out, not after; with `strictBuiltinErrors`, a builtin that fails (a bad regex, a
+ * malformed JWT) fails the evaluation, naming the builtin, instead of being undefined.
  */
 import { createHash } from "node:crypto";
 import { type FSWatcher, type Stats, unwatchFile, watch, watchFile } from "node:fs";
@@ -24,6 +27,12 @@ import type { RegoVersion } from "../rego/syntax/index.ts";
 import { CompiledPolicyCache } from "./compiled-cache.ts";
 import { validateDecision } from "./decision.ts";
 import { PolicyFailure, PolicyLoadError } from "./errors.ts";
+import {
+  EvaluationOverrun,
+  type EvaluatorPolicy,
+  EvaluatorThreads,
+  EvaluatorUnavailable,
+} from "./evaluator.ts";
 import {
   BUNDLE_FETCH_TIMEOUT_MS,
   bundleOrigin,
@@ -48,6 +57,8 @@ export interface EvaluatedDecision {
 interface LoadedPolicy {
   revision: string;
   policy: Policy;
+  /** Where evaluations run when the engine isolates them. */
+  threads?: EvaluatorThreads;
 }
 
 const sdkResultSchema = z.array(z.object({ result: z.unknown() }));
@@ -56,6 +67,13 @@ export interface PolicyEngineOptions {
   entrypoint?: string;
   /** Evaluations slower than this are treated as failures (default 250 ms). */
   timeBudgetMs?: number;
+  /**
+   * Evaluate on worker threads, each evaluation stopped when its budget runs out (evaluator.ts);
+   * default false: on the calling thread, a slow one judged when it ends.
+   */
+  isolate?: boolean;
+  /** Compile with strict builtin errors: a failing builtin fails the evaluation (default false). */
+  strictBuiltinErrors?: boolean;
   /**
    * The Rego version of a policy folder's sources (`policy.rego_version`, default 1). A
    * revision loaded back from the archive keeps the version it was loaded with; a bundle's
@@ -105,7 +123,11 @@ export interface ReloadEvents {
 export class PolicyEngine {
   readonly entrypoint: string;
   private readonly timeBudgetMs: number;
+  private readonly isolate: boolean;
+  private readonly strictBuiltinErrors: boolean;
   private current: LoadedPolicy | undefined;
+  /** The evaluator threads of an isolating engine (started with the first revision). */
+  private threads: Promise<EvaluatorThreads> | undefined;
   private watcher: FSWatcher | undefined;
   private stopPolling: (() => void) | undefined;
   private reloadTimer: NodeJS.Timeout | undefined;
@@ -125,6 +147,13 @@ export class PolicyEngine {
   constructor(options: PolicyEngineOptions = {}) {
     this.entrypoint = options.entrypoint ?? DEFAULT_ENTRYPOINT;
     this.timeBudgetMs = options.timeBudgetMs ?? 250;
+    // Custom builtins defined in this process (not imported from modules) cannot be called from
+    // an evaluator thread: such an engine evaluates on the calling thread.
+    const builtins = options.builtins;
+    this.isolate =
+      (options.isolate ?? false) &&
+      (builtins === undefined || builtins.size === 0 || builtins.modules.length > 0);
+    this.strictBuiltinErrors = options.strictBuiltinErrors ?? false;
     this.bundleHeaders = options.bundleHeaders;
     this.compiledCache = options.compiledCache ?? new CompiledPolicyCache();
     this.sourceRoot = options.sourceRoot;
@@ -181,7 +210,8 @@ export class PolicyEngine {
     if (regoVersion === 0) hash.update("\0rego_version 0");
     const revision = hash.digest("hex").slice(0, 16);
 
-    this.install(await this.compile(compiled, data, dir), revision);
+    const { policy, wasm, hostBuiltins } = await this.compile(compiled, data, dir);
+    await this.install(policy, revision, { kind: "compiled", wasm, hostBuiltins, data });
     this.onLoad?.({ id: revision, sources });
     return revision;
   }
@@ -191,11 +221,16 @@ export class PolicyEngine {
    * that loads with the entrypoint, else compiled (the compiler, and binaryen with it, is
    * imported only then) and kept in the cache.
    */
-  private async compile(sources: RegoSource[], data: Record<string, unknown>, dir: string): Promise<Policy> {
+  private async compile(
+    sources: RegoSource[],
+    data: Record<string, unknown>,
+    dir: string,
+  ): Promise<{ policy: Policy; wasm: Uint8Array; hostBuiltins: string[] }> {
     const cache = this.compiledCache;
     const builtins = this.builtins;
+    const strict = this.strictBuiltinErrors;
     const key = cache.enabled
-      ? await cache.key(this.entrypoint, sources, builtins?.fingerprint()).catch(() => undefined)
+      ? await cache.key(this.entrypoint, sources, builtins?.fingerprint(), strict).catch(() => undefined)
       : undefined;
     const hit = key === undefined ? undefined : await cache.get(key);
     // A module that calls a refused opa.runtime is compiled again, to say where it calls it.
@@ -203,12 +238,14 @@ export class PolicyEngine {
       const policy = await loadCompiledPolicy({ ...hit, data, builtins, ...this.runtime }).catch(
         () => undefined,
       );
-      if (policy?.entrypoints.includes(this.entrypoint)) return policy;
+      if (policy?.entrypoints.includes(this.entrypoint))
+        return { policy, ...hit, hostBuiltins: [...hit.hostBuiltins] };
     }
     const { buildPolicy } = await import("../rego/build.ts");
     const built = buildPolicy(sources, {
       entrypoints: [this.entrypoint],
       builtins,
+      strictBuiltinErrors: strict,
       ...(this.opaRuntime === "disabled"
         ? { refusedBuiltins: new Map([["opa.runtime", OPA_RUNTIME_DISABLED]]) }
         : {}),
@@ -229,18 +266,53 @@ export class PolicyEngine {
     if (key !== undefined && policy.entrypoints.includes(this.entrypoint)) {
       await cache.put(key, { wasm: built.wasm, hostBuiltins: built.hostBuiltins });
     }
-    return policy;
+    return { policy, wasm: built.wasm, hostBuiltins: built.hostBuiltins };
   }
 
-  private install(policy: Policy, revision: string): void {
+  /** What an evaluator thread loads a policy with besides its module (custom builtins, opa.runtime). */
+  private get evaluatorHost(): Pick<EvaluatorPolicy, "builtinModules" | "runtime"> {
+    const modules = this.builtins?.modules ?? [];
+    return {
+      ...(modules.length === 0 ? {} : { builtinModules: [...modules] }),
+      ...this.runtime,
+    };
+  }
+
+  private async install(policy: Policy, revision: string, module: EvaluatorPolicy): Promise<void> {
+    const loaded: EvaluatorPolicy = { ...module, ...this.evaluatorHost };
     if (!policy.entrypoints.includes(this.entrypoint)) {
       throw new PolicyLoadError(`the policy has no entrypoint ${this.entrypoint}`, [
         `its entrypoints: ${policy.entrypoints.join(", ") || "none"}`,
       ]);
     }
+    // Isolated, the evaluator threads load the revision first (and evaluate the old one meanwhile).
+    let threads: EvaluatorThreads | undefined;
+    if (this.isolate) {
+      const started = this.threads;
+      if (started === undefined) {
+        this.threads = EvaluatorThreads.start(loaded, this.entrypoint);
+        // A first load that failed leaves no threads: the next load starts them.
+        threads = await this.threads.catch((error: unknown) => {
+          this.threads = undefined;
+          throw error;
+        });
+      } else {
+        threads = await started;
+        await threads.load(loaded);
+      }
+    }
     // The swap is a single assignment: an evaluation sees the old policy or the new one.
-    this.current = { revision, policy };
+    this.current = { revision, policy, ...(threads === undefined ? {} : { threads }) };
     this.lastLoadError = undefined;
+  }
+
+  /** Stops watching and ends the evaluator threads (an isolating engine evaluates no more). */
+  close(): void {
+    this.unwatch();
+    void this.threads?.then(
+      (threads) => threads.close(),
+      () => undefined,
+    );
   }
 
   /**
@@ -272,7 +344,7 @@ export class PolicyEngine {
     }
     const revision =
       policy.manifest.revision || createHash("sha256").update(bytes).digest("hex").slice(0, 16);
-    this.install(policy, revision);
+    await this.install(policy, revision, { kind: "bundle", bytes });
     this.onLoad?.({ id: revision, sources: { kind: "bundle", origin: bundleOrigin(source), bytes } });
     return revision;
   }
@@ -430,11 +502,13 @@ export class PolicyEngine {
     const started = process.hrtime.bigint();
     let raw: unknown;
     try {
-      raw = policy.policy.evaluate(input, this.entrypoint);
+      raw = policy.threads
+        ? policy.threads.evaluate(input, this.timeBudgetMs)
+        : policy.policy.evaluate(input, this.entrypoint);
     } catch (error) {
-      const message =
-        typeof error === "string" ? error : error instanceof Error ? error.message : String(error);
-      throw new PolicyFailure("policy_error", `the policy failed while evaluating: ${message}`);
+      if (error instanceof EvaluationOverrun) throw new PolicyFailure("policy_too_slow", error.message);
+      if (error instanceof EvaluatorUnavailable) throw new PolicyFailure("policy_unavailable", error.message);
+      throw evaluationFailure(error);
     }
     const evalNs = Number(process.hrtime.bigint() - started);
     if (evalNs > this.timeBudgetMs * 1e6) {
@@ -459,4 +533,21 @@ export class PolicyEngine {
       evalNs,
     };
   }
+}
+
+/**
+ * A failure inside the module as the pipeline logs it. A builtin's error under strict builtin
+ * errors (`eval_builtin_error: regex.match: …`) is named as such, with the builtin that failed.
+ */
+function evaluationFailure(error: unknown): PolicyFailure {
+  const message = typeof error === "string" ? error : error instanceof Error ? error.message : String(error);
+  const builtin = /\b(eval_[a-z_]+_error): ([A-Za-z_][\w.]*): /.exec(message);
+  if (builtin !== null) {
+    return new PolicyFailure(
+      "policy_builtin_error",
+      `the builtin ${builtin[2]} failed while the policy was evaluated (${builtin[1]}): ${message.slice(builtin.index + builtin[0].length)}`,
+      builtin[2],
+    );
+  }
+  return new PolicyFailure("policy_error", `the policy failed while evaluating: ${message}`);
 }

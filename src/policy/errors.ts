@@ -6,9 +6,12 @@ export class PolicyFailure extends Error {
       | "policy_undefined"
       | "policy_malformed"
       | "policy_error"
+      | "policy_builtin_error"
       | "policy_too_slow"
       | "policy_unavailable",
     message: string,
+    /** The builtin whose error failed the evaluation (`policy_builtin_error`). */
+    readonly builtin?: string,
   ) {
     super(message);
     this.name = "PolicyFailure";

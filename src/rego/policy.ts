@@ -33,8 +33,9 @@ export interface Policy {
   /** Replaces the base documents (`data`). */
   setData(data: DataObject): void;
   /**
-   * The result set of `entrypoint` for `input` (undefined for no input): `[{"result": …}]`,
-   * `[]` when undefined. Throws `PolicyEvaluationError` when evaluation fails.
+   * The result set of `entrypoint` for `input` (undefined for no input; an ArrayBuffer is the
+   * input's JSON text as UTF-8): `[{"result": …}]`, `[]` when undefined. Throws
+   * `PolicyEvaluationError` when evaluation fails.
    */
   evaluate(input: unknown, entrypoint: string): unknown[];
 }
@@ -170,8 +171,12 @@ export interface CompiledPolicyInput {
 
 const encoder = new TextEncoder();
 
-/** JSON text as an ArrayBuffer: the SDK copies it in as is (and treats `false`, `0`, `""` as input). */
+/**
+ * JSON text as an ArrayBuffer: the SDK copies it in as is (and treats `false`, `0`, `""` as input).
+ * An ArrayBuffer is taken as the input's JSON text already (a policy evaluator thread's input).
+ */
 function jsonBuffer(value: unknown): ArrayBuffer | undefined {
+  if (value instanceof ArrayBuffer) return value;
   const text = JSON.stringify(value);
   if (text === undefined) return undefined;
   const bytes = encoder.encode(text);

@@ -38,10 +38,12 @@ import {
   grantRowQuery,
   grantUseQuery,
   heldClaim,
+  openApprovalQuery,
   resourceRevisionQuery,
 } from "./queries.ts";
 import {
   appliedVersions,
+  approvalCallKey,
   checkGrantUse,
   decidedFields,
   duplicateDecision,
@@ -52,6 +54,7 @@ import {
 import { raw, type Sql, sql } from "./sql.ts";
 import { SqlStore } from "./sql-store.ts";
 import type {
+  ApprovalCall,
   ApprovalRecord,
   ApprovalUpdate,
   DecisionLogEntry,
@@ -74,6 +77,8 @@ export interface PostgresStoreOptions {
 /** Advisory lock keys (any two 64-bit numbers no other application on the database uses). */
 const MIGRATION_LOCK = 7_283_640_001;
 const DECISION_LOG_LOCK = 7_283_640_002;
+/** The class of the two-key advisory locks on an approval's call key (a key space of its own). */
+const APPROVAL_CALL_LOCK = 728_364;
 
 const INT8_OID = 20;
 
@@ -401,6 +406,40 @@ export class PostgresStore extends SqlStore implements Store {
        RETURNING seq, record`,
     );
     return row === undefined ? undefined : this.approvalOf(row);
+  }
+
+  /**
+   * One transaction: a transaction-scoped advisory lock on the call's key (every instance asking
+   * for the same call waits for it; others do not), the open request looked for, the new one
+   * inserted when there is none, COMMIT.
+   */
+  protected async openOrInsertApproval(
+    call: ApprovalCall,
+    insert: Sql,
+    now: Date,
+  ): Promise<{ created: boolean; row: unknown }> {
+    const open = openApprovalQuery(call, now.getTime()).render(postgresDialect.placeholder);
+    const added = insert.render(postgresDialect.placeholder);
+    return this.#withClient("open an approval request", async (client) => {
+      let ended = false;
+      try {
+        await client.query("BEGIN");
+        await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [
+          APPROVAL_CALL_LOCK,
+          approvalCallKey(call),
+        ]);
+        const [found] = (await client.query(open.text, [...open.values])).rows;
+        const result =
+          found !== undefined
+            ? { created: false, row: found }
+            : { created: true, row: (await client.query(added.text, [...added.values])).rows[0] };
+        await client.query("COMMIT");
+        ended = true;
+        return result;
+      } finally {
+        if (!ended) await client.query("ROLLBACK").catch(() => {});
+      }
+    });
   }
 
   async claimIdempotency(

@@ -6,14 +6,24 @@
  */
 import type { Dialect } from "./dialect.ts";
 import { encodeCursor } from "./paging.ts";
-import { grantRowSchema, idempotencyRowSchema, parseStored, revisionRowSchema } from "./rows.ts";
+import {
+  approvalCallKey,
+  grantRowSchema,
+  idempotencyRowSchema,
+  jsonText,
+  parseStored,
+  pendingApproval,
+  revisionRowSchema,
+} from "./rows.ts";
 import { raw, type Sql, sql, where } from "./sql.ts";
 import type {
+  ApprovalCall,
   ApprovalFilter,
   DecisionFilter,
   GrantConsumption,
   GrantUse,
   IdempotencyClaim,
+  NewApproval,
 } from "./types.ts";
 
 export const RESOURCE_COLUMNS = raw("type, id, owner, tenant, revision, attributes, updated_at");
@@ -73,6 +83,27 @@ export function approvalsQuery(
   if (before !== undefined) conditions.push(sql`seq < ${before}`);
   return sql`SELECT seq, record FROM approvals ${where(conditions)}
       ORDER BY seq DESC LIMIT ${size + 1}`;
+}
+
+/**
+ * The newest request still open for a call (pending, or approved and its grant not collected;
+ * not expired at `nowMs`): its row (`seq, record`), if any.
+ */
+export function openApprovalQuery(call: ApprovalCall, nowMs: number): Sql {
+  return sql`SELECT seq, record FROM approvals
+       WHERE call_key = ${approvalCallKey(call)} AND expires_at > ${nowMs}
+         AND (status = 'pending' OR (status = 'approved' AND grant_jti IS NULL))
+       ORDER BY seq DESC LIMIT 1`;
+}
+
+/** Stores a new request as pending (refused as invalid first): its row (`seq, record`). */
+export function insertApprovalQuery(dialect: Dialect, request: NewApproval): Sql {
+  const { record, expiresAtMs } = pendingApproval(request);
+  const text = jsonText(record, "/approval");
+  const roles = dialect.textArray(request.approver_roles);
+  return sql`INSERT INTO approvals (id, tenant, requester, status, approver_roles, expires_at, call_key, record)
+         VALUES (${request.id}, ${request.requester.tenant}, ${request.requester.id}, 'pending', ${roles}, ${expiresAtMs}, ${approvalCallKey(request)}, ${text})
+         RETURNING seq, record`;
 }
 
 /** The first `size` rows, and a cursor after the last of them when the query found more. */

@@ -4,7 +4,7 @@
  * because they came from our own database).
  */
 import { z } from "zod";
-import { jsonDigest } from "../core/digest.ts";
+import { canonicalJson, jsonDigest } from "../core/digest.ts";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { conditionSchema, policyDecisionSchema, reasonSchema } from "../core/types.ts";
 import { UnreadableEntryError } from "./errors.ts";
@@ -201,7 +201,14 @@ export function approvalOfJson(json: unknown, seq: number): ApprovalRecord {
   return parseStored(approvalRecordSchema, json, `approval row ${seq}`);
 }
 
-/** A decision row (`entry` as the JSON text the hash covers). */
+/**
+ * A decision row (`entry` as the JSON text the hash covers). The text must be exactly the
+ * canonical JSON (RFC 8785) of what it parses to, as the chain wrote it: then the hash covers the
+ * stored bytes themselves, and every reader of them agrees on what they say. Text that parses
+ * to the same value but is spelled otherwise (a key repeated, which SQLite's `json_extract`
+ * reads first and JSON.parse last; keys reordered; whitespace; escapes) is refused as
+ * unreadable, never read as the value it happens to parse to.
+ */
 export function entryOf(row: unknown): DecisionLogEntry {
   const r = parseStored(decisionRowSchema, row, "a decision row");
   let json: unknown;
@@ -210,15 +217,19 @@ export function entryOf(row: unknown): DecisionLogEntry {
   } catch (error) {
     throw new UnreadableEntryError(r.seq, null, "its JSON does not parse", error);
   }
-  const body = decisionBodySchema.safeParse(json);
-  if (!body.success) {
+  const decisionId = () => {
     const id = z.object({ decision_id: z.string() }).safeParse(json);
+    return id.success ? id.data.decision_id : null;
+  };
+  if (canonicalJson(json) !== r.entry) {
     throw new UnreadableEntryError(
       r.seq,
-      id.success ? id.data.decision_id : null,
-      z.prettifyError(body.error),
+      decisionId(),
+      "its text is not the canonical JSON the chain wrote (a key repeated or reordered, or a value respelled)",
     );
   }
+  const body = decisionBodySchema.safeParse(json);
+  if (!body.success) throw new UnreadableEntryError(r.seq, decisionId(), z.prettifyError(body.error));
   return { ...entryFromBody(r.seq, body.data, r.prev_hash), hash: r.hash };
 }
 

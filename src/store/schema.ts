@@ -38,6 +38,7 @@ export const decisionBodySchema = z
     approval_id: z.string().nullable(),
     conditions: z.array(conditionSchema),
     request_id: z.string(),
+    caller_request_id: z.string().optional(),
   })
   .strict();
 type DecisionBody = z.infer<typeof decisionBodySchema>;
@@ -75,12 +76,14 @@ export function entryFromBody(
     approval_id: body.approval_id,
     conditions: body.conditions,
     request_id: body.request_id,
+    ...(body.caller_request_id === undefined ? {} : { caller_request_id: body.caller_request_id }),
     prev_hash: prevHash,
   };
 }
 
 /** The body of a new entry, picked field by field so that nothing the type does not name is stored. */
 export function bodyOfNewEntry(entry: NewDecisionEntry): Record<keyof NewDecisionEntry, unknown> {
+  // An absent caller_request_id stays absent (JSON leaves undefined out): older entries hash as they did.
   return {
     decision_id: entry.decision_id,
     timestamp: entry.timestamp,
@@ -102,6 +105,7 @@ export function bodyOfNewEntry(entry: NewDecisionEntry): Record<keyof NewDecisio
     approval_id: entry.approval_id,
     conditions: entry.conditions,
     request_id: entry.request_id,
+    caller_request_id: entry.caller_request_id,
   };
 }
 

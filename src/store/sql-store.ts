@@ -21,6 +21,7 @@ import {
   useSessionQuery,
 } from "./console-sessions.ts";
 import type { Dialect } from "./dialect.ts";
+import { UnreadableEntryError } from "./errors.ts";
 import { claimGroupLeaseQuery, releaseGroupLeaseQuery } from "./group-leases.ts";
 import { type LimitBucket, usageQuery, usageRows, usedNow } from "./limit-usage.ts";
 import {
@@ -50,11 +51,12 @@ import {
   CHECKPOINT_COLUMNS,
   DECISION_COLUMNS,
   decisionsQuery,
+  insertApprovalQuery,
+  openApprovalQuery,
   pageOf,
   RESOURCE_COLUMNS,
 } from "./queries.ts";
 import {
-  approvalCallKey,
   approvalOfJson,
   approvalRowSchema,
   checkExpectedRevision,
@@ -66,7 +68,6 @@ import {
   parseApprovalFilter,
   parseResourceWrite,
   parseStored,
-  pendingApproval,
   resourceOf,
 } from "./rows.ts";
 import { hashSchema } from "./schema.ts";
@@ -75,6 +76,7 @@ import type {
   ApprovalCall,
   ApprovalFilter,
   ApprovalGrant,
+  ApprovalOpening,
   ApprovalPage,
   ApprovalRecord,
   ApprovalUpdate,
@@ -108,6 +110,16 @@ function chainLinkOf({ seq, prev_hash, hash }: DecisionLogEntry): ChainLink {
 /** Whether `tenant` (a stored row's, possibly null) is within `scope`. */
 function inScope(scope: TenantScope, tenant: string | null): boolean {
   return "allTenants" in scope || scope.tenant === tenant;
+}
+
+/**
+ * An entry a scoped query found, confirmed against the entry itself: the query filtered on the
+ * generated `tenant` column, which must agree with the entry it was read from (entryOf refuses
+ * text on which they could differ); one that does not is refused, never shown to another tenant.
+ */
+function entryInScope(scope: TenantScope, entry: DecisionLogEntry): DecisionLogEntry {
+  if (inScope(scope, entry.tenant)) return entry;
+  throw new UnreadableEntryError(entry.seq, entry.decision_id, "its tenant column disagrees with the entry");
 }
 
 /** What each dialect's store adds to this class to be a whole `Store`. */
@@ -370,7 +382,7 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
     const { items, next_cursor } = pageOf(
       rows,
       size,
-      entryOf,
+      (row) => entryInScope(scope, entryOf(row)),
       (entry) => entry.seq,
       (seq) => encodeScopedCursor(scope, seq),
     );
@@ -501,17 +513,9 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   // ------------------------------------------------------------------------------ approvals
 
   async createApproval(request: NewApproval): Promise<ApprovalRecord> {
-    const { record, expiresAtMs } = pendingApproval(request);
-    const text = jsonText(record, "/approval");
-    const roles = this.dialect.textArray(request.approver_roles);
-    const callKey = approvalCallKey(request);
+    const insert = insertApprovalQuery(this.dialect, request);
     try {
-      const [row] = await this.rows(
-        "store an approval request",
-        sql`INSERT INTO approvals (id, tenant, requester, status, approver_roles, expires_at, call_key, record)
-         VALUES (${request.id}, ${request.requester.tenant}, ${request.requester.id}, 'pending', ${roles}, ${expiresAtMs}, ${callKey}, ${text})
-         RETURNING seq, record`,
-      );
+      const [row] = await this.rows("store an approval request", insert);
       return this.approvalOf(row);
     } catch (error) {
       const duplicate = this.dialect.uniqueViolation(error);
@@ -519,6 +523,28 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
       throw error;
     }
   }
+
+  async openOrCreateApproval(request: NewApproval, now: Date = this.clock()): Promise<ApprovalOpening> {
+    const insert = insertApprovalQuery(this.dialect, request);
+    try {
+      const { created, row } = await this.openOrInsertApproval(request, insert, now);
+      return { created, record: this.approvalOf(row) };
+    } catch (error) {
+      const duplicate = this.dialect.uniqueViolation(error);
+      if (duplicate !== undefined) throw duplicateApproval(request.id, duplicate);
+      throw error;
+    }
+  }
+
+  /**
+   * The open request's row for `call` (`openApprovalQuery`), or `insert`'s row: the find and the
+   * insert under a lock every instance takes for the same call (the dialect's own).
+   */
+  protected abstract openOrInsertApproval(
+    call: ApprovalCall,
+    insert: Sql,
+    now: Date,
+  ): Promise<{ created: boolean; row: unknown }>;
 
   async getApproval(id: string): Promise<ApprovalRecord | undefined> {
     const [row] = await this.rows(
@@ -544,13 +570,7 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   }
 
   async findOpenApproval(call: ApprovalCall, now: Date = this.clock()): Promise<ApprovalRecord | undefined> {
-    const [row] = await this.rows(
-      "find an open approval",
-      sql`SELECT seq, record FROM approvals
-       WHERE call_key = ${approvalCallKey(call)} AND expires_at > ${now.getTime()}
-         AND (status = 'pending' OR (status = 'approved' AND grant_jti IS NULL))
-       ORDER BY seq DESC LIMIT 1`,
-    );
+    const [row] = await this.rows("find an open approval", openApprovalQuery(call, now.getTime()));
     return row === undefined ? undefined : this.approvalOf(row);
   }
 

@@ -29,6 +29,7 @@ import {
   grantRowQuery,
   grantUseQuery,
   heldClaim,
+  openApprovalQuery,
   resourceRevisionQuery,
 } from "./queries.ts";
 import {
@@ -47,6 +48,7 @@ import { raw, type Sql, sql } from "./sql.ts";
 import { sqliteStoreError } from "./sqlite-errors.ts";
 import { type PlainError, plainError } from "./sqlite-writer-protocol.ts";
 import type {
+  ApprovalCall,
   ApprovalUpdate,
   ChainLink,
   DecisionLogEntry,
@@ -231,6 +233,23 @@ export const sqliteWrites = {
        RETURNING seq, record`,
     );
     return updated;
+  },
+
+  /**
+   * The open request's row for `call`, or the row `insert` (a rendered INSERT … RETURNING)
+   * stores: found and stored under the write lock the caller holds, which every connection to
+   * the file (every instance) takes in turn.
+   */
+  openOrInsertApproval(
+    conn: SqliteConnection,
+    call: ApprovalCall,
+    nowMs: number,
+    insertText: string,
+    insertValues: readonly unknown[],
+  ): { created: boolean; row: unknown } {
+    const [open] = conn.all(openApprovalQuery(call, nowMs));
+    if (open !== undefined) return { created: false, row: open };
+    return { created: true, row: conn.statement(insertText).get(...insertValues) };
   },
 
   claimIdempotency(

@@ -24,6 +24,7 @@ import { sqliteStoreError } from "./sqlite-errors.ts";
 import { InlineWriter, type SqliteWriter, ThreadWriter } from "./sqlite-writer.ts";
 import { revivedError } from "./sqlite-writer-protocol.ts";
 import type {
+  ApprovalCall,
   ApprovalRecord,
   ApprovalUpdate,
   DecisionLogEntry,
@@ -194,6 +195,20 @@ export class SqliteStore extends SqlStore implements Store {
   ): Promise<ApprovalRecord | undefined> {
     const row = await this.#write("decide an approval", "decideApproval", [id, expectedStatus, update, now]);
     return row === undefined ? undefined : this.approvalOf(row);
+  }
+
+  protected async openOrInsertApproval(
+    call: ApprovalCall,
+    insert: Sql,
+    now: Date,
+  ): Promise<{ created: boolean; row: unknown }> {
+    const { text, values } = insert.render(sqliteDialect.placeholder);
+    return this.#write("open an approval request", "openOrInsertApproval", [
+      call,
+      now.getTime(),
+      text,
+      values,
+    ]);
   }
 
   async claimIdempotency(

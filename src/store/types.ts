@@ -49,6 +49,13 @@ export type TenantScope = { readonly tenant: string } | { readonly allTenants: t
 export const ALL_TENANTS: TenantScope = Object.freeze({ allTenants: true });
 
 /** The result of a scoped resource write. */
+/** What `openOrCreateApproval` found or stored. */
+export interface ApprovalOpening {
+  record: ApprovalRecord;
+  /** True when this call stored the request; false when an open one was there already. */
+  created: boolean;
+}
+
 export type ScopedResourceWrite =
   | { ok: true; resource: StoredResource; previous: StoredResource | undefined }
   /** Another tenant holds this (type, id): nothing was written. */
@@ -114,7 +121,10 @@ export interface DecisionLogEntry {
   grant_jti: string | null;
   approval_id: string | null;
   conditions: Condition[];
+  /** Writ's own id of the request that made the decision (minted per request). */
   request_id: string;
+  /** The `X-Request-Id` its caller sent, when it sent a valid one; absent otherwise (and in entries logged before it was kept). */
+  caller_request_id?: string;
   prev_hash: string;
   hash: string;
 }
@@ -491,6 +501,13 @@ export interface Store {
 
   /** Stores a new approval request, status `pending`. */
   createApproval(request: NewApproval): Promise<ApprovalRecord>;
+  /**
+   * The open request for the same call as `request` (as `findOpenApproval` finds it), or else
+   * `request` stored as a new pending one, in one atomic step across instances: of any number of
+   * proposals of one call racing on any number of instances, exactly one opens a request and the
+   * others get it back (`created: false`).
+   */
+  openOrCreateApproval(request: NewApproval, now?: Date): Promise<ApprovalOpening>;
   getApproval(id: string): Promise<ApprovalRecord | undefined>;
   /** Newest first. */
   listApprovals(filter: ApprovalFilter, limit: number, cursor?: string): Promise<ApprovalPage>;

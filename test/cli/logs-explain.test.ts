@@ -246,7 +246,7 @@ describe("writ logs explain", () => {
     });
     await gw.gateway.log.drain();
     const page = await gw.gateway.log.query({}, 20);
-    const refusal = page.entries.find((e) => e.request_id === rid);
+    const refusal = page.entries.find((e) => e.caller_request_id === rid);
     expect(refusal).toBeDefined();
     const refused = await runLogs(["explain", "--config", config, refusal?.decision_id ?? ""]);
     expect(refused.code).toBe(1);

@@ -316,6 +316,26 @@ describe("POST /v1/run_code", () => {
   });
 });
 
+describe("a call started while the program's answer is built (issue 27)", () => {
+  it("is refused, never made, and on the run's ledger", async () => {
+    const { status, body } = await runCode(`
+      const readme = await ${read("README.md")};
+      return { toJSON() { ${read("src/sum.ts")}; return readme.path; } };`);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ outcome: "returned", value: "README.md" });
+    expect(body.ledger.map((e) => [e.index, e.tool, e.decision, e.effect_committed])).toEqual([
+      [0, "repo_read", "allow", false],
+      [1, "repo_read", "error", false],
+    ]);
+    expect(body.ledger[1]?.error).toMatchObject({ category: "invalid_argument" });
+    expect(body.ledger[1]?.error?.message).toMatch(/while the program's answer was being built/);
+    // Only the call made before the answer reached the gateway.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const entries = await runEntries(body.run.id);
+    expect(entries.map((e) => e.action)).toEqual(["code.run", "repo.read"]);
+  });
+});
+
 describe("GET /v1/run_code/sdk", () => {
   it("declares exactly the tools the caller may discover", async () => {
     const answer = await gw.request("GET", "/v1/run_code/sdk", { token: alice });

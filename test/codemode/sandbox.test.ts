@@ -8,6 +8,7 @@ import {
   type ProgramOutcome,
   runProgram,
   type SandboxLimits,
+  SandboxPool,
   StopRun,
   sandboxMemoryBytes,
 } from "../../src/codemode/sandbox.ts";
@@ -368,6 +369,75 @@ describe("limits", () => {
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect(calls.length).toBe(made);
     expect(made).toBeLessThan(10);
+  });
+});
+
+describe("a pool of threads (issue 27)", () => {
+  it("ends only the stuck run's thread: a run beside it goes on and returns", async () => {
+    let answer: (value: unknown) => void = () => undefined;
+    const gate = new Promise((resolve) => {
+      answer = resolve;
+    });
+    const waiting = runProgram("const r = await tools.read({}); return r.ok;", {
+      tools: TOOLS,
+      call: () => gate,
+    });
+    // A sort of a million strings runs long in QuickJS's C code, where its interrupt handler is not
+    // consulted: the gateway's side ends the thread under it.
+    const stuck = await runProgram(
+      "const a = []; for (let i = 0; i < 1e6; i++) a.push(String(i)); for (;;) a.slice().sort();",
+      { tools: TOOLS, call: echo().call, limits: { cpuMs: 1500, memoryBytes: 200 * 1024 * 1024 } },
+    );
+    expect(stopped(stuck).reason).toBe("cpu");
+    answer({ ok: "still here" });
+    expect(returned(await waiting)).toBe("still here");
+  });
+
+  it("runs more programs than threads, each in turn on a thread of its own", async () => {
+    const pool = new SandboxPool(2);
+    try {
+      const outcomes = await Promise.all(
+        Array.from({ length: 5 }, (_, i) =>
+          runProgram(`return ${i};`, { tools: TOOLS, call: echo().call, pool }),
+        ),
+      );
+      expect(outcomes.map(returned)).toEqual([0, 1, 2, 3, 4]);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe("calls started while the answer is built (issue 27)", () => {
+  it.each([
+    [
+      "a toJSON of the return value",
+      "return { toJSON() { tools.edit({ late: 1 }); return 'ok'; } };",
+      "returned",
+    ],
+    [
+      "a getter of what was thrown",
+      "throw { get message() { tools.edit({ late: 1 }); return 'boom'; } };",
+      "threw",
+    ],
+  ])("from %s are refused, never made, and reported", async (_, program, kind) => {
+    const { call, calls } = echo();
+    const late: Array<[string, string, number]> = [];
+    const outcome = await runProgram(`await tools.read({}); ${program}`, {
+      tools: TOOLS,
+      call,
+      lateCall: (tool, argsJson, index) => late.push([tool, argsJson, index]),
+    });
+    expect(outcome.kind).toBe(kind);
+    expect(
+      outcome.kind === "returned" ? outcome.value : outcome.kind === "threw" ? outcome.message : null,
+    ).toBe(kind === "returned" ? "ok" : "boom");
+    // Let any call the run queued get its chance to be made.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(calls.map((c) => c.tool)).toEqual(["read"]);
+    // (A getter may be read more than once: each of its calls is refused.)
+    expect(late.length).toBeGreaterThanOrEqual(1);
+    for (const [i, entry] of late.entries()) expect(entry).toEqual(["edit", '{"late":1}', i + 1]);
   });
 });
 

@@ -368,7 +368,7 @@ describe("malformed payloads are refused with HTTP 400 and field errors", () => 
     const requestId = "malformed-logged";
     errorOf(await gw.propose(alice, { format: "mcp", payload: { jsonrpc: "1.0" } }, requestId), 400);
     const entries = await logEntries(gw, { decision: "error" });
-    const entry = entries.find((e) => e.request_id === requestId);
+    const entry = entries.find((e) => e.caller_request_id === requestId);
     expect(entry).toMatchObject({ path: "writ/intake", decision: "error", error: "invalid_argument" });
   });
 });

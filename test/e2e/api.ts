@@ -106,6 +106,7 @@ export const logEntrySchema = z.strictObject({
   approval_id: z.string().nullable(),
   conditions: z.array(z.unknown()),
   request_id: z.string(),
+  caller_request_id: z.string().optional(),
   prev_hash: z.string(),
   hash: z.string(),
 });

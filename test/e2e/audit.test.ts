@@ -87,7 +87,7 @@ function execute(token: string, body: unknown, requestId: string) {
 
 /** The entries of one request, oldest first. */
 async function entriesOf(requestId: string): Promise<LogEntry[]> {
-  return (await logEntries(gw)).filter((e) => e.request_id === requestId).reverse();
+  return (await logEntries(gw)).filter((e) => e.caller_request_id === requestId).reverse();
 }
 
 async function onlyEntryOf(requestId: string): Promise<LogEntry> {
@@ -329,7 +329,9 @@ describe("HTTP refusals are on the record", () => {
     await new Promise((resolve) => setTimeout(resolve, 700)); // the window (300 ms) closes
     const countOf = (e: LogEntry) =>
       z.object({ aggregate: z.object({ count: z.number() }) }).parse(e.input).aggregate.count;
-    const flood = (await logEntries(gw, { path: "writ/http" })).filter((e) => e.request_id.startsWith(tag));
+    const flood = (await logEntries(gw, { path: "writ/http" })).filter((e) =>
+      e.caller_request_id?.startsWith(tag),
+    );
     expect(flood.length).toBeGreaterThan(1);
     expect(flood.length).toBeLessThan(40);
     expect(flood.reduce((sum, e) => sum + countOf(e), 0)).toBe(N);
@@ -365,7 +367,7 @@ describe("HTTP refusals are on the record", () => {
     await new Promise((resolve) => setTimeout(resolve, 700)); // the window (300 ms) closes
     const countOf = (e: LogEntry) =>
       z.object({ aggregate: z.object({ count: z.number() }) }).parse(e.input).aggregate.count;
-    const flood = (await logEntries(gw, {})).filter((e) => e.request_id.startsWith(tag));
+    const flood = (await logEntries(gw, {})).filter((e) => e.caller_request_id?.startsWith(tag));
     expect(flood.length).toBeGreaterThan(1);
     expect(flood.length).toBeLessThan(40);
     expect(flood.reduce((sum, e) => sum + countOf(e), 0)).toBe(N);

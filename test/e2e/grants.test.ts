@@ -236,7 +236,9 @@ describe("execute: true", () => {
     });
     expect(result.artifact_refs).toEqual([]);
     expect(result.provenance).toMatchObject({ tool: "repo.read", version: "1", target: "README.md" });
-    expect(result.execution_meta).toMatchObject({ attempt: 1, request_id: requestId, effect: "none" });
+    expect(result.execution_meta).toMatchObject({ attempt: 1, effect: "none" });
+    // Writ's own request id, never the one the caller sent (issue 27).
+    expect(result.execution_meta.request_id).toMatch(/^[0-9a-f-]{36}$/);
 
     // The read was recorded on the workspace: the provenance names the revision it produced.
     const ops = await gw.token("ops", { roles: ["admin"] });

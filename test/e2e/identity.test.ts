@@ -63,7 +63,9 @@ describe("refused bearer tokens", () => {
       expect(error.message).toMatch(bad.message);
       if (token !== undefined && token.length > 20) expect(error.message).not.toContain(token);
 
-      const entries = (await logEntries(gw, { decision: "error" })).filter((e) => e.request_id === requestId);
+      const entries = (await logEntries(gw, { decision: "error" })).filter(
+        (e) => e.caller_request_id === requestId,
+      );
       expect(entries).toHaveLength(1);
       expect(entries[0]).toMatchObject({
         path: "writ/intake",

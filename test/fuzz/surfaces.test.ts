@@ -25,7 +25,7 @@ afterAll(async () => {
 
 describe(`fuzzing the gateway's surfaces (seed ${seed}, ${runs} inputs)`, () => {
   it("answers every input in time with 2xx/4xx and a WritError, and keeps the chain intact", async () => {
-    const report = await runFuzz(ctx, { runs, seed, timeoutMs: 5_000 });
+    const report = await runFuzz(ctx, { runs, seed, timeoutMs: 5_000, tamperEntries: 100 });
     const failures = report.failures.map(
       (f) =>
         `${f.problem}\n  reproduce: npx tsx bench/fuzz.ts --seed ${f.seed} --surface ${f.surface} --only ${f.index}\n  input: ${f.input}`,
@@ -43,5 +43,12 @@ describe(`fuzzing the gateway's surfaces (seed ${seed}, ${runs} inputs)`, () => 
     expect(statusesOf("mcp")).toContain("200");
     expect(statusesOf("token")).toContain("refused");
     expect(report.chain.entries).toBeGreaterThan(0);
+    // Every byte-level edit of a stored entry is caught where it was made, and undone.
+    expect(report.tamper?.misses).toEqual([]);
+    expect(report.tamper).toMatchObject({ edited: 100, caught: 100, restored: true });
+    // Stale grants and unknown tools were tried.
+    const labels = Object.keys(report.counts.http ?? {});
+    expect(labels.some((label) => label.includes("stale grant"))).toBe(true);
+    expect(labels.some((label) => label.includes("unknown tool"))).toBe(true);
   }, 120_000);
 });

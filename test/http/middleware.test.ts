@@ -4,6 +4,7 @@
  */
 import { Hono } from "hono";
 import { beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { WritError } from "../../src/core/errors.ts";
 import type { Subject } from "../../src/core/types.ts";
 import type { HttpEnv } from "../../src/http/env.ts";
@@ -17,23 +18,41 @@ beforeAll(async () => {
   identity = await testIdentity();
 });
 
-describe("requestId", () => {
-  const app = new Hono<HttpEnv>().use(requestId(() => "generated")).get("/", (c) => c.text(c.var.requestId));
+describe("requestId (issue 27)", () => {
+  let minted = 0;
+  const app = new Hono<HttpEnv>()
+    .use(requestId(() => `writ-${++minted}`))
+    .get("/", (c) => c.json({ own: c.var.requestId, caller: c.var.callerRequestId ?? null }));
+  const ids = async (headers: Record<string, string> = {}) => {
+    const response = await app.request("/", { headers });
+    const body = z.object({ own: z.string(), caller: z.string().nullable() }).parse(await response.json());
+    return { header: response.headers.get("x-request-id"), ...body };
+  };
 
-  it("keeps the caller's X-Request-Id as sent", async () => {
-    const response = await app.request("/", { headers: { "x-request-id": "req 1/a=b" } });
-    expect(await response.text()).toBe("req 1/a=b");
+  it("mints Writ's own id for every request, answers it, and keeps the caller's beside it", async () => {
+    const first = await ids({ "x-request-id": "trace-1_a=b" });
+    expect(first.own).toMatch(/^writ-\d+$/);
+    expect(first).toMatchObject({ caller: "trace-1_a=b", header: first.own });
+    // The same id sent twice (or another caller's copied) never names Writ's records.
+    const second = await ids({ "x-request-id": "trace-1_a=b" });
+    expect(second.own).not.toBe(first.own);
+    expect(second.caller).toBe("trace-1_a=b");
   });
 
-  it("makes one when the caller sent none, and adds no response header", async () => {
-    const response = await app.request("/");
-    expect(await response.text()).toBe("generated");
-    expect(response.headers.get("x-request-id")).toBeNull();
+  it("drops a caller's id out of hono's bounds: over 255 characters, or other characters", async () => {
+    for (const sent of ["x".repeat(256), "x".repeat(12 * 1024), "req 1", "a/b", "é", "a\tb", ""]) {
+      const answer = await ids({ "x-request-id": sent });
+      expect(answer.caller, JSON.stringify(sent.slice(0, 20))).toBeNull();
+      expect(answer.own).toMatch(/^writ-\d+$/);
+    }
+    expect((await ids({ "x-request-id": "x".repeat(255) })).caller).toBe("x".repeat(255));
   });
 
   it("makes UUIDs by default", async () => {
     const app = new Hono<HttpEnv>().use(requestId()).get("/", (c) => c.text(c.var.requestId));
-    expect(await (await app.request("/")).text()).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await (await app.request("/", { headers: { "x-request-id": "mine" } })).text()).toMatch(
+      /^[0-9a-f-]{36}$/,
+    );
   });
 });
 

@@ -43,7 +43,7 @@ afterAll(async () => {
 
 /** The log entries a request left (read as the operator). */
 async function loggedFor(requestId: string) {
-  return (await logEntries(gw)).filter((e) => e.request_id === requestId);
+  return (await logEntries(gw)).filter((e) => e.caller_request_id === requestId);
 }
 
 describe("resources", () => {

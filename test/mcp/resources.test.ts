@@ -366,7 +366,9 @@ describe("reading resources", () => {
       requestId,
     });
     expect(answer.status).toBe(401);
-    const entries = (await logEntries(gw, { decision: "error" })).filter((e) => e.request_id === requestId);
+    const entries = (await logEntries(gw, { decision: "error" })).filter(
+      (e) => e.caller_request_id === requestId,
+    );
     expect(entries).toHaveLength(1);
     expect(entries[0]?.error).toBe("unauthenticated");
   });

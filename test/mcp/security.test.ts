@@ -116,6 +116,45 @@ describe("DNS-rebinding protection of /mcp", () => {
   });
 });
 
+/** A raw GET (node:http, which sends the Host given). */
+function get(
+  base: string,
+  route: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(new URL(route, base), { method: "GET", headers }, (res) => {
+      let text = "";
+      res.on("data", (chunk: Buffer) => {
+        text += chunk.toString("utf8");
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+describe("the endpoint's protected resource metadata (issue 27)", () => {
+  const routes = ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"];
+
+  it("answers only the Hosts /mcp answers: never a resource named after a Host it refuses", async () => {
+    for (const route of routes) {
+      const answer = await get(gw.url, route, { host: "evil.example" });
+      expect(answer.status, route).toBe(403);
+      expect(answer.body).not.toContain("http://evil.example/mcp");
+      expect(writErrorSchema.parse(JSON.parse(answer.body))).toMatchObject({ category: "forbidden" });
+      // An allowed Host is named as before.
+      const loopback = await get(gw.url, route, { host: "localhost:8080" });
+      expect(loopback.status).toBe(200);
+      expect(JSON.parse(loopback.body)).toMatchObject({ resource: "http://localhost:8080/mcp" });
+    }
+    const allowed = await get(configured.url, routes[0] ?? "", { host: "writ.internal" });
+    expect(JSON.parse(allowed.body)).toMatchObject({ resource: "http://writ.internal/mcp" });
+    expect((await get(configured.url, routes[0] ?? "", { host: "localhost" })).status).toBe(403);
+  });
+});
+
 describe("authorization discovery from a 401", () => {
   it("leads a spec-following client from the 401 to the authorization server", async () => {
     const answer = await fetch(`${gw.url}/mcp`, {

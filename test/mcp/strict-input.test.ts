@@ -49,7 +49,9 @@ const call = (args: string, id: number | string = 7) =>
   `{"jsonrpc": "2.0", "id": ${JSON.stringify(id)}, "method": "tools/call", "params": {"name": "repo_search", "arguments": ${args}}}`;
 
 async function refusedEntries(requestId: string) {
-  return (await logEntries(gw, { decision: "error" })).filter((entry) => entry.request_id === requestId);
+  return (await logEntries(gw, { decision: "error" })).filter(
+    (entry) => entry.caller_request_id === requestId,
+  );
 }
 
 describe("/mcp refuses keys the HTTP API refuses", () => {

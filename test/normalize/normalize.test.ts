@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ContractRegistry, type ToolContractInput } from "../../src/contracts/index.ts";
 import { jsonDigest } from "../../src/core/digest.ts";
 import type { ProposedCall } from "../../src/core/types.ts";
-import { normalize, normalizedArgsDigest } from "../../src/normalize/index.ts";
+import { normalize, normalizedArgsDigest, UnknownToolError } from "../../src/normalize/index.ts";
 import { repoRead, repoWrite, ticketsSearch } from "../contracts/fixtures.ts";
 import { errorOf } from "../intake/helpers.ts";
 
@@ -79,7 +79,7 @@ describe("normalize", () => {
     expect(result.action.args).toEqual({ query: "refund", filters: { open: true } });
   });
 
-  it("answers unknown_tool with the tool's name and the closest names first", () => {
+  it("answers unknown_tool with the tool's name, suggesting names only once told which the caller sees", () => {
     const error = errorOf(() => normalize(proposed("read_files", { repo: "writ" }), registry));
     expect(error).toEqual({
       status: "failed",
@@ -87,14 +87,22 @@ describe("normalize", () => {
       retryable: false,
       message: 'unknown tool "read_files" (call call_1)',
       field_errors: [{ path: "/tool", message: 'no tool is named "read_files"' }],
-      suggested_fix:
-        "Call one of the tools this gateway offers, closest first: read_file, repo_write, search_tickets.",
+      suggested_fix: "Call one of the tools you may use: GET /v1/tools (or tools/list over MCP) lists them.",
       effect_committed: false,
     });
-    const canonical = errorOf(() => normalize(proposed("repo.wrte", {}, "canonical"), registry));
-    expect(canonical.suggested_fix).toBe(
-      "Call one of the tools this gateway offers, closest first: repo.write, repo.read, tickets.search.",
+    const thrown = (() => {
+      try {
+        normalize(proposed("repo.wrte", {}, "canonical"), registry);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(thrown).toBeInstanceOf(UnknownToolError);
+    if (!(thrown instanceof UnknownToolError)) throw new Error("unreachable");
+    expect(thrown.suggesting(["repo.read", "tickets.search", "repo.write"]).suggestedFix).toBe(
+      "Call one of the tools you may use, closest first: repo.write, repo.read, tickets.search.",
     );
+    expect(thrown.suggesting([]).suggestedFix).toMatch(/No tool is available to you/);
   });
 
   it("asks for a version when a canonical name has several, and for contracts when there are none", () => {

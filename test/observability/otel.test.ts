@@ -219,7 +219,7 @@ describe("OTLP over http/json", () => {
     });
     expect(refused.status).toBe(401);
     const request = await waitFor("the refused request's span", async () =>
-      spans().find((s) => s.attributes["writ.request_id"] === "otel-unauthenticated"),
+      spans().find((s) => s.attributes["writ.caller_request_id"] === "otel-unauthenticated"),
     );
     // A 4xx is the caller's error: the server span is not failed; the stage that refused is.
     expect(request.statusCode).toBe(0);
@@ -244,7 +244,7 @@ describe("OTLP over http/json", () => {
     const answer = await mcpRead(gw, alice, "otel-mcp");
     expect(answer.status, answer.text).toBe(200);
     const request = await waitFor("the /mcp span", async () =>
-      spans().find((s) => s.attributes["writ.request_id"] === "otel-mcp"),
+      spans().find((s) => s.attributes["writ.caller_request_id"] === "otel-mcp"),
     );
     expect(request.name).toBe("POST /mcp");
     expect(request.kind).toBe(2);
@@ -377,7 +377,7 @@ describe("HTTP backends", () => {
     const answer = await mcpRead(gw, await gw.token("alice"), "otel-sse");
     expect(answer.headers.get("content-type")).toContain("text/event-stream");
     const request = await waitFor("the /mcp span", async () =>
-      spans().find((s) => s.attributes["writ.request_id"] === "otel-sse"),
+      spans().find((s) => s.attributes["writ.caller_request_id"] === "otel-sse"),
     );
     const result = await waitFor("its result stage", async () =>
       spans().find((s) => s.parentSpanId === request.spanId && s.name === "result"),

@@ -55,6 +55,22 @@ describe("policy.builtins", () => {
     expect(decide("bob")).toBe("deny");
   });
 
+  it("are called on the gateway's evaluator threads too, the module imported there", async () => {
+    const builtins = await loadPolicyBuiltins([fixture]);
+    const engine = new PolicyEngine({ builtins, isolate: true, timeBudgetMs: 5_000 });
+    try {
+      await engine.loadDirectory(dir);
+      const decide = (subject: string) =>
+        engine.evaluate(
+          policyInputFor("files.read", { subject: { id: subject }, args: { path: "/srv/app" } }),
+        ).decision.decision;
+      expect(decide("alice")).toBe("allow");
+      expect(decide("bob")).toBe("deny");
+    } finally {
+      engine.close();
+    }
+  });
+
   it("without them, the folder does not compile; a module that cannot load names itself", async () => {
     await expect(new PolicyEngine().loadDirectory(dir)).rejects.toThrow("undefined function acme.owner_of");
     const missing = loadPolicyBuiltins([path.join(dir, "nope.mjs")]);

@@ -77,6 +77,115 @@ describe("PolicyEngine", () => {
   });
 });
 
+/**
+ * A denial guarded by a builtin the input can make fail: `regex.match` with the call's own
+ * argument as the pattern. Without strict builtin errors a bad pattern makes the denial's body
+ * undefined, so the call is allowed (issue 27).
+ */
+const GUARDED = `package writ
+
+import rego.v1
+
+default decision := {"decision": "allow", "reasons": [], "conditions": []}
+
+decision := {"decision": "deny", "reasons": [{"code": "blocked", "message": "blocked", "visible_to_model": true}], "conditions": []} if {
+	regex.match(input.action.args.pattern, "secret")
+}
+`;
+
+/** A policy that evaluates for hours: ten billion comparisons. */
+const ENDLESS = `package writ
+
+import rego.v1
+
+r := numbers.range(1, 100000)
+
+decision := {"decision": "allow", "reasons": [], "conditions": []} if {
+	every i in r {
+		every j in r {
+			i + j != input.never
+		}
+	}
+}
+`;
+
+const withArgs = (args: Record<string, unknown>) => {
+  const input = inputFor("search");
+  return { ...input, action: { ...input.action, args } };
+};
+
+describe("strict builtin errors (issue 27)", () => {
+  it("fail the evaluation, naming the builtin, where lax evaluation silently allowed", async () => {
+    const lax = await engineWith(GUARDED);
+    expect(lax.evaluate(withArgs({ pattern: "(" })).decision.decision).toBe("allow");
+    const strict = await engineWith(GUARDED, { strictBuiltinErrors: true });
+    let failure: unknown;
+    try {
+      strict.evaluate(withArgs({ pattern: "(" }));
+    } catch (error) {
+      failure = error;
+    }
+    expect(failure).toBeInstanceOf(PolicyFailure);
+    expect(failure).toMatchObject({ code: "policy_builtin_error", builtin: "regex.match" });
+    expect(String(failure)).toMatch(
+      /the builtin regex\.match failed .*eval_builtin_error.*missing closing \)/,
+    );
+    // A pattern that compiles decides as before.
+    expect(strict.evaluate(withArgs({ pattern: "sec" })).decision.decision).toBe("deny");
+    expect(strict.evaluate(withArgs({ pattern: "public" })).decision.decision).toBe("allow");
+  });
+
+  it("evaluate the same on an evaluator thread", async () => {
+    const strict = await engineWith(GUARDED, { strictBuiltinErrors: true, isolate: true });
+    try {
+      expect(failureOf(() => strict.evaluate(withArgs({ pattern: "(" })))).toBe("policy_builtin_error");
+      expect(strict.evaluate(withArgs({ pattern: "sec" })).decision.decision).toBe("deny");
+    } finally {
+      strict.close();
+    }
+  });
+});
+
+describe("the evaluation budget, enforced while the policy runs (issue 27)", () => {
+  it("stops an endless evaluation at its budget and evaluates the next on a fresh thread", async () => {
+    const engine = await engineWith(ENDLESS, { isolate: true, timeBudgetMs: 200 });
+    try {
+      // Inline, this evaluation would run for hours (and this test time out).
+      expect(failureOf(() => engine.evaluate(inputFor("notes.read")))).toBe("policy_too_slow");
+      // The next waits for the spare thread (within its budget), or fails closed while it loads.
+      let next: string | undefined;
+      for (let i = 0; i < 50 && next !== "policy_too_slow"; i++) {
+        next = failureOf(() => engine.evaluate(inputFor("notes.read")));
+        if (next === "policy_unavailable") await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(next).toBe("policy_too_slow");
+    } finally {
+      engine.close();
+    }
+  });
+
+  it("answers what the thread answers, large inputs and answers included", async () => {
+    const echo = `package writ
+
+import rego.v1
+
+decision := {"decision": "allow", "reasons": [{"code": "echo", "message": input.action.args.text, "visible_to_model": false}], "conditions": []}
+`;
+    const inline = await engineWith(echo);
+    const engine = await engineWith(echo, { isolate: true });
+    try {
+      for (const text of ["short", "é€😀".repeat(10_000), "x".repeat(100_000)]) {
+        // The answer crosses whole (its message is bounded after it crossed).
+        expect(engine.evaluate(withArgs({ text })).decision).toEqual(
+          inline.evaluate(withArgs({ text })).decision,
+        );
+      }
+    } finally {
+      engine.close();
+    }
+  });
+});
+
 describe("validateDecision", () => {
   const code = (value: unknown) => failureOf(() => validateDecision(value, "writ/decision"));
 

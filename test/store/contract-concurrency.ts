@@ -47,6 +47,25 @@ export function concurrencyContract(h: StoreHarness): void {
       expect(claims.filter((c) => c.state === "claimed")).toHaveLength(1);
     });
 
+    it("opens exactly one request for one call, of 40 racing from both (issue 27)", async () => {
+      const a = await h.open();
+      const b = await h.openSame();
+      const at = new Date("2030-01-01T00:10:00Z");
+      const openings = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? a : b).openOrCreateApproval(newApproval(), at)),
+      );
+      expect(openings.filter((o) => o.created)).toHaveLength(1);
+      expect(new Set(openings.map((o) => o.record.id)).size).toBe(1);
+      // Another call (another digest) opens its own; once expired, the call opens a new one.
+      const other = await a.openOrCreateApproval(
+        newApproval({ action: { ...newApproval().action, args_digest: "b".repeat(64) } }),
+        at,
+      );
+      expect(other.created).toBe(true);
+      const expired = await b.openOrCreateApproval(newApproval(), new Date("2030-01-01T02:00:00Z"));
+      expect(expired.created).toBe(true);
+    });
+
     it("chains concurrent appends from both into one gapless log", async () => {
       const a = await h.open();
       const b = await h.openSame();

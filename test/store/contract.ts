@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { WritError } from "../../src/core/errors.ts";
-import { hashEntry } from "../../src/decisionlog/index.ts";
+import { DecisionLog, hashEntry } from "../../src/decisionlog/index.ts";
 import {
   type DecisionFilter,
   type DecisionLogEntry,
@@ -37,6 +37,8 @@ export interface StoreHarness {
   openSame(): Promise<ContractStore>;
   /** Edits decision `seq` behind Writ's back: its reasons become the string "nope". */
   corruptReasons(seq: number): Promise<void>;
+  /** Rewrites the stored text of decision `seq` behind Writ's back, byte for byte. */
+  rewriteEntry(seq: number, edit: (text: string) => string): Promise<void>;
   /** Closes every store opened since the last cleanup. */
   cleanup(): Promise<void>;
 }
@@ -365,6 +367,63 @@ export function storeContract(h: StoreHarness): void {
       const error = await store.getDecision(entry.decision_id).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(UnreadableEntryError);
       expect(error).toMatchObject({ seq: 1, decisionId: entry.decision_id, category: "internal" });
+    });
+  });
+
+  describe("an entry's stored text (issue 27, item 2)", () => {
+    /** Two entries of tenant acme; the first is then rewritten by `edit`. */
+    async function tampered(edit: (text: string) => string) {
+      const store = await h.open();
+      const first = await store.appendDecision(newEntry({ tenant: "acme", decision: "deny" }));
+      await store.appendDecision(newEntry({ tenant: "acme" }));
+      await h.rewriteEntry(1, edit);
+      return { store, first };
+    }
+
+    it("starting with a duplicate key is a broken log, and no list files it under another tenant", async () => {
+      // What the red team did: the same value for JSON.parse (the last key wins), another tenant
+      // and decision for SQLite's json_extract (the first key wins).
+      const { store, first } = await tampered(
+        (text) => `{"decision":"allow","tenant":"other",${text.slice(1)}`,
+      );
+      expect(await new DecisionLog(store).verify()).toEqual({
+        ok: false,
+        entries_checked: 0,
+        first_broken: { seq: 1, decision_id: first.decision_id, reason: "unreadable" },
+      });
+      const listed = await store.queryDecisionsIn({ tenant: "other" }, {}, 50).then(
+        (page) => page.entries,
+        (error: unknown) => error,
+      );
+      // Refused as unreadable, or not found: never shown to tenant "other".
+      if (Array.isArray(listed)) expect(listed).toEqual([]);
+      else expect(listed).toBeInstanceOf(UnreadableEntryError);
+      const allowed = await store.queryDecisions({ decision: "allow" }, 50).then(
+        (page) => page.entries.map((e) => e.seq),
+        (error: unknown) => error,
+      );
+      if (Array.isArray(allowed)) expect(allowed).toEqual([2]);
+      else expect(allowed).toBeInstanceOf(UnreadableEntryError);
+      await expect(store.getDecision(first.decision_id)).rejects.toBeInstanceOf(UnreadableEntryError);
+    });
+
+    it.each([
+      [
+        "a key moved",
+        (text: string) =>
+          text.replace(/^\{("action":"[^"]*"),/, "{").replace(/\}$/, ',"action":"repo_read"}'),
+      ],
+      ["a space added", (text: string) => text.replace('"tenant":"acme"', '"tenant": "acme"')],
+      ["a letter escaped", (text: string) => text.replace('"tenant":"acme"', '"tenant":"\\u0061cme"')],
+      ["a number respelled", (text: string) => text.replace('"timer_eval_ns":1200', '"timer_eval_ns":1.2e3')],
+    ])("respelled (%s) but parsing to the same value is a broken log", async (_, edit) => {
+      const { store, first } = await tampered(edit);
+      const rows = await store.queryDecisions({}, 50).catch((e: unknown) => e);
+      expect(rows).toBeInstanceOf(UnreadableEntryError);
+      expect(await new DecisionLog(store).verify()).toMatchObject({
+        ok: false,
+        first_broken: { seq: 1, decision_id: first.decision_id, reason: "unreadable" },
+      });
     });
   });
 

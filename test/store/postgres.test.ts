@@ -3,6 +3,7 @@
  * only PostgreSQL has: migrations racing from several instances, its error mapping.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { GENESIS_HASH } from "../../src/store/index.ts";
 import { PostgresStore } from "../../src/store/postgres.ts";
 import { postgresMigrations } from "../../src/store/postgres-migrations.ts";
@@ -44,6 +45,11 @@ describe.skipIf(postgresUnavailable !== undefined)("PostgresStore", () => {
           `UPDATE decisions SET entry = jsonb_set(entry::jsonb, '{reasons}', '"nope"')::text WHERE seq = $1`,
           [seq],
         );
+      },
+      async rewriteEntry(seq, edit) {
+        const [row] = await sql(last, "SELECT entry FROM decisions WHERE seq = $1", [seq]);
+        const { entry } = z.object({ entry: z.string() }).parse(row);
+        await sql(last, "UPDATE decisions SET entry = $1 WHERE seq = $2", [edit(entry), seq]);
       },
       async cleanup() {
         for (const store of opened.splice(0)) await store.close();

@@ -158,6 +158,13 @@ describe("the Store contract on SQLite", () => {
         .prepare("UPDATE decisions SET entry = json_set(entry, '$.reasons', 'nope') WHERE seq = ?")
         .run(seq);
     },
+    async rewriteEntry(seq, edit) {
+      const db = raw(last);
+      const { entry } = z
+        .object({ entry: z.string() })
+        .parse(db.prepare("SELECT entry FROM decisions WHERE seq = ?").get(seq));
+      db.prepare("UPDATE decisions SET entry = ? WHERE seq = ?").run(edit(entry), seq);
+    },
     async cleanup() {},
   });
 });

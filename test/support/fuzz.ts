@@ -15,8 +15,12 @@
  * Properties, for every input: an answer comes within the per-request timeout; the process does
  * not crash; the status is 2xx or 4xx; every error body is a structured WritError (on /mcp: a
  * JSON-RPC error whose `data` is a WritError); a mutated token is never accepted unless it decodes
- * to the very bytes of the valid one. After a run, the decision log's chain verifies (the function
- * `writ logs verify` uses: `DecisionLog.verify`).
+ * to the very bytes of the valid one; a grant whose workspace changed after its decision is never
+ * honoured (and is `stale_revision` when presented with its own call); an unknown tool's
+ * suggestions never name a tool discovery hides (the gateway has one, `HIDDEN_TOOL`). After a
+ * run, the decision log's chain verifies (the function `writ logs verify` uses:
+ * `DecisionLog.verify`), and every byte-level edit of random stored entries is caught by it
+ * (`fuzz-tamper.ts`).
  *
  * Input `i` of a run is generated from its own seed (`seedOf(seed, surface, i)`), so one failure is
  * reproduced alone with `--seed <seed> --surface <surface> --only <i>`.
@@ -25,7 +29,9 @@ import fc from "fast-check";
 import { SignJWT } from "jose";
 import { z } from "zod";
 import { WritError, writErrorSchema } from "../../src/core/errors.ts";
+import { type TamperReport, tamperCheck } from "./fuzz-tamper.ts";
 import { answerOf, startTestGateway, type TestGateway } from "./gateway.ts";
+import { HIDDEN_TOOL, HIDDEN_TOOL_NAMES } from "./hidden-tool.ts";
 
 export const surfaces = ["http", "mcp", "token"] as const;
 export type Surface = (typeof surfaces)[number];
@@ -44,7 +50,16 @@ export type FuzzCase =
       /** When set, the request carries a mutated token: acceptance is checked against `validToken`. */
       token?: string;
     }
-  | { kind: "verify"; label: string; authorization: string | undefined; token?: string };
+  | { kind: "verify"; label: string; authorization: string | undefined; token?: string }
+  | {
+      kind: "stale";
+      label: string;
+      /** A workspace of its own: alice's, a grant read from it, then changed, then the grant used. */
+      workspace: string;
+      change: "owner" | "attributes";
+      /** Mutations of the call the stale grant is presented with (none: the very call it is for). */
+      ops: Op[];
+    };
 
 export interface FuzzFailure {
   surface: Surface;
@@ -64,6 +79,8 @@ export interface FuzzReport {
   chain: { ok: boolean; entries: number; detail?: string };
   /** The five slowest inputs. */
   slowest: { ms: number; surface: Surface; index: number; input: string }[];
+  /** Byte-level edits of stored entries, each to be caught by verify (unless turned off). */
+  tamper?: TamperReport;
 }
 
 export interface FuzzOptions {
@@ -76,6 +93,8 @@ export interface FuzzOptions {
   concurrency?: number;
   /** Per-request timeout in ms (default 15 000): a slower answer is a hang. */
   timeoutMs?: number;
+  /** Stored entries the tamper check edits after the run (default 1000; 0: none). */
+  tamperEntries?: number;
   /** Called every `progressEvery` inputs. */
   progress?: (done: number, total: number) => void;
 }
@@ -181,7 +200,11 @@ function applyOp(root: Json, op: Op): Json {
   }
 }
 
-function applyOpUnsafe(root: Json, op: Op): Json {
+function applyOpUnsafe(root: Json, given: Op): Json {
+  // A copy of the op's value: fast-check hands every input the same instance of a constant
+  // ([] or {}), which an op adding into it would otherwise change for every later input (and
+  // could make circular).
+  const op = "value" in given ? { ...given, value: clone(given.value) } : given;
   const all = pathsOf(root);
   const path = all[op.at % all.length] ?? [];
   if (path.length === 0) {
@@ -375,6 +398,8 @@ export interface FuzzContext {
   victim: string;
   /** Extra forged tokens (alg none, HS256 keyed with the public JWK, another key's EdDSA). */
   forged: string[];
+  /** The gateway's SQLite file (the tamper check edits it behind Writ's back). */
+  sqlitePath: string;
 }
 
 const proposeAnswer = z.object({
@@ -382,10 +407,20 @@ const proposeAnswer = z.object({
 });
 
 export async function startFuzzContext(): Promise<FuzzContext> {
-  const gw = await startTestGateway();
+  let sqlitePath = "";
+  // With a tool discovery hides from every caller: no unknown tool's suggestion may name it.
+  const gw = await startTestGateway({
+    configure: (document) => {
+      sqlitePath = z.object({ store: z.object({ sqlite: z.string() }) }).parse(document).store.sqlite;
+      return { ...document, tools: [...z.array(z.unknown()).parse(document.tools), HIDDEN_TOOL] };
+    },
+  });
   try {
-    const token = await gw.token("alice", { roles: ["developer", "reviewer", "admin"] });
-    const victim = await gw.token("victim", { roles: ["developer"] });
+    // Valid for the whole run: a long run on a loaded machine outlasts the default 10 minutes,
+    // after which every input would only reach the 401 of an expired token.
+    const exp = Math.floor(Date.now() / 1000) + 24 * 3600;
+    const token = await gw.token("alice", { roles: ["developer", "reviewer", "admin"], claims: { exp } });
+    const victim = await gw.token("victim", { roles: ["developer"], claims: { exp } });
     const answer = await gw.propose(token, {
       format: "canonical",
       payload: formatBases.canonical?.() ?? null,
@@ -399,7 +434,6 @@ export async function startFuzzContext(): Promise<FuzzContext> {
       tnt: "demo",
       roles: ["admin"],
     };
-    const exp = Math.floor(Date.now() / 1000) + 3600;
     const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
     const none = `${b64({ alg: "none", typ: "JWT" })}.${b64({ ...claims, exp })}.`;
     const hs = await new SignJWT(claims)
@@ -408,7 +442,7 @@ export async function startFuzzContext(): Promise<FuzzContext> {
       .sign(new TextEncoder().encode(JSON.stringify(gw.issuerKey.publicJwk)));
     const other = await (await import("../identity/helpers.ts")).makeKey("EdDSA", gw.issuerKey.kid);
     const foreign = await (await import("../identity/helpers.ts")).sign(other, { ...claims, exp });
-    return { gw, token, grant, victim, forged: [none, hs, foreign] };
+    return { gw, token, grant, victim, forged: [none, hs, foreign], sqlitePath };
   } catch (error) {
     await gw.close();
     throw error;
@@ -624,12 +658,89 @@ function resourcesCase(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     }));
 }
 
+/** Names near the hidden tool's (and a visible one's), and its own: what a model might guess. */
+const nearToolNames = fc.oneof(
+  fc.constantFrom(
+    "vault.exprt",
+    "vault-export",
+    "vault_exprt",
+    "vault.expor",
+    "vault.exports",
+    "Vault.Export",
+    "vault export",
+    "vault",
+    "vault.export",
+    "vault_export",
+    "repo.raed",
+    "repo_reed",
+  ),
+  fc
+    .tuple(fc.constantFrom("vault.export", "vault_export"), fc.nat(), fc.nat())
+    .map(([name, at, bit]) => flipChar(name, at, bit)),
+);
+
+/** An unknown (or hidden) tool on each entrance: its suggestions must never name a hidden tool. */
+function unknownToolCase(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  return fc
+    .tuple(nearToolNames, fc.constantFrom("proposals", "execute", "mcp"))
+    .map(([name, route]): FuzzCase => {
+      const headers = { "content-type": "application/json", authorization: `Bearer ${ctx.token}` };
+      if (route === "mcp") {
+        return {
+          kind: "http",
+          mcp: true,
+          label: "POST /mcp tools/call unknown tool",
+          method: "POST",
+          route: "/mcp",
+          headers: { ...headers, accept: "application/json, text/event-stream" },
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "tools/call",
+            params: { name, arguments: {} },
+          }),
+        };
+      }
+      const body =
+        route === "proposals"
+          ? { format: "canonical", payload: { calls: [{ id: "c1", tool: name, arguments: {} }] } }
+          : { grant: ctx.grant, tool: name, arguments: {} };
+      return {
+        kind: "http",
+        label: `POST /v1/${route} unknown tool`,
+        method: "POST",
+        route: `/v1/${route}`,
+        headers,
+        body: JSON.stringify(body),
+      };
+    });
+}
+
+/** A grant whose workspace changed after its decision, presented as is or mutated. */
+function staleCase(): fc.Arbitrary<FuzzCase> {
+  return fc
+    .tuple(
+      fc.uuid(),
+      fc.constantFrom("owner" as const, "attributes" as const),
+      fc.array(opArb, { maxLength: 2 }),
+    )
+    .map(([id, change, ops]) => ({
+      kind: "stale",
+      label: `POST /v1/execute stale grant (${change})`,
+      workspace: `ws-stale-${id}`,
+      change,
+      ops,
+    }));
+}
+
 function httpCase(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
   return fc.oneof(
-    { weight: 6, arbitrary: proposalCase(ctx) },
-    { weight: 2, arbitrary: executeCase(ctx) },
-    { weight: 1, arbitrary: decisionsCase(ctx) },
-    { weight: 1, arbitrary: resourcesCase(ctx) },
+    { weight: 12, arbitrary: proposalCase(ctx) },
+    { weight: 4, arbitrary: executeCase(ctx) },
+    { weight: 2, arbitrary: decisionsCase(ctx) },
+    { weight: 2, arbitrary: resourcesCase(ctx) },
+    { weight: 1, arbitrary: unknownToolCase(ctx) },
+    { weight: 1, arbitrary: staleCase() },
   );
 }
 
@@ -998,7 +1109,7 @@ function checkAnswer(
   json: unknown,
   valid: string,
 ): string[] {
-  const problems: string[] = [];
+  const problems: string[] = [...hiddenSuggestions(text)];
   if (status >= 500) problems.push(`status ${status}`);
   if (status < 200 || (status >= 300 && status < 400))
     problems.push(`status ${status} is neither 2xx nor 4xx`);
@@ -1013,9 +1124,17 @@ function checkAnswer(
   return problems;
 }
 
+/** An unknown tool's suggestions (`closest first: …`) that name a tool discovery hides. */
+function hiddenSuggestions(text: string): string[] {
+  return [...text.matchAll(/closest first: ([^"]*)/g)]
+    .filter((match) => HIDDEN_TOOL_NAMES.test(match[1] ?? ""))
+    .map((match) => `a suggestion names a hidden tool: ${match[0].slice(0, 300)}`);
+}
+
 function show(c: FuzzCase): string {
   const cut = (s: string) => (s.length > 400 ? `${s.slice(0, 400)}… (${s.length} chars)` : s);
   if (c.kind === "verify") return `IdentityVerifier.verify(${cut(JSON.stringify(c.authorization))})`;
+  if (c.kind === "stale") return `stale grant: ${JSON.stringify({ ...c, label: undefined })}`;
   return `${c.method} ${cut(c.route)} headers=${cut(JSON.stringify(c.headers))}${c.body === undefined ? "" : ` body=${cut(JSON.stringify(c.body))}`}`;
 }
 
@@ -1044,6 +1163,7 @@ async function runCase(
       return { outcome: "refused", problems: [] };
     }
   }
+  if (c.kind === "stale") return staleGrant(ctx, c, timeoutMs);
   const first = await send(ctx, c, timeoutMs);
   if (first.outcome !== "network-error") return first;
   // A keep-alive socket the server closed as the client reused it (seen about once in 2 000
@@ -1083,6 +1203,76 @@ async function send(
     };
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** One request of a sequence, with the run's timeout (a slower answer throws). */
+async function exchange(ctx: FuzzContext, method: string, route: string, body: Json, timeoutMs: number) {
+  const response = await fetch(`${ctx.gw.url}${route}`, {
+    method,
+    headers: { "content-type": "application/json", authorization: `Bearer ${ctx.token}` },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  return answerOf(response);
+}
+
+const grantAnswer = z.object({
+  results: z.array(z.object({ decision: z.string(), grant: z.object({ token: z.string() }).optional() })),
+});
+
+/**
+ * alice's workspace; a grant to read from it; the workspace changed (handed to mallory, or its
+ * attributes edited); the grant presented: never honoured, and refused `stale_revision` (409)
+ * when presented with the very call it is for.
+ */
+async function staleGrant(
+  ctx: FuzzContext,
+  c: FuzzCase & { kind: "stale" },
+  timeoutMs: number,
+): Promise<{ outcome: string; problems: string[] }> {
+  const resource = `/v1/resources/workspace/${c.workspace}`;
+  const args = { workspace: c.workspace, path: "README.md" };
+  try {
+    const attributes = { read_paths: ["README.md"] };
+    const created = await exchange(ctx, "PUT", resource, { owner: "alice", attributes }, timeoutMs);
+    if (created.status !== 200) return { outcome: "setup", problems: [`setup: PUT ${created.status}`] };
+    const proposed = await exchange(
+      ctx,
+      "POST",
+      "/v1/proposals",
+      { format: "canonical", payload: { calls: [{ id: "c1", tool: "repo.read", arguments: args }] } },
+      timeoutMs,
+    );
+    const grant = grantAnswer.safeParse(proposed.json).data?.results[0]?.grant?.token;
+    if (grant === undefined) return { outcome: "setup", problems: [`setup: no grant: ${proposed.text}`] };
+    const changed = await exchange(
+      ctx,
+      "PUT",
+      resource,
+      c.change === "owner"
+        ? { owner: "mallory", attributes }
+        : { owner: "alice", attributes: { ...attributes, sensitive_paths: [".env"] } },
+      timeoutMs,
+    );
+    if (changed.status !== 200) return { outcome: "setup", problems: [`setup: PUT ${changed.status}`] };
+    const call = c.ops.reduce(applyOp, { tool: "repo.read", arguments: args });
+    const body =
+      call !== null && typeof call === "object" && !Array.isArray(call)
+        ? { grant, ...call }
+        : { grant, call };
+    const answer = await exchange(ctx, "POST", "/v1/execute", body, timeoutMs);
+    const problems: string[] = [];
+    if (answer.status < 300) problems.push(`a stale grant was honoured (status ${answer.status})`);
+    else if (answer.status >= 500) problems.push(`status ${answer.status}`);
+    else if (!writErrorSchema.safeParse(answer.json).success)
+      problems.push(`a ${answer.status} whose body is not a WritError: ${answer.text.slice(0, 300)}`);
+    const category = writErrorSchema.safeParse(answer.json).data?.category;
+    if (c.ops.length === 0 && (answer.status !== 409 || category !== "stale_revision"))
+      problems.push(`the stale grant was refused ${answer.status} ${category ?? ""}, not 409 stale_revision`);
+    return { outcome: `${answer.status}${category === undefined ? "" : ` ${category}`}`, problems };
+  } catch (error) {
+    return { outcome: "hang", problems: [`the sequence failed: ${String(error)}`] };
   }
 }
 
@@ -1159,5 +1349,20 @@ export async function runFuzz(ctx: FuzzContext, options: FuzzOptions): Promise<F
   const chain = verified.ok
     ? { ok: true, entries: verified.entries }
     : { ok: false, entries: verified.entries_checked, detail: JSON.stringify(verified.first_broken) };
-  return { counts, failures, inputs: jobs.length, elapsedMs: Date.now() - started, chain, slowest };
+  const tamper =
+    options.tamperEntries === 0
+      ? undefined
+      : await tamperCheck(ctx.gw, ctx.sqlitePath, {
+          seed: options.seed,
+          entries: options.tamperEntries ?? 1000,
+        });
+  return {
+    counts,
+    failures,
+    inputs: jobs.length,
+    elapsedMs: Date.now() - started,
+    chain,
+    slowest,
+    ...(tamper === undefined ? {} : { tamper }),
+  };
 }

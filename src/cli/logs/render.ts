@@ -109,7 +109,7 @@ export function entryReport(e: DecisionLogEntry): string {
     `  policy          ${e.path}  revision ${e.bundles.writ.revision}`,
     `  grant           ${e.grant_jti ?? "-"}`,
     `  approval        ${e.approval_id ?? "-"}`,
-    `  request         ${e.request_id}`,
+    `  request         ${e.request_id}${e.caller_request_id === undefined ? "" : `  (the caller's ${e.caller_request_id})`}`,
     "reasons",
     ...(e.reasons.length === 0
       ? ["  (none)"]

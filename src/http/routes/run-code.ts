@@ -34,6 +34,9 @@ export function runCodeRoutes(gw: { identity: BearerVerifier }, codeMode: CodeMo
         requestId: c.var.requestId,
         signal: c.req.raw.signal,
       });
+      // A caller at its cap of runs at once (429) is told when to try again.
+      const retryAfter = answer.body.error?.retry_after;
+      if (retryAfter !== undefined) c.header("retry-after", String(retryAfter));
       return c.json(answer.body, answer.status as ContentfulStatusCode);
     })
     .get("/sdk", authenticated, (c) => {

@@ -126,7 +126,14 @@ export interface CustomBuiltin {
 export class CustomBuiltins {
   private readonly byName = new Map<string, CustomBuiltin>();
 
-  constructor(builtins: Iterable<CustomBuiltin> = []) {
+  constructor(
+    builtins: Iterable<CustomBuiltin> = [],
+    /**
+     * The modules (absolute paths) they were imported from, when they were: a policy evaluator
+     * thread imports the same to call them (src/policy/evaluator.ts).
+     */
+    readonly modules: readonly string[] = [],
+  ) {
     for (const b of builtins) {
       const other = this.byName.get(b.declaration.name);
       if (other) {
@@ -237,8 +244,10 @@ export async function loadCustomBuiltins(
   base: string = process.cwd(),
 ): Promise<CustomBuiltins> {
   const all: CustomBuiltin[] = [];
+  const modules: string[] = [];
   for (const file of files) {
     const absolute = path.resolve(base, file);
+    modules.push(absolute);
     let exported: unknown;
     try {
       exported = await import(pathToFileURL(absolute).href);
@@ -251,7 +260,7 @@ export async function loadCustomBuiltins(
       if (b) all.push(b);
     }
   }
-  return new CustomBuiltins(all);
+  return new CustomBuiltins(all, modules);
 }
 
 // ------------------------------------------------------------------------------- conversions

@@ -1,17 +1,36 @@
 /**
- * Request ids: the caller's `X-Request-Id`, or a new UUID. Made here once per request and read
- * as `c.var.requestId`; it joins the decision-log entries and grant metadata of the request.
- *
- * Unlike `hono/request-id`, the caller's id is taken as sent (the decision log and the backends
- * see exactly what the caller sent) and no response header is added.
+ * Request ids (issue 27). Writ mints its own for every request, `c.var.requestId`: the id that
+ * keys its records (decision-log entries, grants' metadata, the `X-Request-Id` backends get,
+ * spans), answered in the response's `X-Request-Id`. A caller's `X-Request-Id` never stands for
+ * it, so no caller can choose it or copy another caller's. The caller's id, when it is within
+ * hono's request-id bounds (at most 255 characters, each a letter, digit, `_`, `-` or `=`), is
+ * kept beside it: `c.var.callerRequestId`, and `caller_request_id` in the entries the request
+ * appends (until its answer has been sent, a stream included); anything else is dropped.
  */
 import { randomUUID } from "node:crypto";
 import { createMiddleware } from "hono/factory";
+import { noteCallerRequestId } from "../../../decisionlog/index.ts";
 import type { RequestIdVariables } from "../../env.ts";
+import { afterAnswer } from "../../stream-end.ts";
+
+/** hono's `requestId()` bounds on an id a caller sends: length and characters. */
+export const CALLER_REQUEST_ID = /^[\w\-=]{1,255}$/;
 
 export function requestId(generate: () => string = randomUUID) {
   return createMiddleware<{ Variables: RequestIdVariables }>(async (c, next) => {
-    c.set("requestId", c.req.header("x-request-id") ?? generate());
-    await next();
+    const own = generate();
+    c.set("requestId", own);
+    c.header("x-request-id", own);
+    const sent = c.req.header("x-request-id");
+    if (sent === undefined || !CALLER_REQUEST_ID.test(sent)) return next();
+    c.set("callerRequestId", sent);
+    const forget = noteCallerRequestId(own, sent);
+    try {
+      await next();
+    } catch (error) {
+      forget();
+      throw error;
+    }
+    afterAnswer(c, forget);
   });
 }

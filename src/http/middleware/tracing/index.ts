@@ -17,6 +17,7 @@ import {
   requestSpan,
 } from "../../../observability/tracing.ts";
 import type { RequestIdVariables } from "../../env.ts";
+import { afterAnswer } from "../../stream-end.ts";
 
 // OpenTelemetry's stable HTTP server attributes, spelled out rather than importing
 // @opentelemetry/semantic-conventions on every start for five strings.
@@ -49,43 +50,11 @@ export function traceRequests(tracing: RequestTracing) {
     // Set by requestId() unless an earlier middleware answered first.
     const id: unknown = c.get("requestId");
     if (typeof id === "string") span.setAttribute("writ.request_id", id);
+    const caller: unknown = c.get("callerRequestId");
+    if (typeof caller === "string") span.setAttribute("writ.caller_request_id", caller);
     if (c.res.status >= 500) failSpan(span, new HttpStatusError(c.res.status));
     // A stream (an MCP call answered as SSE) is still being answered: the span ends with it.
-    const body = c.res.body;
-    if (body !== null && c.res.headers.get("content-type")?.startsWith("text/event-stream")) {
-      c.res = new Response(
-        whenConsumed(body, () => span.end()),
-        c.res,
-      );
-    } else span.end();
-  });
-}
-
-/** The same stream, calling `done` once when it ends, fails or its reader cancels it. */
-function whenConsumed(body: ReadableStream<Uint8Array>, done: () => void): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  let finished = false;
-  const finish = () => {
-    if (!finished) done();
-    finished = true;
-  };
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const chunk = await reader.read();
-        if (chunk.done) {
-          finish();
-          controller.close();
-        } else controller.enqueue(chunk.value);
-      } catch (error) {
-        finish();
-        controller.error(error);
-      }
-    },
-    cancel(reason) {
-      finish();
-      return reader.cancel(reason);
-    },
+    afterAnswer(c, () => span.end());
   });
 }
 
