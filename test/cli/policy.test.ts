@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { readBundle } from "../../src/rego/bundle/index.ts";
 import { repoRoot } from "../support/paths.ts";
-import { writ, writeFiles } from "../support/writ-cli.ts";
+import { writ, writeFiles, writInProcess } from "../support/writ-cli.ts";
 
 const policy = `package authz
 
@@ -130,7 +130,10 @@ describe("writ policy build and eval", () => {
   });
 
   it("evaluates queries against a source folder", async () => {
-    const ref = await writ(["policy", "eval", "-d", "policy", "-i", "input.json", "data.authz.allow"], root);
+    const ref = await writInProcess(
+      ["policy", "eval", "-d", "policy", "-i", "input.json", "data.authz.allow"],
+      root,
+    );
     expect(ref.code).toBe(0);
     expect(JSON.parse(ref.stdout)).toEqual([{ result: true }]);
 
@@ -141,17 +144,23 @@ describe("writ policy build and eval", () => {
     expect(bindings.code).toBe(0);
     expect(JSON.parse(bindings.stdout)).toEqual([{ name: "alice" }]);
 
-    const undefinedResult = await writ(["policy", "eval", "-d", "policy", "data.authz.nothing_here"], root);
+    const undefinedResult = await writInProcess(
+      ["policy", "eval", "-d", "policy", "data.authz.nothing_here"],
+      root,
+    );
     expect(undefinedResult.code).toBe(0);
     expect(JSON.parse(undefinedResult.stdout)).toEqual([]);
   });
 
   it("stops at a failing builtin with --strict-builtin-errors, where it is otherwise undefined", async () => {
     const query = 'x := to_number("ten")';
-    const lenient = await writ(["policy", "eval", "-d", "policy", query], root);
+    const lenient = await writInProcess(["policy", "eval", "-d", "policy", query], root);
     expect(lenient.code).toBe(0);
     expect(JSON.parse(lenient.stdout)).toEqual([]);
-    const strict = await writ(["policy", "eval", "--strict-builtin-errors", "-d", "policy", query], root);
+    const strict = await writInProcess(
+      ["policy", "eval", "--strict-builtin-errors", "-d", "policy", query],
+      root,
+    );
     expect(strict.code).toBe(1);
     expect(strict.stderr).toContain(
       'eval_builtin_error: to_number: strconv.ParseFloat: parsing "ten": invalid syntax',
@@ -159,7 +168,7 @@ describe("writ policy build and eval", () => {
   });
 
   it("shows the process's environment to opa.runtime(), as opa eval does", async () => {
-    const run = await writ(["policy", "eval", "-d", "runtime", "data.rt.region"], root, {
+    const run = await writInProcess(["policy", "eval", "-d", "runtime", "data.rt.region"], root, {
       WRIT_TEST_REGION: "eu-west",
     });
     expect(run.stderr).toBe("");
@@ -167,7 +176,7 @@ describe("writ policy build and eval", () => {
   });
 
   it("refuses an entrypoint that names nothing", async () => {
-    const run = await writ(["policy", "build", "policy", "-e", "authz/alow"], root);
+    const run = await writInProcess(["policy", "build", "policy", "-e", "authz/alow"], root);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("no rule, package or data at data.authz.alow");
   });
@@ -175,7 +184,7 @@ describe("writ policy build and eval", () => {
 
 describe("writ policy test", () => {
   it("passes a passing suite (with input and function mocks) and exits 0 (2 for its skipped test without -z)", async () => {
-    const run = await writ(["policy", "test", "-z", "policy"], root);
+    const run = await writInProcess(["policy", "test", "-z", "policy"], root);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^data\.authz_test\.test_admin_is_allowed: PASS \([\d.]+ms\)$/m);
@@ -187,11 +196,11 @@ describe("writ policy test", () => {
     expect(run.stdout).toMatch(/^SKIPPED: 1\/5$/m);
     expect(run.stdout).toMatch(/^compile [\d.]+m?s \(parse .*\), evaluation [\d.]+m?s \(4 tests\)$/m);
     // As opa test: a skipped test is not a pass unless -z says so.
-    expect((await writ(["policy", "test", "policy"], root)).code).toBe(2);
+    expect((await writInProcess(["policy", "test", "policy"], root)).code).toBe(2);
   });
 
   it("fails a failing suite, names the failing test and exits 2 (as opa test)", async () => {
-    const run = await writ(["policy", "test", "failing"], root);
+    const run = await writInProcess(["policy", "test", "failing"], root);
     expect(run.code).toBe(2);
     expect(run.stdout).toMatch(/^data\.authz_test\.test_admin_is_allowed: PASS/m);
     expect(run.stdout).toMatch(/^data\.authz_test\.test_guest_is_allowed: FAIL/m);
@@ -202,7 +211,7 @@ describe("writ policy test", () => {
   });
 
   it("reports coverage: the rules no test reached, as text and in opa test --coverage's JSON", async () => {
-    const run = await writ(["policy", "test", "policy", "-z", "--coverage"], root);
+    const run = await writInProcess(["policy", "test", "policy", "-z", "--coverage"], root);
     expect(run.code).toBe(0);
     const file = path.join("policy", "authz", "policy.rego");
     // decision (line 7) is never evaluated; owner (line 9) is always replaced by a mock.
@@ -212,7 +221,10 @@ describe("writ policy test", () => {
     expect(run.stdout).toMatch(
       new RegExp(`^ {2}${file.replaceAll(".", "\\.")}: [\\d.]+%, not covered: lines 7, 9$`, "m"),
     );
-    const json = await writ(["policy", "test", "policy", "-z", "--coverage", "--format", "json"], root);
+    const json = await writInProcess(
+      ["policy", "test", "policy", "-z", "--coverage", "--format", "json"],
+      root,
+    );
     expect(json.code).toBe(0);
     const report = z
       .object({
@@ -246,18 +258,18 @@ describe("writ policy test", () => {
       { start: { row: 5 }, end: { row: 5 } },
       { start: { row: 11 }, end: { row: 11 } },
     ]);
-    const bad = await writ(["policy", "test", "policy", "--coverage", "--format", "xml"], root);
+    const bad = await writInProcess(["policy", "test", "policy", "--coverage", "--format", "xml"], root);
     expect(bad.code).toBe(2);
   });
 
   it("shows the process's environment to opa.runtime(), as opa test does", async () => {
-    const run = await writ(["policy", "test", "runtime"], root, { WRIT_TEST_REGION: "eu-west" });
+    const run = await writInProcess(["policy", "test", "runtime"], root, { WRIT_TEST_REGION: "eu-west" });
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("PASS: 2/2");
   });
 
   it("selects tests with --run and groups them by file with -v", async () => {
-    const run = await writ(["policy", "test", "-v", "--run", "guest", "failing"], root);
+    const run = await writInProcess(["policy", "test", "-v", "--run", "guest", "failing"], root);
     expect(run.code).toBe(2);
     expect(run.stdout).toContain(`${path.join("failing", "policy_test.rego")}:`);
     expect(run.stdout).not.toContain("test_admin_is_allowed");
@@ -267,7 +279,7 @@ describe("writ policy test", () => {
 
 describe("writ policy check", () => {
   it("compiles as opa check does: every error OPA's way, exit 1", async () => {
-    const run = await writ(["policy", "check", "check-opa", "broken-compile"], root);
+    const run = await writInProcess(["policy", "check", "check-opa", "broken-compile"], root);
     expect(run.code).toBe(1);
     expect(run.stderr.split("\n").filter((l) => /^\S+\.rego:/.test(l))).toEqual([
       "broken-compile/bad.rego:5:2: rego_compile_error: var x assigned above",
@@ -280,12 +292,12 @@ describe("writ policy check", () => {
   });
 
   it("passes a clean folder with exit 0, and adds strict mode's errors with --strict", async () => {
-    const ok = await writ(["policy", "check", "--strict", "check-ok"], root);
+    const ok = await writInProcess(["policy", "check", "--strict", "check-ok"], root);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain("1 file checked without errors (strict)");
-    const lenient = await writ(["policy", "check", "check-strict"], root);
+    const lenient = await writInProcess(["policy", "check", "check-strict"], root);
     expect(lenient.code).toBe(0);
-    const strict = await writ(["policy", "check", "-S", "check-strict"], root);
+    const strict = await writInProcess(["policy", "check", "-S", "check-strict"], root);
     expect(strict.code).toBe(1);
     expect(strict.stderr.split("\n").filter((l) => /^\S+\.rego:/.test(l))).toEqual([
       "check-strict/loose.rego:3:1: rego_compile_error: import data.unused unused",
@@ -303,7 +315,7 @@ describe("writ policy errors", () => {
       ["test", "broken-syntax"],
       ["eval", "-d", "broken-syntax", "data.bad.allow"],
     ]) {
-      const run = await writ(["policy", ...sub], root);
+      const run = await writInProcess(["policy", ...sub], root);
       expect(run.code).toBe(1);
       expect(run.stderr).toMatch(/^broken-syntax\/bad\.rego:5:1: rego_parse_error: .+$/m);
     }
@@ -323,30 +335,34 @@ describe("writ policy errors", () => {
   });
 
   it("rejects unknown flags with exit code 2 and answers --help", async () => {
-    const unknown = await writ(["policy", "build", "policy", "-e", "authz/allow", "--optimise"], root);
+    const unknown = await writInProcess(
+      ["policy", "build", "policy", "-e", "authz/allow", "--optimise"],
+      root,
+    );
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("writ policy build: unknown option --optimise");
     expect(unknown.stderr).toContain("writ policy build --help");
 
     for (const sub of ["check", "build", "eval", "test", "capabilities"]) {
-      const help = await writ(["policy", sub, "--help"], root);
+      const help = await writInProcess(["policy", sub, "--help"], root);
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(new RegExp(`^usage: writ policy ${sub}`));
     }
   });
 
   it("says what is missing", async () => {
-    const noEntrypoint = await writ(["policy", "build", "policy"], root);
+    const noEntrypoint = await writInProcess(["policy", "build", "policy"], root);
     expect(noEntrypoint.code).toBe(2);
     expect(noEntrypoint.stderr).toContain("name at least one entrypoint");
-    const noQuery = await writ(["policy", "eval", "-d", "policy"], root);
+    const noQuery = await writInProcess(["policy", "eval", "-d", "policy"], root);
     expect(noQuery.code).toBe(2);
-    const missing = await writ(["policy", "eval", "-d", "nowhere", "data.x"], root);
+    const missing = await writInProcess(["policy", "eval", "-d", "nowhere", "data.x"], root);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("cannot read nowhere: no such file or folder");
   });
 
   it("says when a bundle is damaged", async () => {
+    // Through the real binary: what the shell sees is a message and exit code 1, never a stack.
     const bundle = gzipSync(Buffer.alloc(64 * 1024, 7));
     await writeFile(path.join(root, "truncated.tar.gz"), bundle.subarray(0, bundle.byteLength / 2));
     const run = await writ(["policy", "eval", "-d", "truncated.tar.gz", "data.authz.allow"], root);
@@ -357,7 +373,7 @@ describe("writ policy errors", () => {
 
 describe("writ policy capabilities", () => {
   it("prints the builtin catalog as JSON", async () => {
-    const run = await writ(["policy", "capabilities"], root);
+    const run = await writInProcess(["policy", "capabilities"], root);
     expect(run.code).toBe(0);
     const list: unknown = JSON.parse(run.stdout);
     expect(list).toContainEqual({ name: "count", arity: 1, implementation: "native" });
@@ -371,7 +387,7 @@ describe("writ policy capabilities", () => {
   });
 
   it("lists every builtin of OPA's list, all but the network ones callable", async () => {
-    const run = await writ(["policy", "capabilities"], root);
+    const run = await writInProcess(["policy", "capabilities"], root);
     const list = z
       .array(z.object({ name: z.string(), implementation: z.string() }))
       .parse(JSON.parse(run.stdout));
@@ -384,7 +400,7 @@ describe("writ policy capabilities", () => {
   });
 
   it("prints OPA's capabilities format with --format opa, without what Writ cannot run", async () => {
-    const run = await writ(["policy", "capabilities", "--format", "opa"], root);
+    const run = await writInProcess(["policy", "capabilities", "--format", "opa"], root);
     expect(run.code).toBe(0);
     const caps = z
       .object({
@@ -403,14 +419,14 @@ describe("writ policy capabilities", () => {
     expect(caps.builtins.find((b) => b.name === "count")?.decl).toMatchObject({ result: { type: "number" } });
     expect(caps.features).toEqual(["keywords_in_refs", "rego_v1", "template_strings"]);
     expect(caps.future_keywords).toEqual(["and", "not", "or"]);
-    const bad = await writ(["policy", "capabilities", "--format", "yaml"], root);
+    const bad = await writInProcess(["policy", "capabilities", "--format", "yaml"], root);
     expect(bad.code).toBe(2);
   });
 });
 
 describe("the sample policies", () => {
   it("pass their own tests with writ policy test", async () => {
-    const run = await writ(["policy", "test", "policies", "--coverage"], repoRoot);
+    const run = await writInProcess(["policy", "test", "policies", "--coverage"], repoRoot);
     expect(run.stdout).toMatch(/^PASS: 25\/25$/m);
     expect(run.code).toBe(0);
     // Every rule but the default decision (the else chain always decides) is reached.
