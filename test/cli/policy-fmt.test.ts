@@ -3,43 +3,15 @@
  * `opa fmt`'s modes (print, -w, -l, -d, --fail and its alias --check), `--v0-v1` and
  * `--v0-compatible`, and exit codes.
  */
-import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { repoRoot } from "../support/paths.ts";
+import { type WritRun, writ as writCommand } from "../support/writ-cli.ts";
 
-const bin = path.join(repoRoot, "bin/writ.mjs");
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function writ(args: string[], cwd: string, stdin = ""): Promise<Run> {
-  return writCommand(["policy", "fmt", ...args], cwd, stdin);
-}
-
-function writCommand(args: string[], cwd: string, stdin = ""): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8");
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8");
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
+/** `writ policy fmt <args>` through the real binary, `stdin` as its input. */
+function writ(args: string[], cwd: string, stdin = ""): Promise<WritRun> {
+  return writCommand(["policy", "fmt", ...args], cwd, {}, [], stdin);
 }
 
 const formatted = "package authz\n\ndefault allow := false\n\nallow if input.admin\n";

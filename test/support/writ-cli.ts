@@ -16,18 +16,19 @@ export interface WritRun {
 
 /**
  * Runs `writ <args>` in `cwd`, with `env` added to this process's environment (and `nodeArgs`,
- * such as `--import <hooks>`, given to node before the script).
+ * such as `--import <hooks>`, given to node before the script; `stdin`, when given, as its input).
  */
 export function writ(
   args: string[],
   cwd: string,
   env: Record<string, string> = {},
   nodeArgs: string[] = [],
+  stdin?: string,
 ): Promise<WritRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...nodeArgs, bin, ...args], {
       cwd,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, ...env },
     });
     let stdout = "";
@@ -40,6 +41,7 @@ export function writ(
     });
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin ?? "");
   });
 }
 
