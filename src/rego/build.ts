@@ -91,6 +91,19 @@ export function buildPolicy(sources: readonly RegoSource[], options: BuildOption
   return buildModules(modules, options, errors);
 }
 
+/** A build that produced nothing but its errors. */
+function failedBuild(errors: RegoError[]): BuildResult {
+  return {
+    wasm: undefined,
+    plan: undefined,
+    entrypoints: [],
+    hostBuiltins: [],
+    customBuiltins: [],
+    sites: [],
+    errors,
+  };
+}
+
 /**
  * `buildPolicy` from modules already parsed (and possibly rewritten, as the test runner renames
  * tests that share a name). `parseErrors` are reported with the build's own errors.
@@ -100,15 +113,6 @@ export function buildModules(
   options: BuildOptions,
   parseErrors: readonly RegoError[] = [],
 ): BuildResult {
-  const fail = (errors: RegoError[]): BuildResult => ({
-    wasm: undefined,
-    plan: undefined,
-    entrypoints: [],
-    hostBuiltins: [],
-    customBuiltins: [],
-    sites: [],
-    errors,
-  });
   const errors = [...parseErrors];
   const queries: QuerySource[] = [];
   const names: string[] = [];
@@ -131,7 +135,7 @@ export function buildModules(
         "no entrypoints: name at least one rule path, e.g. -e writ/decision",
       ),
     );
-  if (errors.length > 0) return fail(errors);
+  if (errors.length > 0) return failedBuild(errors);
 
   return withCustomBuiltins(options.builtins, () => {
     try {
@@ -139,7 +143,7 @@ export function buildModules(
     } catch (error) {
       // A bug of the compiler, not of the policy: report it as an error rather than a crash.
       const detail = error instanceof Error ? error.message : String(error);
-      return fail([new RegoError("rego_compile_error", `internal compiler error: ${detail}`)]);
+      return failedBuild([new RegoError("rego_compile_error", `internal compiler error: ${detail}`)]);
     }
   });
 }
@@ -150,24 +154,15 @@ function compileAndLink(
   names: string[],
   options: BuildOptions,
 ): BuildResult {
-  const fail = (errors: RegoError[]): BuildResult => ({
-    wasm: undefined,
-    plan: undefined,
-    entrypoints: [],
-    hostBuiltins: [],
-    customBuiltins: [],
-    sites: [],
-    errors,
-  });
   const compiled = compile(modules, queries);
-  if (!compiled.policy) return fail(compiled.errors);
+  if (!compiled.policy) return failedBuild(compiled.errors);
 
   const planned = plan(
     compiled.policy,
     names.map((n) => ({ name: n, query: n })),
     { instrument: options.instrument ?? false, refusedBuiltins: options.refusedBuiltins ?? new Map() },
   );
-  if (planned.errors.length > 0) return fail(planned.errors);
+  if (planned.errors.length > 0) return failedBuild(planned.errors);
 
   const linker = new Linker();
   const generator = new CodeGenerator(linker, {
@@ -182,7 +177,7 @@ function compileAndLink(
   }
   if (generator.errors.length > 0) {
     linker.dispose();
-    return fail(generator.errors);
+    return failedBuild(generator.errors);
   }
   const wasm = linker.emit({ optimize: options.optimize ?? true });
   const hostBuiltins = generator.hostBuiltinNames();

@@ -14,12 +14,12 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { z } from "zod";
-import { main } from "../../src/cli/main.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { ContractRegistry } from "../../src/contracts/index.ts";
+import { runWrit as run } from "../support/command.ts";
 import { startTestGateway } from "../support/gateway.ts";
 import { connectMcp } from "../support/mcp-client.ts";
 import { type ConformanceHttpServer, startConformanceHttpServer } from "../support/mcp-conformance-server.ts";
@@ -27,25 +27,6 @@ import { repoRoot } from "../support/paths.ts";
 
 const MEMORY = path.join(repoRoot, "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
 const STDIO = `node ${MEMORY}`;
-
-async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out = vi.spyOn(console, "log").mockImplementation(() => undefined);
-  const err = vi.spyOn(console, "error").mockImplementation(() => undefined);
-  const stdout = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
-  try {
-    const code = await main(argv);
-    const written = stdout.mock.calls.map((c) => String(c[0])).join("");
-    return {
-      code,
-      out: out.mock.calls.map((c) => c.join(" ")).join("\n") + written,
-      err: err.mock.calls.map((c) => c.join(" ")).join("\n"),
-    };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-    stdout.mockRestore();
-  }
-}
 
 const documentSchema = z.object({
   mcp: z.object({ servers: z.array(z.record(z.string(), z.unknown())) }),

@@ -2,27 +2,8 @@
  * Every `writ` command answers --help with its usage and exit 0, and `writ help` lists every
  * option that any command's own --help names (so the overview cannot fall behind a command).
  */
-import { describe, expect, it, vi } from "vitest";
-import { main } from "../../src/cli/main.ts";
-
-async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out = vi.spyOn(console, "log").mockImplementation(() => undefined);
-  const err = vi.spyOn(console, "error").mockImplementation(() => undefined);
-  const stdout = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
-  try {
-    const code = await main(argv);
-    const written = stdout.mock.calls.map((c) => String(c[0])).join("");
-    return {
-      code,
-      out: out.mock.calls.map((c) => c.join(" ")).join("\n") + written,
-      err: err.mock.calls.map((c) => c.join(" ")).join("\n"),
-    };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-    stdout.mockRestore();
-  }
-}
+import { describe, expect, it } from "vitest";
+import { runWrit as run } from "../support/command.ts";
 
 const commands = [
   ["serve"],

@@ -18,3 +18,27 @@ export async function runCommand(
     error.mockRestore();
   }
 }
+
+/**
+ * `writ <argv>` through `main` in process: the exit code, what it printed on standard output
+ * (console.log lines, then what was written to process.stdout) and on standard error.
+ */
+export async function runWrit(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const { main } = await import("../../src/cli/main.ts");
+  const out = vi.spyOn(console, "log").mockImplementation(() => undefined);
+  const err = vi.spyOn(console, "error").mockImplementation(() => undefined);
+  const stdout = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+  try {
+    const code = await main(argv);
+    const written = stdout.mock.calls.map((c) => String(c[0])).join("");
+    return {
+      code,
+      out: out.mock.calls.map((c) => c.join(" ")).join("\n") + written,
+      err: err.mock.calls.map((c) => c.join(" ")).join("\n"),
+    };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+    stdout.mockRestore();
+  }
+}
