@@ -1206,15 +1206,51 @@ async function send(
   }
 }
 
-/** One request of a sequence, with the run's timeout (a slower answer throws). */
+/**
+ * One request of a sequence, with the run's timeout (a slower answer throws). Like `runCase`, a
+ * request whose keep-alive socket the server closed as it was reused ("other side closed", before
+ * any answer) is sent once more on a fresh connection; a timeout is not retried.
+ */
 async function exchange(ctx: FuzzContext, method: string, route: string, body: Json, timeoutMs: number) {
-  const response = await fetch(`${ctx.gw.url}${route}`, {
-    method,
-    headers: { "content-type": "application/json", authorization: `Bearer ${ctx.token}` },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  return answerOf(response);
+  const attempt = async () => {
+    const response = await fetch(`${ctx.gw.url}${route}`, {
+      method,
+      headers: { "content-type": "application/json", authorization: `Bearer ${ctx.token}` },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    return answerOf(response);
+  };
+  try {
+    return await attempt();
+  } catch (error) {
+    if (error instanceof Error && error.name === "TimeoutError") throw error;
+    return attempt();
+  }
+}
+
+/**
+ * The grant of a proposal to read `args`: under a load peak the gateway may answer the fail-closed
+ * deny `policy_unavailable` or `policy_too_slow` (an evaluator restarting after an overrun), which
+ * is the behaviour asked of it and no grant to test with: such a setup is tried again, up to three
+ * times, a second apart.
+ */
+async function proposeRead(ctx: FuzzContext, args: Json, timeoutMs: number) {
+  let proposed: Awaited<ReturnType<typeof exchange>> | undefined;
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 1000));
+    proposed = await exchange(
+      ctx,
+      "POST",
+      "/v1/proposals",
+      { format: "canonical", payload: { calls: [{ id: "c1", tool: "repo.read", arguments: args }] } },
+      timeoutMs,
+    );
+    const grant = grantAnswer.safeParse(proposed.json).data?.results[0]?.grant?.token;
+    if (grant !== undefined) return { grant, retried: attempt > 0, text: proposed.text };
+    if (!/"(policy_unavailable|policy_too_slow)"/.test(proposed.text)) break;
+  }
+  return { grant: undefined, retried: false, text: proposed?.text ?? "" };
 }
 
 const grantAnswer = z.object({
@@ -1237,14 +1273,8 @@ async function staleGrant(
     const attributes = { read_paths: ["README.md"] };
     const created = await exchange(ctx, "PUT", resource, { owner: "alice", attributes }, timeoutMs);
     if (created.status !== 200) return { outcome: "setup", problems: [`setup: PUT ${created.status}`] };
-    const proposed = await exchange(
-      ctx,
-      "POST",
-      "/v1/proposals",
-      { format: "canonical", payload: { calls: [{ id: "c1", tool: "repo.read", arguments: args }] } },
-      timeoutMs,
-    );
-    const grant = grantAnswer.safeParse(proposed.json).data?.results[0]?.grant?.token;
+    const proposed = await proposeRead(ctx, args, timeoutMs);
+    const grant = proposed.grant;
     if (grant === undefined) return { outcome: "setup", problems: [`setup: no grant: ${proposed.text}`] };
     const changed = await exchange(
       ctx,
@@ -1270,9 +1300,12 @@ async function staleGrant(
     const category = writErrorSchema.safeParse(answer.json).data?.category;
     if (c.ops.length === 0 && (answer.status !== 409 || category !== "stale_revision"))
       problems.push(`the stale grant was refused ${answer.status} ${category ?? ""}, not 409 stale_revision`);
-    return { outcome: `${answer.status}${category === undefined ? "" : ` ${category}`}`, problems };
+    const outcome = `${answer.status}${category === undefined ? "" : ` ${category}`}`;
+    return { outcome: proposed.retried ? `${outcome} (setup retried)` : outcome, problems };
   } catch (error) {
-    return { outcome: "hang", problems: [`the sequence failed: ${String(error)}`] };
+    const cause = error instanceof Error && error.cause !== undefined ? ` (${String(error.cause)})` : "";
+    const outcome = error instanceof Error && error.name === "TimeoutError" ? "hang" : "network-error";
+    return { outcome, problems: [`the sequence failed: ${String(error)}${cause}`] };
   }
 }
 
