@@ -21,36 +21,73 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** The relative modules a file imports for their values (imports and re-exports, side effects included). */
-function valueImports(file: string): string[] {
+type Import = { target: string; typeOnly: boolean };
+
+/** The relative modules a file imports (imports and re-exports, side effects included), each marked type-only or not. */
+function importsOf(file: string): Import[] {
   const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, false);
-  const out: string[] = [];
+  const out: Import[] = [];
   for (const stmt of source.statements) {
     let specifier: ts.Expression | undefined;
+    let typeOnly = false;
     if (ts.isImportDeclaration(stmt)) {
       const clause = stmt.importClause;
-      if (clause?.isTypeOnly) continue;
       const named = clause?.namedBindings;
-      const onlyTypes =
-        clause !== undefined &&
-        clause.name === undefined &&
-        named !== undefined &&
-        ts.isNamedImports(named) &&
-        named.elements.length > 0 &&
-        named.elements.every((e) => e.isTypeOnly);
-      if (onlyTypes) continue;
+      typeOnly =
+        clause?.isTypeOnly === true ||
+        (clause !== undefined &&
+          clause.name === undefined &&
+          named !== undefined &&
+          ts.isNamedImports(named) &&
+          named.elements.length > 0 &&
+          named.elements.every((e) => e.isTypeOnly));
       specifier = stmt.moduleSpecifier;
     } else if (ts.isExportDeclaration(stmt) && stmt.moduleSpecifier) {
-      if (stmt.isTypeOnly) continue;
       const clause = stmt.exportClause;
-      if (clause && ts.isNamedExports(clause) && clause.elements.every((e) => e.isTypeOnly)) continue;
+      typeOnly =
+        stmt.isTypeOnly ||
+        (clause !== undefined && ts.isNamedExports(clause) && clause.elements.every((e) => e.isTypeOnly));
       specifier = stmt.moduleSpecifier;
     }
     if (specifier && ts.isStringLiteral(specifier) && specifier.text.startsWith(".")) {
-      out.push(path.resolve(path.dirname(file), specifier.text));
+      out.push({ target: path.resolve(path.dirname(file), specifier.text), typeOnly });
     }
   }
   return out;
+}
+
+/** The relative modules a file imports for their values. */
+function valueImports(file: string): string[] {
+  return importsOf(file)
+    .filter((i) => !i.typeOnly)
+    .map((i) => i.target);
+}
+
+/**
+ * The layer table of ARCHITECTURE.md ("Which module may import which"): rows from the top, each
+ * naming folders of `src/` or single files. Returns a function from a file to its layer's index
+ * (0 = top), the most specific name winning (`pipeline/index.ts` before `pipeline`).
+ */
+function layerTable(markdown: string): { layerOf: (file: string) => number | undefined; rows: string[][] } {
+  const marker = markdown.indexOf("<!-- layers:");
+  if (marker < 0) throw new Error("ARCHITECTURE.md has no layer table (<!-- layers: … -->)");
+  const rows: string[][] = [];
+  for (const line of markdown.slice(marker).split("\n").slice(1)) {
+    if (!line.startsWith("|")) {
+      if (rows.length > 0 || line.trim() !== "") break;
+      continue;
+    }
+    const cells = line.split("|").map((c) => c.trim());
+    const modules = [...(cells[2] ?? "").matchAll(/`([^`]+)`/g)].map((m) => m[1] ?? "");
+    if (modules.length > 0) rows.push(modules);
+  }
+  const names = rows.flatMap((row, index) => row.map((name) => ({ name, index })));
+  names.sort((a, b) => b.name.length - a.name.length);
+  const layerOf = (file: string): number | undefined => {
+    const relative = path.relative(srcRoot, file).split(path.sep).join("/");
+    return names.find(({ name }) => relative === name || relative.startsWith(`${name}/`))?.index;
+  };
+  return { layerOf, rows };
 }
 
 /** Strongly connected components with more than one module (or a module importing itself). */
@@ -92,10 +129,35 @@ function cycles(graph: Map<string, string[]>): string[][] {
 }
 
 describe("module dependencies in src/", () => {
-  it("have no import cycle", () => {
-    const graph = new Map(sourceFiles(srcRoot).map((f) => [f, valueImports(f)]));
+  const files = sourceFiles(srcRoot);
+  const table = layerTable(readFileSync(path.join(repoRoot, "ARCHITECTURE.md"), "utf8"));
+
+  it("have no import cycle, of values or of types", () => {
+    const graph = new Map(files.map((f) => [f, importsOf(f).map((i) => i.target)]));
     const found = cycles(graph).map((c) => c.map((f) => path.relative(srcRoot, f)).join(" <-> "));
     expect(found).toEqual([]);
+  });
+
+  it("place every module in a layer of ARCHITECTURE.md's table", () => {
+    expect(table.rows.length).toBeGreaterThan(3);
+    const unplaced = files
+      .filter((f) => table.layerOf(f) === undefined)
+      .map((f) => path.relative(srcRoot, f));
+    expect(unplaced).toEqual([]);
+  });
+
+  it("import values only from their own layer or below", () => {
+    const upward: string[] = [];
+    for (const file of files) {
+      const from = table.layerOf(file);
+      for (const target of valueImports(file)) {
+        const to = table.layerOf(target);
+        if (from !== undefined && to !== undefined && to < from) {
+          upward.push(`${path.relative(srcRoot, file)} → ${path.relative(srcRoot, target)}`);
+        }
+      }
+    }
+    expect(upward).toEqual([]);
   });
 
   it("let the approvals import stages, never the pipeline's index", () => {
@@ -121,6 +183,17 @@ describe("module dependencies in src/", () => {
     expect(reached.has(path.join(srcRoot, "server.ts"))).toBe(true);
     expect(reached.size).toBeGreaterThan(100);
     expect([...reached].filter((f) => f === path.join(srcRoot, "rego", "build.ts"))).toEqual([]);
+  });
+
+  it("would see an upward import (the table is read as written)", () => {
+    const { layerOf, rows } = layerTable(
+      "<!-- layers: -->\n| layer | modules |\n|---|---|\n| top | `server.ts` |\n| middle | `pipeline/index.ts` |\n| low | `pipeline`, `core` |\n\nprose",
+    );
+    expect(rows).toEqual([["server.ts"], ["pipeline/index.ts"], ["pipeline", "core"]]);
+    expect(layerOf(path.join(srcRoot, "pipeline", "index.ts"))).toBe(1);
+    expect(layerOf(path.join(srcRoot, "pipeline", "05-decide.ts"))).toBe(2);
+    expect(layerOf(path.join(srcRoot, "core", "errors.ts"))).toBe(2);
+    expect(layerOf(path.join(srcRoot, "http", "app.ts"))).toBeUndefined();
   });
 
   it("would see a cycle (the check itself works)", () => {

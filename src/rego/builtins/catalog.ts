@@ -16,24 +16,9 @@ import { declarations } from "./declarations.ts";
 import "./impl/index.ts";
 import type { CustomBuiltins } from "./custom.ts";
 import { builtinTable } from "./registry.ts";
-import type { BuiltinDeclaration } from "./types.ts";
+import type { BuiltinDeclaration, BuiltinSpec } from "./types.ts";
 
-export type BuiltinImplementation = "native" | "host" | "unavailable" | "custom";
-
-export interface BuiltinSpec {
-  name: string;
-  /** Number of declared arguments. A call with one more argument binds the result to it. */
-  arity: number;
-  implementation: BuiltinImplementation;
-  /** Why an `unavailable` builtin cannot be called. */
-  reason?: string;
-  /** Operators written infix in Rego (`x + y`), for error messages. */
-  infix?: string;
-  /** Builtins whose value differs between evaluations (time, randomness): never constant-folded. */
-  nondeterministic?: boolean;
-  /** OPA's declaration (argument and result types). */
-  declaration: BuiltinDeclaration;
-}
+export type { BuiltinImplementation, BuiltinSpec } from "./types.ts";
 
 /** Builtins the runtime module implements itself (`../runtime/assembly/builtins/`). */
 const NATIVE = new Set([

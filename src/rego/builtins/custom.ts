@@ -41,10 +41,9 @@ import {
   toJSON,
   type Value,
 } from "../plan/value.ts";
-import type { BuiltinSpec } from "./catalog.ts";
 import { declarations } from "./declarations.ts";
 import { type BuiltinDef, BuiltinError, builtinDef } from "./registry.ts";
-import type { BuiltinDeclaration, FunctionDecl, OpaType } from "./types.ts";
+import type { BuiltinDeclaration, BuiltinSpec, FunctionDecl, OpaType } from "./types.ts";
 
 /** A custom builtin module, or its declarations, that cannot be used. */
 export class CustomBuiltinError extends Error {

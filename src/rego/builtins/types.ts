@@ -34,3 +34,20 @@ export interface BuiltinDeclaration {
   /** Its value differs between evaluations (time, randomness, network). */
   nondeterministic?: boolean;
 }
+
+export type BuiltinImplementation = "native" | "host" | "unavailable" | "custom";
+
+export interface BuiltinSpec {
+  name: string;
+  /** Number of declared arguments. A call with one more argument binds the result to it. */
+  arity: number;
+  implementation: BuiltinImplementation;
+  /** Why an `unavailable` builtin cannot be called. */
+  reason?: string;
+  /** Operators written infix in Rego (`x + y`), for error messages. */
+  infix?: string;
+  /** Builtins whose value differs between evaluations (time, randomness): never constant-folded. */
+  nondeterministic?: boolean;
+  /** OPA's declaration (argument and result types). */
+  declaration: BuiltinDeclaration;
+}
