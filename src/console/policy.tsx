@@ -100,6 +100,126 @@ const ChangedRows: FC<{ rows: ReplayedDecision[] }> = ({ rows }) => (
   </table>
 );
 
+/** The candidate upload form, with the compiler's errors when the last upload did not compile. */
+const CandidateUpload: FC<{ viewer: Viewer; query: PolicyChangesQuery; problems?: string[] | undefined }> = ({
+  viewer,
+  query,
+  problems,
+}) => {
+  const uploadQuery = new URLSearchParams({ days: String(query.days) });
+  if (query.tenant !== undefined) uploadQuery.set("tenant", query.tenant);
+  return (
+    <section data-upload>
+      <h2>Try a candidate policy</h2>
+      <form
+        class="upload"
+        method="post"
+        action={`/console/policy/candidates?${uploadQuery}`}
+        enctype="multipart/form-data"
+      >
+        <input type="hidden" name="csrf" value={viewer.csrf} />
+        <label>
+          A policy folder's .rego and data files, or one bundle (.tar.gz)
+          <input type="file" name="files" multiple accept=".rego,.json,.yaml,.yml,.gz,.tgz" required />
+        </label>
+        <button type="submit">Upload and replay</button>
+      </form>
+      <p class="muted">
+        It is compiled apart from the live policy, kept for a while for your tenant only, and never serves.
+      </p>
+      {problems && problems.length > 0 && (
+        <div class="problems" data-problems>
+          <strong>The candidate does not compile:</strong>
+          <ul>
+            {problems.map((p) => (
+              <li>{p}</li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </section>
+  );
+};
+
+/** Every archived revision, newest first, each with its replay link. */
+const RevisionTable: FC<{ query: PolicyChangesQuery; changes: PolicyChanges }> = ({ query, changes }) => (
+  <table>
+    <thead>
+      <tr>
+        <th>Revision</th>
+        <th>First loaded</th>
+        <th>From</th>
+        <th>Size</th>
+        <th />
+      </tr>
+    </thead>
+    <tbody>
+      {changes.revisions.map((r) => (
+        <tr data-revision={r.id}>
+          <td>
+            <code>{r.id}</code>
+            {r.id === changes.live ? " (live)" : ""}
+            {r.id === changes.shadow ? " (shadow)" : ""}
+          </td>
+          <td>{r.loaded_at}</td>
+          <td>
+            {r.kind} {r.origin}
+          </td>
+          <td>{r.size} bytes</td>
+          <td>
+            <a href={`/console/policy?${new URLSearchParams({ candidate: r.id, days: String(query.days) })}`}>
+              Replay against it
+            </a>
+          </td>
+        </tr>
+      ))}
+    </tbody>
+  </table>
+);
+
+/** What replaying the chosen revision or upload against recent decisions would change. */
+const ReplaySection: FC<{ query: PolicyChangesQuery; replay: NonNullable<PolicyChanges["replay"]> }> = ({
+  query,
+  replay,
+}) => (
+  <section class="card" id="replay">
+    <h2>
+      {replay.uploaded ? "Uploaded candidate" : "Revision"} <code>{replay.candidate.id}</code> on the last{" "}
+      {query.days} days
+    </h2>
+    {replay.uploaded && <p class="muted">{replay.candidate.origin}</p>}
+    <p>
+      {replay.summary.considered} decisions replayed ({replay.summary.exact} with their whole input):{" "}
+      <strong>{replay.summary.changed} would change</strong>
+      {replay.summary.inexact.count > 0
+        ? `; ${replay.summary.inexact.count} had a redacted input and cannot be replayed exactly (${replay.summary.inexact.changed} came out different)`
+        : ""}
+      {replay.summary.not_replayable > 0 ? `; ${replay.summary.not_replayable} have no input` : ""}.
+    </p>
+    <ul>
+      {Object.entries(replay.summary.transitions).map(([transition, count]) => (
+        <li>
+          {transition}: {count}
+        </li>
+      ))}
+    </ul>
+    {replay.changed.length > 0 ? (
+      <>
+        <h3>Decisions it would change{replay.summary.changed > SHOWN ? ` (the newest ${SHOWN})` : ""}</h3>
+        <ChangedRows rows={replay.changed} />
+      </>
+    ) : (
+      <p>No decision would change.</p>
+    )}
+    {replay.inexact.length > 0 && (
+      <>
+        <h3>Different over a redacted input (may or may not change)</h3>
+        <ChangedRows rows={replay.inexact} />
+      </>
+    )}
+  </section>
+);
+
 export const PolicyChangesPage: FC<{
   viewer: Viewer;
   query: PolicyChangesQuery;
@@ -108,8 +228,6 @@ export const PolicyChangesPage: FC<{
   problems?: string[] | undefined;
 }> = ({ viewer, query, changes, problems }) => {
   const replay = changes.replay;
-  const uploadQuery = new URLSearchParams({ days: String(query.days) });
-  if (query.tenant !== undefined) uploadQuery.set("tenant", query.tenant);
   return (
     <Layout title="Policy changes" viewer={viewer}>
       <style dangerouslySetInnerHTML={{ __html: style }} />
@@ -118,109 +236,9 @@ export const PolicyChangesPage: FC<{
         Every policy revision Writ loaded, newest first. Replay one, or a policy you upload, against the
         decisions of the last {query.days} days in your tenant to see what it would change before it ships.
       </p>
-      <section data-upload>
-        <h2>Try a candidate policy</h2>
-        <form
-          class="upload"
-          method="post"
-          action={`/console/policy/candidates?${uploadQuery}`}
-          enctype="multipart/form-data"
-        >
-          <input type="hidden" name="csrf" value={viewer.csrf} />
-          <label>
-            A policy folder's .rego and data files, or one bundle (.tar.gz)
-            <input type="file" name="files" multiple accept=".rego,.json,.yaml,.yml,.gz,.tgz" required />
-          </label>
-          <button type="submit">Upload and replay</button>
-        </form>
-        <p class="muted">
-          It is compiled apart from the live policy, kept for a while for your tenant only, and never serves.
-        </p>
-        {problems && problems.length > 0 && (
-          <div class="problems" data-problems>
-            <strong>The candidate does not compile:</strong>
-            <ul>
-              {problems.map((p) => (
-                <li>{p}</li>
-              ))}
-            </ul>
-          </div>
-        )}
-      </section>
-      <table>
-        <thead>
-          <tr>
-            <th>Revision</th>
-            <th>First loaded</th>
-            <th>From</th>
-            <th>Size</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {changes.revisions.map((r) => (
-            <tr data-revision={r.id}>
-              <td>
-                <code>{r.id}</code>
-                {r.id === changes.live ? " (live)" : ""}
-                {r.id === changes.shadow ? " (shadow)" : ""}
-              </td>
-              <td>{r.loaded_at}</td>
-              <td>
-                {r.kind} {r.origin}
-              </td>
-              <td>{r.size} bytes</td>
-              <td>
-                <a
-                  href={`/console/policy?${new URLSearchParams({ candidate: r.id, days: String(query.days) })}`}
-                >
-                  Replay against it
-                </a>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {replay && (
-        <section class="card" id="replay">
-          <h2>
-            {replay.uploaded ? "Uploaded candidate" : "Revision"} <code>{replay.candidate.id}</code> on the
-            last {query.days} days
-          </h2>
-          {replay.uploaded && <p class="muted">{replay.candidate.origin}</p>}
-          <p>
-            {replay.summary.considered} decisions replayed ({replay.summary.exact} with their whole input):{" "}
-            <strong>{replay.summary.changed} would change</strong>
-            {replay.summary.inexact.count > 0
-              ? `; ${replay.summary.inexact.count} had a redacted input and cannot be replayed exactly (${replay.summary.inexact.changed} came out different)`
-              : ""}
-            {replay.summary.not_replayable > 0 ? `; ${replay.summary.not_replayable} have no input` : ""}.
-          </p>
-          <ul>
-            {Object.entries(replay.summary.transitions).map(([transition, count]) => (
-              <li>
-                {transition}: {count}
-              </li>
-            ))}
-          </ul>
-          {replay.changed.length > 0 ? (
-            <>
-              <h3>
-                Decisions it would change{replay.summary.changed > SHOWN ? ` (the newest ${SHOWN})` : ""}
-              </h3>
-              <ChangedRows rows={replay.changed} />
-            </>
-          ) : (
-            <p>No decision would change.</p>
-          )}
-          {replay.inexact.length > 0 && (
-            <>
-              <h3>Different over a redacted input (may or may not change)</h3>
-              <ChangedRows rows={replay.inexact} />
-            </>
-          )}
-        </section>
-      )}
+      <CandidateUpload viewer={viewer} query={query} problems={problems} />
+      <RevisionTable query={query} changes={changes} />
+      {replay && <ReplaySection query={query} replay={replay} />}
       {changes.diff && (
         <section class="card" id="diff" data-diff>
           <h2>
