@@ -91,25 +91,22 @@ export function approvalRoutes(app: Hono<ConsoleEnv>, ctx: ConsoleContext): void
     );
   });
 
-  app.post("/approvals/:id/approve", async (c) => {
-    const { viewer, id, form, requestId } = await approvalForm(
-      ctx,
-      c,
-      approveFormSchema,
-      "the approval form",
-    );
-    await approve(gw, id, viewer.subject, form.reason, requestId);
-    return c.redirect(decidedPage(id, "approved"), 303);
-  });
-
-  app.post("/approvals/:id/reject", async (c) => {
-    const { viewer, id, form, requestId } = await approvalForm(
-      ctx,
-      c,
-      rejectFormSchema,
-      "the rejection form",
-    );
-    await reject(gw, id, viewer.subject, form.reason, requestId);
-    return c.redirect(decidedPage(id, "rejected"), 303);
-  });
+  /** An approver's answer: the form checked, the approval decided, the queue shown with a notice. */
+  const answer = <T extends z.ZodType>(
+    outcome: "approved" | "rejected",
+    schema: T,
+    what: string,
+    act: (a: { viewer: Viewer; id: string; form: z.output<T>; requestId: string }) => Promise<unknown>,
+  ) =>
+    app.post(`/approvals/:id/${outcome === "approved" ? "approve" : "reject"}`, async (c) => {
+      const checked = await approvalForm(ctx, c, schema, what);
+      await act(checked);
+      return c.redirect(decidedPage(checked.id, outcome), 303);
+    });
+  answer("approved", approveFormSchema, "the approval form", ({ viewer, id, form, requestId }) =>
+    approve(gw, id, viewer.subject, form.reason, requestId),
+  );
+  answer("rejected", rejectFormSchema, "the rejection form", ({ viewer, id, form, requestId }) =>
+    reject(gw, id, viewer.subject, form.reason, requestId),
+  );
 }
