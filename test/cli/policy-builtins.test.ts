@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { repoRoot } from "../support/paths.ts";
-import { writ, writeFiles } from "../support/writ-cli.ts";
+import { writInProcess as writ, writeFiles } from "../support/writ-cli.ts";
 
 const module = path.join(repoRoot, "test/rego/builtins/fixtures/custom-builtins.mjs");
 

@@ -7,11 +7,15 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type WritRun, writ as writCommand } from "../support/writ-cli.ts";
+import { type WritRun, writ as writCommand, writInProcess } from "../support/writ-cli.ts";
 
-/** `writ policy fmt <args>` through the real binary, `stdin` as its input. */
-function writ(args: string[], cwd: string, stdin = ""): Promise<WritRun> {
-  return writCommand(["policy", "fmt", ...args], cwd, {}, [], stdin);
+/**
+ * `writ policy fmt <args>`, run in this process; with `stdin`, through the real binary with it as
+ * its input (the in-process runner has no standard input to give).
+ */
+function writ(args: string[], cwd: string, stdin?: string): Promise<WritRun> {
+  const argv = ["policy", "fmt", ...args];
+  return stdin === undefined ? writInProcess(argv, cwd) : writCommand(argv, cwd, {}, [], stdin);
 }
 
 const formatted = "package authz\n\ndefault allow := false\n\nallow if input.admin\n";
@@ -126,7 +130,7 @@ describe("writ policy fmt", () => {
     );
     // Formatted for v1 as well: plain writ policy fmt leaves the converted files alone.
     expect(await writ(["-l", "v0"], dir)).toEqual({ code: 0, stdout: "", stderr: "" });
-    const test = await writCommand(["policy", "test", "v0"], dir);
+    const test = await writInProcess(["policy", "test", "v0"], dir);
     expect(test.code).toBe(0);
     expect(test.stdout).toContain("PASS: 1/1");
   });

@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.ts";
 import { runCommand } from "../support/command.ts";
-import { writ, writeFiles } from "../support/writ-cli.ts";
+import { writInProcess as writ, writeFiles } from "../support/writ-cli.ts";
 
 const config = `server: { host: 127.0.0.1, port: 0 }
 store: { sqlite: .writ/writ.db }
