@@ -9,6 +9,18 @@
  */
 import { WritError } from "../core/errors.ts";
 import { type Sql, sql } from "./sql.ts";
+import type { SqlAccess } from "./sql-access.ts";
+
+export interface GroupLeaseStore {
+  /**
+   * Takes or renews the lease of concurrency group `group` for `holder` (until `leaseUntil`)
+   * unless another holder's lease still runs at `now`: whether `holder` has it now. Committing
+   * calls of one group run only while their instance holds its lease (src/schedule/groups.ts).
+   */
+  claimGroupLease(group: string, holder: string, leaseUntil: Date, now?: Date): Promise<boolean>;
+  /** Gives the lease up when `holder` has it (its call ended): the next claim gets it at once. */
+  releaseGroupLease(group: string, holder: string): Promise<void>;
+}
 
 function checkName(what: string, value: string): void {
   if (value.length === 0) {
@@ -19,7 +31,7 @@ function checkName(what: string, value: string): void {
 }
 
 /** Takes (or renews) the lease on `group` unless another holder's lease runs at `now`. */
-export function claimGroupLeaseQuery(group: string, holder: string, leaseUntil: Date, now: Date): Sql {
+function claimGroupLeaseQuery(group: string, holder: string, leaseUntil: Date, now: Date): Sql {
   checkName("group", group);
   checkName("holder", holder);
   return sql`INSERT INTO group_leases (grp, holder, lease_until)
@@ -30,6 +42,31 @@ export function claimGroupLeaseQuery(group: string, holder: string, leaseUntil: 
 }
 
 /** Ends `holder`'s lease on `group`, if it still has it: the next claim gets it at once. */
-export function releaseGroupLeaseQuery(group: string, holder: string): Sql {
+function releaseGroupLeaseQuery(group: string, holder: string): Sql {
   return sql`DELETE FROM group_leases WHERE grp = ${group} AND holder = ${holder}`;
+}
+
+export class SqlGroupLeases implements GroupLeaseStore {
+  readonly #db: SqlAccess;
+
+  constructor(db: SqlAccess) {
+    this.#db = db;
+  }
+
+  async claimGroupLease(
+    group: string,
+    holder: string,
+    leaseUntil: Date,
+    now: Date = this.#db.clock(),
+  ): Promise<boolean> {
+    const rows = await this.#db.rows(
+      "claim a concurrency group's lease",
+      claimGroupLeaseQuery(group, holder, leaseUntil, now),
+    );
+    return rows.length === 1;
+  }
+
+  async releaseGroupLease(group: string, holder: string): Promise<void> {
+    await this.#db.execute("release a concurrency group's lease", releaseGroupLeaseQuery(group, holder));
+  }
 }

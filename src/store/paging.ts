@@ -6,7 +6,8 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { decisionKinds } from "../core/types.ts";
-import type { DecisionFilter, DecisionLogEntry, TenantScope } from "./types.ts";
+import type { DecisionFilter, DecisionLogEntry } from "./decision-entry.ts";
+import type { TenantScope } from "./tenancy.ts";
 
 export const MAX_PAGE_SIZE = 500;
 
@@ -95,6 +96,19 @@ export function decodeScopedCursor(scope: TenantScope, cursor: string): number {
   // The same answer as any other bad cursor: it says nothing about the scope it came from.
   if (dot < 0 || cursor.slice(dot + 1) !== scopeTag(scope)) throw badCursor();
   return decodeCursor(cursor.slice(0, dot));
+}
+
+/** The first `size` rows, and a cursor after the last of them when the query found more. */
+export function pageOf<T>(
+  rows: readonly unknown[],
+  size: number,
+  decode: (row: unknown) => T,
+  seqOf: (item: T) => number,
+  cursorOf: (seq: number) => string = encodeCursor,
+): { items: T[]; next_cursor?: string } {
+  const items = rows.slice(0, size).map(decode);
+  const last = items.at(-1);
+  return rows.length > size && last !== undefined ? { items, next_cursor: cursorOf(seqOf(last)) } : { items };
 }
 
 /** Most entries one `readDecisions` call returns. */

@@ -18,8 +18,15 @@ import pg from "pg";
 import { z } from "zod";
 import { WritError } from "../core/errors.ts";
 import type { KeySetStorage } from "../grants/key-storage.ts";
+import type { ApprovalCall, ApprovalRecord, ApprovalUpdate } from "./approval-records.ts";
+import { approvalCallKey, decidedFields } from "./approval-records.ts";
+import { openApprovalQuery } from "./approvals.ts";
 import { chainAfter, HEAD_SQL, type PreparedEntry, prepareEntries, reasonRows } from "./chain.ts";
+import type { DecisionLogEntry, NewDecisionEntry } from "./decision-entry.ts";
+import { duplicateDecision } from "./decisions.ts";
 import type { Dialect } from "./dialect.ts";
+import { consumeGrantSteps, type GrantConsumption, type GrantUse } from "./grant-uses.ts";
+import { claimIdempotencySteps, type IdempotencyClaim } from "./idempotency.ts";
 import {
   checkCharges,
   type LimitCharge,
@@ -31,39 +38,11 @@ import {
 import { postgresStoreError } from "./postgres-errors.ts";
 import { PostgresKeySetStorage } from "./postgres-key-set.ts";
 import { postgresMigrations } from "./postgres-migrations.ts";
-import {
-  claimQuery,
-  claimRowQuery,
-  grantRefusal,
-  grantRowQuery,
-  grantUseQuery,
-  heldClaim,
-  openApprovalQuery,
-  resourceRevisionQuery,
-} from "./queries.ts";
-import {
-  appliedVersions,
-  approvalCallKey,
-  checkGrantUse,
-  decidedFields,
-  duplicateDecision,
-  jsonText,
-  parseStored,
-  usesRowSchema,
-} from "./rows.ts";
+import { appliedVersions, jsonText } from "./rows.ts";
 import { raw, type Sql, sql } from "./sql.ts";
+import { runSteps } from "./sql-access.ts";
 import { SqlStore } from "./sql-store.ts";
-import type {
-  ApprovalCall,
-  ApprovalRecord,
-  ApprovalUpdate,
-  DecisionLogEntry,
-  GrantConsumption,
-  GrantUse,
-  IdempotencyClaim,
-  NewDecisionEntry,
-  Store,
-} from "./types.ts";
+import type { Store } from "./types.ts";
 
 export interface PostgresStoreOptions {
   /** Connections in the pool (default 10). */
@@ -312,19 +291,7 @@ export class PostgresStore extends SqlStore implements Store {
 
   /** One conditional upsert; when it refuses, a second read says why. */
   async consumeGrant(use: GrantUse, now: Date = this.clock()): Promise<GrantConsumption> {
-    checkGrantUse(use, now);
-    if (now.getTime() >= use.expiresAt.getTime()) return { ok: false, reason: "expired" };
-    const [used] = await this.rows("record a grant use", grantUseQuery(use, now));
-    if (used !== undefined) {
-      return { ok: true, uses: parseStored(usesRowSchema, used, "a grant use").uses };
-    }
-    const bound = use.resource;
-    const [grantRow] = await this.rows("read a grant use", grantRowQuery(use.jti));
-    const [revisionRow] =
-      bound === undefined
-        ? []
-        : await this.rows("read a resource revision", resourceRevisionQuery(bound.type, bound.id));
-    return grantRefusal(use, grantRow, revisionRow, now);
+    return runSteps(this.db, "record a grant use", consumeGrantSteps(use, now));
   }
 
   /**
@@ -449,21 +416,8 @@ export class PostgresStore extends SqlStore implements Store {
     expiresAt: Date,
     now: Date = this.clock(),
   ): Promise<IdempotencyClaim> {
-    // The claim is one statement; when it loses, the winner's row is read. Should the winner
-    // release its claim in between, the claim is tried again.
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const claimed = await this.rows(
-        "claim an idempotency key",
-        claimQuery(subject, key, requestDigest, expiresAt, now),
-      );
-      if (claimed.length > 0) return { state: "claimed" };
-      const [row] = await this.rows("read an idempotency key", claimRowQuery(subject, key));
-      if (row !== undefined) return heldClaim(row);
-    }
-    throw new WritError("backend_unavailable", `idempotency key ${key} kept changing while it was claimed`, {
-      retryable: true,
-      suggestedFix: "retry the request with the same Idempotency-Key",
-    });
+    const steps = claimIdempotencySteps({ subject, key, requestDigest, expiresAt, now });
+    return runSteps(this.db, "claim an idempotency key", steps);
   }
 
   /**

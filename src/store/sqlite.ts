@@ -6,7 +6,12 @@
  * queries.ts; this module keeps the connection, the migrations and the locked read-then-writes.
  */
 import { WritError } from "../core/errors.ts";
+import type { ApprovalCall, ApprovalRecord, ApprovalUpdate } from "./approval-records.ts";
 import { entryText } from "./chain.ts";
+import type { DecisionLogEntry, EntryAppend, NewDecisionEntry } from "./decision-entry.ts";
+import type { GrantConsumption, GrantUse } from "./grant-uses.ts";
+import type { IdempotencyClaim } from "./idempotency.ts";
+import type { LimitCharge, LimitConsumption } from "./limit-usage.ts";
 import { sqliteMigrations } from "./migrations.ts";
 import { appliedVersions } from "./rows.ts";
 import type { Sql } from "./sql.ts";
@@ -21,22 +26,9 @@ import {
   storedEntries,
 } from "./sqlite-connection.ts";
 import { sqliteStoreError } from "./sqlite-errors.ts";
+import { revivedError } from "./sqlite-plain-error.ts";
 import { InlineWriter, type SqliteWriter, ThreadWriter } from "./sqlite-writer.ts";
-import { revivedError } from "./sqlite-writer-protocol.ts";
-import type {
-  ApprovalCall,
-  ApprovalRecord,
-  ApprovalUpdate,
-  DecisionLogEntry,
-  EntryAppend,
-  GrantConsumption,
-  GrantUse,
-  IdempotencyClaim,
-  LimitCharge,
-  LimitConsumption,
-  NewDecisionEntry,
-  Store,
-} from "./types.ts";
+import type { Store } from "./types.ts";
 
 export { sqliteDialect } from "./sqlite-connection.ts";
 
