@@ -7,7 +7,7 @@
  * running, cancels it there.
  */
 import type { Subject } from "../core/types.ts";
-import type { Store } from "../store/types.ts";
+import type { CancellationStore } from "../store/types.ts";
 
 type Cancel = (reason: string | undefined) => void;
 
@@ -22,7 +22,7 @@ export interface CancellableCallsOptions {
 
 export class CancellableCalls {
   readonly #calls = new Map<string, Cancel>();
-  readonly #store: Pick<Store, "requestCancellation" | "requestedCancellations">;
+  readonly #store: CancellationStore;
   readonly #pollMs: number;
   readonly #keepMs: number;
   readonly #report: (message: string) => void;
@@ -30,7 +30,7 @@ export class CancellableCalls {
   #polling = false;
 
   constructor(
-    store: Pick<Store, "requestCancellation" | "requestedCancellations">,
+    store: CancellationStore,
     options: CancellableCallsOptions = {},
   ) {
     this.#store = store;
