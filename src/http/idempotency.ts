@@ -28,7 +28,6 @@ export function idempotencyKeyOf(header: string | undefined): string | undefined
   return parseWith(idempotencyKeySchema, header, "/headers/idempotency-key", "the Idempotency-Key header");
 }
 
-
 /**
  * Runs `work` at most once per (subject, key): the first request claims the key; a repeat with
  * the same request digest gets the stored answer; a different digest, or a repeat while the first

@@ -29,10 +29,7 @@ export class CancellableCalls {
   #timer: NodeJS.Timeout | undefined;
   #polling = false;
 
-  constructor(
-    store: CancellationStore,
-    options: CancellableCallsOptions = {},
-  ) {
+  constructor(store: CancellationStore, options: CancellableCallsOptions = {}) {
     this.#store = store;
     this.#pollMs = options.pollMs ?? 250;
     this.#keepMs = options.keepMs ?? 10 * 60_000;

@@ -8,7 +8,10 @@ export interface ResourceLookup {
   stored: StoredResource | undefined;
 }
 
-export async function resourceContext(store: Pick<ResourceStore, "getResource">, ref: ResourceRef | undefined): Promise<ResourceLookup> {
+export async function resourceContext(
+  store: Pick<ResourceStore, "getResource">,
+  ref: ResourceRef | undefined,
+): Promise<ResourceLookup> {
   if (!ref) return { context: { type: "none", id: "", known: false, attributes: {} }, stored: undefined };
   const stored = await store.getResource(ref.type, ref.id);
   if (!stored) return { context: { type: ref.type, id: ref.id, known: false, attributes: {} }, stored };

@@ -30,7 +30,10 @@ const exportFormats = ["ndjson", "opa"] as const;
 const READ_BATCH = 1000;
 
 /** The entries that pass `filter`, oldest first, read in batches. */
-async function* entriesOldestFirst(store: DecisionStore, filter: DecisionFilter): AsyncGenerator<DecisionLogEntry> {
+async function* entriesOldestFirst(
+  store: DecisionStore,
+  filter: DecisionFilter,
+): AsyncGenerator<DecisionLogEntry> {
   const normalized = normalizeFilter(filter);
   for (let from = 1; ; ) {
     const batch = await store.readDecisions(from, READ_BATCH);
