@@ -1,6 +1,7 @@
 /**
  * The statements and row shape of console sessions (`console_sessions`, SQLite migration 8,
- * PostgreSQL migration 9), shared by both stores through sql-store.ts.
+ * PostgreSQL migration 9): `ConsoleSessionStore` and its SQL (`SqlConsoleSessions`), shared by
+ * both dialects.
  */
 import { z } from "zod";
 import { WritError } from "../core/errors.ts";

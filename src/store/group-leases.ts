@@ -1,7 +1,8 @@
 /**
- * The statements of concurrency-group leases (`group_leases`, SQLite migration 12, PostgreSQL
- * migration 13), shared by both stores through sql-store.ts: per group (a contract's
- * `concurrency_group`), the one holder whose committing call runs now, until `lease_until`.
+ * Concurrency-group leases (`group_leases`, SQLite migration 12, PostgreSQL migration 13):
+ * `GroupLeaseStore` and its SQL (`SqlGroupLeases`), shared by both dialects. Per group (a
+ * contract's `concurrency_group`), the one holder whose committing call runs now, until
+ * `lease_until`.
  *
  * Each statement is one atomic row change, so instances sharing a SQLite file or a PostgreSQL
  * database agree on the holder: a claim takes the lease only when there is none, it expired, or

@@ -1,7 +1,7 @@
 /**
- * The statements and row shape of decision-log shipping (`log_shipping`, SQLite migration 9,
- * PostgreSQL migration 10), shared by both stores through sql-store.ts: per destination, the last
- * seq it acknowledged and the lease of the one instance that ships to it.
+ * Decision-log shipping (`log_shipping`, SQLite migration 9, PostgreSQL migration 10):
+ * `LogShippingStore` and its SQL (`SqlLogShipping`), shared by both dialects. Per destination,
+ * the last seq it acknowledged and the lease of the one instance that ships to it.
  *
  * Every statement is one atomic row change, so SQLite (processes sharing a file) and PostgreSQL
  * (instances sharing a database) behave alike: a claim takes the lease only when it is free,

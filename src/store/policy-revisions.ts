@@ -1,7 +1,7 @@
 /**
- * The statements and row shape of archived policy revisions (`policy_revisions`, a migration of
- * its own in each dialect), shared by both stores through sql-store.ts: every revision Writ
- * loaded, under the id decision-log entries name (`bundles.writ.revision`), with its content (a
+ * Archived policy revisions (`policy_revisions`, a migration of its own in each dialect):
+ * `PolicyRevisionStore` and its SQL (`SqlPolicyRevisions`), shared by both dialects. Every
+ * revision Writ loaded, under the id decision-log entries name (`bundles.writ.revision`), with its content (a
  * folder's sources and data files, or a bundle's bytes). Archiving is idempotent: the first load
  * of a revision is kept, later loads of it change nothing.
  */

@@ -2,8 +2,9 @@
  * The embedded `Store`: one SQLite file in WAL mode, through better-sqlite3 (synchronous calls
  * behind the async interface). Every change is one transaction; writes that read before they
  * write take the write lock up front (`BEGIN IMMEDIATE`), so two processes sharing a file
- * serialize instead of failing half-way. The SQL shared with PostgreSQL is in sql-store.ts and
- * queries.ts; this module keeps the connection, the migrations and the locked read-then-writes.
+ * serialize instead of failing half-way. The SQL shared with PostgreSQL is in each capability's
+ * module (assembled by sql-store.ts); this module keeps the connection, the migrations and the
+ * locked read-then-writes.
  */
 import { WritError } from "../core/errors.ts";
 import type { ApprovalCall, ApprovalRecord, ApprovalUpdate } from "./approval-records.ts";
