@@ -19,6 +19,7 @@ import type { KeySetStorage } from "../grants/key-storage.ts";
 import type { ApprovalCall, ApprovalRecord, ApprovalUpdate } from "./approval-records.ts";
 import { approvalCallKey, decidedFields } from "./approval-records.ts";
 import { openApprovalQuery } from "./approvals.ts";
+import { storeBackend } from "./backend.ts";
 import type { DecisionLogEntry, NewDecisionEntry } from "./decision-entry.ts";
 import type { Dialect } from "./dialect.ts";
 import { consumeGrantSteps, type GrantConsumption, type GrantUse } from "./grant-uses.ts";
@@ -354,3 +355,8 @@ export class PostgresStore extends SqlStore implements Store {
     }
   }
 }
+
+/** The `postgres` store section's backend: a pool of the configured size, migrated when opened. */
+export const postgresBackend = storeBackend("postgres", (settings) =>
+  PostgresStore.open(settings.url, { maxConnections: settings.max_connections }),
+);

@@ -8,6 +8,7 @@
  */
 import { WritError } from "../core/errors.ts";
 import type { ApprovalCall, ApprovalRecord, ApprovalUpdate } from "./approval-records.ts";
+import { storeBackend } from "./backend.ts";
 import { entryText } from "./chain.ts";
 import type { DecisionLogEntry, EntryAppend, NewDecisionEntry } from "./decision-entry.ts";
 import type { GrantConsumption, GrantUse } from "./grant-uses.ts";
@@ -272,3 +273,6 @@ export class SqliteStore extends SqlStore implements Store {
     }
   }
 }
+
+/** The `sqlite` store section's backend: a file, migrated when opened. */
+export const sqliteBackend = storeBackend("sqlite", (file) => SqliteStore.open(file));
