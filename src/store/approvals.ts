@@ -127,54 +127,80 @@ export function approvalOfRow(dialect: Dialect, row: unknown): ApprovalRecord {
   return seqAndApproval(dialect, row).approval;
 }
 
-/**
- * A dialect's open-or-insert: the open request's row for `call` (`openApprovalQuery`), or
- * `insert`'s row, the find and the insert under a lock every instance takes for the same call.
- */
-export type OpenOrInsertApproval = (
-  call: ApprovalCall,
-  insert: Sql,
-  now: Date,
-) => Promise<{ created: boolean; row: unknown }>;
+/** A request to open for `call` (stored by `insert`) unless one is open at `now`. */
+export interface ApprovalOpeningRequest {
+  call: ApprovalCall;
+  insert: Sql;
+  now: Date;
+}
 
-/** What both dialects share of approvals: everything but deciding a pending request. */
-export class SqlApprovals implements Omit<ApprovalStore, "decideApproval"> {
-  readonly #db: SqlAccess;
-  readonly #openOrInsert: OpenOrInsertApproval;
+/** A decision of a pending request, as `decideApproval` takes it. */
+export interface ApprovalDecision {
+  id: string;
+  expectedStatus: "pending";
+  update: ApprovalUpdate;
+  now: Date;
+}
 
-  constructor(db: SqlAccess, openOrInsert: OpenOrInsertApproval) {
-    this.#db = db;
-    this.#openOrInsert = openOrInsert;
+/** What each dialect does under its own locking. */
+export interface ApprovalLocking {
+  /**
+   * The open request's row for the call (`openApprovalQuery`), or the insert's row: the find and
+   * the insert under a lock every instance takes for the same call.
+   */
+  openOrInsert(request: ApprovalOpeningRequest): Promise<{ created: boolean; row: unknown }>;
+  /**
+   * The row (`seq, record`) after the decision, compare-and-swapped on the status (and, for any
+   * outcome but `expired`, on `expires_at`); undefined when it was not pending.
+   */
+  decide(decision: ApprovalDecision): Promise<unknown>;
+}
+
+/** Approvals in both dialects, over their locking. */
+export class SqlApprovals implements ApprovalStore {
+  constructor(
+    private readonly db: SqlAccess,
+    private readonly locking: ApprovalLocking,
+  ) {}
+
+  async decideApproval(
+    id: string,
+    expectedStatus: "pending",
+    update: ApprovalUpdate,
+    now: Date = this.db.clock(),
+  ): Promise<ApprovalRecord | undefined> {
+    const row = await this.locking.decide({ id, expectedStatus, update, now });
+    return row === undefined ? undefined : this.#approvalOf(row);
   }
 
   async createApproval(request: NewApproval): Promise<ApprovalRecord> {
     return this.#inserting(request, async (insert) => {
-      const [row] = await this.#db.rows("store an approval request", insert);
+      const [row] = await this.db.rows("store an approval request", insert);
       return this.#approvalOf(row);
     });
   }
 
-  async openOrCreateApproval(request: NewApproval, now: Date = this.#db.clock()): Promise<ApprovalOpening> {
+  async openOrCreateApproval(request: NewApproval, now: Date = this.db.clock()): Promise<ApprovalOpening> {
     return this.#inserting(request, async (insert) => {
-      const { created, row } = await this.#openOrInsert(request, insert, now);
+      const { created, row } = await this.locking.openOrInsert({ call: request, insert, now });
       return { created, record: this.#approvalOf(row) };
     });
   }
 
   /** Runs `work` with the INSERT of `request`; a request id stored already is a conflict. */
   async #inserting<T>(request: NewApproval, work: (insert: Sql) => Promise<T>): Promise<T> {
-    const insert = insertApprovalQuery(this.#db.dialect, request);
+    const insert = insertApprovalQuery(this.db.dialect, request);
     try {
       return await work(insert);
     } catch (error) {
-      const duplicate = this.#db.dialect.uniqueViolation(error);
+      const duplicate = this.db.dialect.uniqueViolation(error);
       if (duplicate !== undefined) throw duplicateApproval(request.id, duplicate);
       throw error;
     }
   }
 
   async getApproval(id: string): Promise<ApprovalRecord | undefined> {
-    const [row] = await this.#db.rows(
+    const [row] = await this.db.rows(
       "read an approval",
       sql`SELECT seq, record FROM approvals WHERE id = ${id}`,
     );
@@ -185,11 +211,11 @@ export class SqlApprovals implements Omit<ApprovalStore, "decideApproval"> {
     const f = parseApprovalFilter(filter);
     const size = pageSize(limit);
     const before = cursor === undefined ? undefined : decodeCursor(cursor);
-    const rows = await this.#db.rows("list approvals", approvalsQuery(this.#db.dialect, f, size, before));
+    const rows = await this.db.rows("list approvals", approvalsQuery(this.db.dialect, f, size, before));
     const page = pageOf(
       rows,
       size,
-      (row) => seqAndApproval(this.#db.dialect, row),
+      (row) => seqAndApproval(this.db.dialect, row),
       (item) => item.seq,
     );
     const approvals = page.items.map((item) => item.approval);
@@ -198,16 +224,16 @@ export class SqlApprovals implements Omit<ApprovalStore, "decideApproval"> {
 
   async findOpenApproval(
     call: ApprovalCall,
-    now: Date = this.#db.clock(),
+    now: Date = this.db.clock(),
   ): Promise<ApprovalRecord | undefined> {
-    const [row] = await this.#db.rows("find an open approval", openApprovalQuery(call, now.getTime()));
+    const [row] = await this.db.rows("find an open approval", openApprovalQuery(call, now.getTime()));
     return row === undefined ? undefined : this.#approvalOf(row);
   }
 
   async collectApprovalGrant(
     id: string,
     grant: ApprovalGrant,
-    now: Date = this.#db.clock(),
+    now: Date = this.db.clock(),
   ): Promise<ApprovalRecord | undefined> {
     const change = { grant, grant_jti: grant.jti };
     return this.#uncollected(id, "collect an approval's grant", change, sql`expires_at > ${now.getTime()}`);
@@ -216,7 +242,7 @@ export class SqlApprovals implements Omit<ApprovalStore, "decideApproval"> {
   async closeUncollectedApproval(
     id: string,
     update: ApprovalUpdate,
-    now: Date = this.#db.clock(),
+    now: Date = this.db.clock(),
   ): Promise<ApprovalRecord | undefined> {
     const change = decidedFields(update);
     switch (update.status) {
@@ -249,7 +275,7 @@ export class SqlApprovals implements Omit<ApprovalStore, "decideApproval"> {
     if (current?.status !== "approved" || current.grant_jti !== null) return undefined;
     const record = jsonText({ ...current, ...change }, "/approval");
     const status = change.status ?? "approved";
-    const [row] = await this.#db.rows(
+    const [row] = await this.db.rows(
       what,
       sql`UPDATE approvals SET status = ${status}, grant_jti = ${change.grant_jti ?? null}, record = ${record}
        WHERE id = ${id} AND status = 'approved' AND grant_jti IS NULL AND ${due}
@@ -259,6 +285,6 @@ export class SqlApprovals implements Omit<ApprovalStore, "decideApproval"> {
   }
 
   #approvalOf(row: unknown): ApprovalRecord {
-    return approvalOfRow(this.#db.dialect, row);
+    return approvalOfRow(this.db.dialect, row);
   }
 }

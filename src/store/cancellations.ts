@@ -21,19 +21,15 @@ export interface CancellationStore {
 const cancellationRowSchema = z.object({ key: z.string(), reason: z.string().nullable() });
 
 export class SqlCancellations implements CancellationStore {
-  readonly #db: SqlAccess;
-
-  constructor(db: SqlAccess) {
-    this.#db = db;
-  }
+  constructor(private readonly db: SqlAccess) {}
 
   async requestCancellation(key: string, reason: string | undefined, expiresAt: Date): Promise<void> {
-    const now = this.#db.clock().getTime();
-    await this.#db.execute(
+    const now = this.db.clock().getTime();
+    await this.db.execute(
       "record a cancellation",
       sql`DELETE FROM call_cancellations WHERE expires_at <= ${now}`,
     );
-    await this.#db.execute(
+    await this.db.execute(
       "record a cancellation",
       sql`INSERT INTO call_cancellations (key, reason, expires_at) VALUES (${key}, ${reason ?? null}, ${expiresAt.getTime()})
        ON CONFLICT (key) DO UPDATE SET reason = excluded.reason, expires_at = excluded.expires_at`,
@@ -43,13 +39,13 @@ export class SqlCancellations implements CancellationStore {
   async requestedCancellations(keys: readonly string[]): Promise<Map<string, string | undefined>> {
     const found = new Map<string, string | undefined>();
     if (keys.length === 0) return found;
-    const rows = await this.#db.rows(
+    const rows = await this.db.rows(
       "read cancellations",
       sql`SELECT key, reason FROM call_cancellations
        WHERE key IN (${join(
          keys.map((key) => sql`${key}`),
          ", ",
-       )}) AND expires_at > ${this.#db.clock().getTime()}`,
+       )}) AND expires_at > ${this.db.clock().getTime()}`,
     );
     for (const row of rows) {
       const parsed = cancellationRowSchema.safeParse(row);

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import type { KeySetStorage } from "../grants/key-storage.ts";
 import { SqlKeySetStorage } from "./checkpoint-key-set.ts";
-import { readBatchSize } from "./paging.ts";
+import { seqRangeQuery } from "./paging.ts";
 import { parseStored } from "./rows.ts";
 import { hashSchema } from "./schema.ts";
 import { raw, sql } from "./sql.ts";
@@ -67,11 +67,7 @@ function checkpointOf(row: unknown): StoredCheckpoint {
 }
 
 export class SqlCheckpoints implements CheckpointStore {
-  readonly #db: SqlAccess;
-
-  constructor(db: SqlAccess) {
-    this.#db = db;
-  }
+  constructor(private readonly db: SqlAccess) {}
 
   async addCheckpoint(checkpoint: StoredCheckpoint): Promise<boolean> {
     const parsed = checkpointSchema.safeParse(checkpoint);
@@ -82,7 +78,7 @@ export class SqlCheckpoints implements CheckpointStore {
       });
     }
     const c = parsed.data;
-    const changed = await this.#db.execute(
+    const changed = await this.db.execute(
       "store a checkpoint",
       sql`INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (${c.seq}, ${c.hash}, ${c.time}, ${c.kid}, ${c.jws})
        ON CONFLICT (seq) DO NOTHING`,
@@ -91,7 +87,7 @@ export class SqlCheckpoints implements CheckpointStore {
   }
 
   async latestCheckpoint(): Promise<StoredCheckpoint | undefined> {
-    const [row] = await this.#db.rows(
+    const [row] = await this.db.rows(
       "read the latest checkpoint",
       sql`SELECT ${CHECKPOINT_COLUMNS} FROM checkpoints ORDER BY seq DESC LIMIT 1`,
     );
@@ -99,15 +95,11 @@ export class SqlCheckpoints implements CheckpointStore {
   }
 
   async readCheckpoints(fromSeq: number, limit: number): Promise<StoredCheckpoint[]> {
-    const size = readBatchSize(fromSeq, limit);
-    const rows = await this.#db.rows(
-      "read checkpoints",
-      sql`SELECT ${CHECKPOINT_COLUMNS} FROM checkpoints WHERE seq >= ${fromSeq} ORDER BY seq LIMIT ${size}`,
-    );
-    return rows.map(checkpointOf);
+    const query = seqRangeQuery("checkpoints", CHECKPOINT_COLUMNS, fromSeq, limit);
+    return (await this.db.rows("read checkpoints", query)).map(checkpointOf);
   }
 
   checkpointKeySet(): KeySetStorage {
-    return new SqlKeySetStorage(this.#db, this.#db.location);
+    return new SqlKeySetStorage(this.db, this.db.location);
   }
 }

@@ -153,38 +153,34 @@ function pruneSessionsQuery(now: number): Sql {
 }
 
 export class SqlConsoleSessions implements ConsoleSessionStore {
-  readonly #db: SqlAccess;
-
-  constructor(db: SqlAccess) {
-    this.#db = db;
-  }
+  constructor(private readonly db: SqlAccess) {}
 
   async createConsoleSession(session: NewConsoleSession): Promise<void> {
     await this.pruneConsoleSessions();
-    await this.#db.execute("store a console session", insertSessionQuery(session));
+    await this.db.execute("store a console session", insertSessionQuery(session));
   }
 
   async useConsoleSession(
     idHash: string,
     idleTimeoutMs: number | null,
-    now: Date = this.#db.clock(),
+    now: Date = this.db.clock(),
   ): Promise<ConsoleSessionUse> {
     const t = now.getTime();
-    const [row] = await this.#db.rows("read a console session", useSessionQuery(idHash, idleTimeoutMs, t));
+    const [row] = await this.db.rows("read a console session", useSessionQuery(idHash, idleTimeoutMs, t));
     if (row !== undefined) return { state: "active", session: sessionOf(row) };
-    const [stored] = await this.#db.rows("read a console session", sessionStateQuery(idHash));
+    const [stored] = await this.db.rows("read a console session", sessionStateQuery(idHash));
     return inactiveSession(stored, t);
   }
 
   async revokeConsoleSession(
     idHash: string,
-    now: Date = this.#db.clock(),
+    now: Date = this.db.clock(),
   ): Promise<ConsoleSession | undefined> {
-    const [row] = await this.#db.rows("revoke a console session", revokeSessionQuery(idHash, now.getTime()));
+    const [row] = await this.db.rows("revoke a console session", revokeSessionQuery(idHash, now.getTime()));
     return row === undefined ? undefined : sessionOf(row);
   }
 
-  async pruneConsoleSessions(now: Date = this.#db.clock()): Promise<number> {
-    return this.#db.execute("prune expired console sessions", pruneSessionsQuery(now.getTime()));
+  async pruneConsoleSessions(now: Date = this.db.clock()): Promise<number> {
+    return this.db.execute("prune expired console sessions", pruneSessionsQuery(now.getTime()));
   }
 }

@@ -24,7 +24,7 @@ import {
   normalizeFilter,
   pageOf,
   pageSize,
-  readBatchSize,
+  seqRangeQuery,
 } from "./paging.ts";
 import { lastRowSchema, parseStored } from "./rows.ts";
 import { decisionBodySchema, decisionRowSchema, entryFromBody } from "./schema.ts";
@@ -170,18 +170,15 @@ export type AppendDecisions = (entries: readonly NewDecisionEntry[]) => Promise<
 
 /** What both dialects share of the decision log: everything but the locked append and its order. */
 export class SqlDecisions implements Omit<DecisionStore, "appendDecisions" | "ordersAppends"> {
-  readonly #db: SqlAccess;
-  readonly #append: AppendDecisions;
-
-  constructor(db: SqlAccess, append: AppendDecisions) {
-    this.#db = db;
-    this.#append = append;
-  }
+  constructor(
+    private readonly db: SqlAccess,
+    private readonly append: AppendDecisions,
+  ) {}
 
   /** The batch in one transaction; when it fails, each entry again on its own. */
   async appendEachDecision(entries: readonly NewDecisionEntry[]): Promise<EntryAppend[]> {
     try {
-      return (await this.#append(entries)).map((entry) => ({ ok: true, link: chainLinkOf(entry) }));
+      return (await this.append(entries)).map((entry) => ({ ok: true, link: chainLinkOf(entry) }));
     } catch (error) {
       if (entries.length === 1) return [{ ok: false, error: WritError.from(error) }];
     }
@@ -191,13 +188,13 @@ export class SqlDecisions implements Omit<DecisionStore, "appendDecisions" | "or
   }
 
   async appendDecision(entry: NewDecisionEntry): Promise<DecisionLogEntry> {
-    const [stored] = await this.#append([entry]);
+    const [stored] = await this.append([entry]);
     if (stored === undefined) throw new Error("appendDecisions returned nothing for one entry");
     return stored;
   }
 
   async getDecision(decisionId: string): Promise<DecisionLogEntry | undefined> {
-    const [row] = await this.#db.rows(
+    const [row] = await this.db.rows(
       "read a decision",
       sql`SELECT ${DECISION_COLUMNS} FROM decisions WHERE decision_id = ${decisionId}`,
     );
@@ -208,9 +205,9 @@ export class SqlDecisions implements Omit<DecisionStore, "appendDecisions" | "or
     const f = normalizeFilter(filter);
     const size = pageSize(limit);
     const before = cursor === undefined ? undefined : decodeCursor(cursor);
-    const rows = await this.#db.rows(
+    const rows = await this.db.rows(
       "query the decision log",
-      decisionsQuery(this.#db.dialect, f, size, before),
+      decisionsQuery(this.db.dialect, f, size, before),
     );
     const { items, next_cursor } = pageOf(rows, size, entryOf, (entry) => entry.seq);
     return next_cursor === undefined ? { entries: items } : { entries: items, next_cursor };
@@ -234,9 +231,9 @@ export class SqlDecisions implements Omit<DecisionStore, "appendDecisions" | "or
       if (f.tenant !== undefined && f.tenant !== scope.tenant) return { entries: [] };
       f.tenant = scope.tenant;
     }
-    const rows = await this.#db.rows(
+    const rows = await this.db.rows(
       "query the decision log",
-      decisionsQuery(this.#db.dialect, f, size, before),
+      decisionsQuery(this.db.dialect, f, size, before),
     );
     const { items, next_cursor } = pageOf(
       rows,
@@ -249,16 +246,12 @@ export class SqlDecisions implements Omit<DecisionStore, "appendDecisions" | "or
   }
 
   async readDecisions(fromSeq: number, limit: number): Promise<DecisionLogEntry[]> {
-    const size = readBatchSize(fromSeq, limit);
-    const rows = await this.#db.rows(
-      "read the decision log",
-      sql`SELECT ${DECISION_COLUMNS} FROM decisions WHERE seq >= ${fromSeq} ORDER BY seq LIMIT ${size}`,
-    );
-    return rows.map(entryOf);
+    const query = seqRangeQuery("decisions", DECISION_COLUMNS, fromSeq, limit);
+    return (await this.db.rows("read the decision log", query)).map(entryOf);
   }
 
   async decisionHead(): Promise<{ seq: number; hash: string } | undefined> {
-    const [row] = await this.#db.rows("read the decision log's head", raw(HEAD_SQL));
+    const [row] = await this.db.rows("read the decision log's head", raw(HEAD_SQL));
     return row === undefined ? undefined : parseStored(lastRowSchema, row, "the last decision");
   }
 }

@@ -48,19 +48,15 @@ function releaseGroupLeaseQuery(group: string, holder: string): Sql {
 }
 
 export class SqlGroupLeases implements GroupLeaseStore {
-  readonly #db: SqlAccess;
-
-  constructor(db: SqlAccess) {
-    this.#db = db;
-  }
+  constructor(private readonly db: SqlAccess) {}
 
   async claimGroupLease(
     group: string,
     holder: string,
     leaseUntil: Date,
-    now: Date = this.#db.clock(),
+    now: Date = this.db.clock(),
   ): Promise<boolean> {
-    const rows = await this.#db.rows(
+    const rows = await this.db.rows(
       "claim a concurrency group's lease",
       claimGroupLeaseQuery(group, holder, leaseUntil, now),
     );
@@ -68,6 +64,6 @@ export class SqlGroupLeases implements GroupLeaseStore {
   }
 
   async releaseGroupLease(group: string, holder: string): Promise<void> {
-    await this.#db.execute("release a concurrency group's lease", releaseGroupLeaseQuery(group, holder));
+    await this.db.execute("release a concurrency group's lease", releaseGroupLeaseQuery(group, holder));
   }
 }

@@ -89,24 +89,36 @@ function heldClaim(row: unknown): IdempotencyClaim {
   };
 }
 
-/** What both dialects share of idempotency keys: storing an outcome and releasing a claim. */
-export class SqlIdempotency implements Omit<IdempotencyStore, "claimIdempotency"> {
-  readonly #db: SqlAccess;
+/** A dialect's run of {@link claimIdempotencySteps} under its own locking. */
+export type ClaimIdempotency = (request: IdempotencyRequest) => Promise<IdempotencyClaim>;
 
-  constructor(db: SqlAccess) {
-    this.#db = db;
+/** Idempotency keys in both dialects, over the dialect's claim. */
+export class SqlIdempotency implements IdempotencyStore {
+  constructor(
+    private readonly db: SqlAccess,
+    private readonly claim: ClaimIdempotency,
+  ) {}
+
+  claimIdempotency(
+    subject: string,
+    key: string,
+    requestDigest: string,
+    expiresAt: Date,
+    now: Date = this.db.clock(),
+  ): Promise<IdempotencyClaim> {
+    return this.claim({ subject, key, requestDigest, expiresAt, now });
   }
 
   async completeIdempotency(subject: string, key: string, outcome: unknown): Promise<void> {
     const text = jsonText(outcome, "/outcome");
-    await this.#db.execute(
+    await this.db.execute(
       "store an idempotent outcome",
       sql`UPDATE idempotency SET state = 'done', outcome = ${text} WHERE subject = ${subject} AND key = ${key}`,
     );
   }
 
   async releaseIdempotency(subject: string, key: string): Promise<void> {
-    await this.#db.execute(
+    await this.db.execute(
       "release an idempotency key",
       sql`DELETE FROM idempotency WHERE subject = ${subject} AND key = ${key} AND state = 'pending'`,
     );

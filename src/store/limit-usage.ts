@@ -137,15 +137,11 @@ export function writeUsageQuery(row: UsageRow): Sql {
 
 /** What both dialects share of limits: reading usage (each charges under its own locks). */
 export class SqlLimits implements Omit<LimitStore, "consumeLimits"> {
-  readonly #db: SqlAccess;
+  constructor(private readonly db: SqlAccess) {}
 
-  constructor(db: SqlAccess) {
-    this.#db = db;
-  }
-
-  async limitUsage(buckets: readonly LimitBucket[], now: Date = this.#db.clock()): Promise<number[]> {
+  async limitUsage(buckets: readonly LimitBucket[], now: Date = this.db.clock()): Promise<number[]> {
     if (buckets.length === 0) return [];
-    const rows = usageRows(await this.#db.rows("read limit usage", usageQuery(buckets.map((b) => b.key))));
+    const rows = usageRows(await this.db.rows("read limit usage", usageQuery(buckets.map((b) => b.key))));
     return buckets.map((b) => usedNow(rows.get(b.key), b.drainPerSecond, now.getTime()));
   }
 }

@@ -101,20 +101,16 @@ function releaseShippingQuery(target: string, holder: string): Sql {
 }
 
 export class SqlLogShipping implements LogShippingStore {
-  readonly #db: SqlAccess;
-
-  constructor(db: SqlAccess) {
-    this.#db = db;
-  }
+  constructor(private readonly db: SqlAccess) {}
 
   async claimLogShipping(
     target: string,
     holder: string,
     leaseUntil: Date,
-    now: Date = this.#db.clock(),
+    now: Date = this.db.clock(),
   ): Promise<LogShippingClaim> {
     const what = "claim decision-log shipping";
-    const [row] = await this.#db.rows(what, claimShippingQuery(target, holder, leaseUntil, now));
+    const [row] = await this.db.rows(what, claimShippingQuery(target, holder, leaseUntil, now));
     if (row !== undefined) return { held: true, shipped_seq: shippingStateOf(row).shipped_seq };
     const state = await this.logShipping(target);
     return { held: false, shipped_seq: state?.shipped_seq ?? 0 };
@@ -122,15 +118,15 @@ export class SqlLogShipping implements LogShippingStore {
 
   async advanceLogShipping(target: string, holder: string, seq: number, leaseUntil: Date): Promise<boolean> {
     const query = advanceShippingQuery(target, holder, seq, leaseUntil);
-    return (await this.#db.execute("record shipped decision-log entries", query)) === 1;
+    return (await this.db.execute("record shipped decision-log entries", query)) === 1;
   }
 
   async releaseLogShipping(target: string, holder: string): Promise<void> {
-    await this.#db.execute("release decision-log shipping", releaseShippingQuery(target, holder));
+    await this.db.execute("release decision-log shipping", releaseShippingQuery(target, holder));
   }
 
   async logShipping(target: string): Promise<LogShippingState | undefined> {
-    const [row] = await this.#db.rows("read decision-log shipping", shippingStateQuery(target));
+    const [row] = await this.db.rows("read decision-log shipping", shippingStateQuery(target));
     return row === undefined ? undefined : shippingStateOf(row);
   }
 }

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { decisionKinds } from "../core/types.ts";
 import type { DecisionFilter, DecisionLogEntry } from "./decision-entry.ts";
+import { raw, type Sql, sql } from "./sql.ts";
 import type { TenantScope } from "./tenancy.ts";
 
 export const MAX_PAGE_SIZE = 500;
@@ -129,6 +130,17 @@ export function readBatchSize(fromSeq: number, limit: number): number {
     });
   }
   return Math.min(limit, MAX_READ_BATCH);
+}
+
+/** The rows of `table` (its `columns`) in seq order from `fromSeq` (inclusive), at most `limit`. */
+export function seqRangeQuery(
+  table: "decisions" | "checkpoints",
+  columns: Sql,
+  fromSeq: number,
+  limit: number,
+): Sql {
+  const size = readBatchSize(fromSeq, limit);
+  return sql`SELECT ${columns} FROM ${raw(table)} WHERE seq >= ${fromSeq} ORDER BY seq LIMIT ${size}`;
 }
 
 /**

@@ -139,23 +139,19 @@ function revisionRecordOf(row: unknown): PolicyRevisionRecord {
 }
 
 export class SqlPolicyRevisions implements PolicyRevisionStore {
-  readonly #db: SqlAccess;
+  constructor(private readonly db: SqlAccess) {}
 
-  constructor(db: SqlAccess) {
-    this.#db = db;
-  }
-
-  async archivePolicyRevision(revision: NewPolicyRevision, now: Date = this.#db.clock()): Promise<boolean> {
-    return (await this.#db.execute("archive a policy revision", archiveRevisionQuery(revision, now))) === 1;
+  async archivePolicyRevision(revision: NewPolicyRevision, now: Date = this.db.clock()): Promise<boolean> {
+    return (await this.db.execute("archive a policy revision", archiveRevisionQuery(revision, now))) === 1;
   }
 
   async listPolicyRevisions(limit: number, cursor?: string): Promise<PolicyRevisionPage> {
     const { query, size } = revisionsQuery(limit, cursor);
-    return revisionsPageOf(await this.#db.rows("list policy revisions", query), size);
+    return revisionsPageOf(await this.db.rows("list policy revisions", query), size);
   }
 
   async getPolicyRevision(id: string): Promise<PolicyRevisionRecord | undefined> {
-    const [row] = await this.#db.rows("read a policy revision", revisionQuery(id));
+    const [row] = await this.db.rows("read a policy revision", revisionQuery(id));
     return row === undefined ? undefined : revisionRecordOf(row);
   }
 }

@@ -16,14 +16,13 @@
 import pg from "pg";
 import { WritError } from "../core/errors.ts";
 import type { KeySetStorage } from "../grants/key-storage.ts";
-import type { ApprovalCall, ApprovalRecord, ApprovalUpdate } from "./approval-records.ts";
 import { approvalCallKey, decidedFields } from "./approval-records.ts";
-import { openApprovalQuery } from "./approvals.ts";
+import { type ApprovalDecision, type ApprovalOpeningRequest, openApprovalQuery } from "./approvals.ts";
 import { storeBackend } from "./backend.ts";
 import type { DecisionLogEntry, NewDecisionEntry } from "./decision-entry.ts";
 import type { Dialect } from "./dialect.ts";
 import { consumeGrantSteps, type GrantConsumption, type GrantUse } from "./grant-uses.ts";
-import { claimIdempotencySteps, type IdempotencyClaim } from "./idempotency.ts";
+import { claimIdempotencySteps, type IdempotencyClaim, type IdempotencyRequest } from "./idempotency.ts";
 import {
   checkCharges,
   type LimitCharge,
@@ -154,15 +153,8 @@ export class PostgresStore extends SqlStore implements Store {
   }
 
   /** Connects and applies the migrations. */
-  static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
-    const store = new PostgresStore(url, options);
-    try {
-      await store.migrate();
-    } catch (error) {
-      await store.close();
-      throw error;
-    }
-    return store;
+  static open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    return SqlStore.migrated(new PostgresStore(url, options));
   }
 
   /** The grant signing key set every instance on this database shares. */
@@ -225,12 +217,7 @@ export class PostgresStore extends SqlStore implements Store {
   }
 
   /** One compare-and-swap statement: of any number of racing deciders, exactly one gets the row. */
-  async decideApproval(
-    id: string,
-    expectedStatus: "pending",
-    update: ApprovalUpdate,
-    now: Date = this.clock(),
-  ): Promise<ApprovalRecord | undefined> {
+  protected async decideApprovalRow({ id, expectedStatus, update, now }: ApprovalDecision): Promise<unknown> {
     const patch = jsonText(decidedFields(update), "/update");
     const [row] = await this.rows(
       "decide an approval",
@@ -238,7 +225,7 @@ export class PostgresStore extends SqlStore implements Store {
        WHERE id = ${id} AND status = ${expectedStatus} AND (${update.status} = 'expired' OR expires_at > ${now.getTime()})
        RETURNING seq, record`,
     );
-    return row === undefined ? undefined : this.approvalOf(row);
+    return row;
   }
 
   /**
@@ -246,11 +233,11 @@ export class PostgresStore extends SqlStore implements Store {
    * for the same call waits for it; others do not), the open request looked for, the new one
    * inserted when there is none, COMMIT.
    */
-  protected async openOrInsertApproval(
-    call: ApprovalCall,
-    insert: Sql,
-    now: Date,
-  ): Promise<{ created: boolean; row: unknown }> {
+  protected async openOrInsertApproval({
+    call,
+    insert,
+    now,
+  }: ApprovalOpeningRequest): Promise<{ created: boolean; row: unknown }> {
     const open = openApprovalQuery(call, now.getTime()).render(postgresDialect.placeholder);
     const added = insert.render(postgresDialect.placeholder);
     return this.#withClient("open an approval request", async (client) => {
@@ -275,15 +262,9 @@ export class PostgresStore extends SqlStore implements Store {
     });
   }
 
-  async claimIdempotency(
-    subject: string,
-    key: string,
-    requestDigest: string,
-    expiresAt: Date,
-    now: Date = this.clock(),
-  ): Promise<IdempotencyClaim> {
-    const steps = claimIdempotencySteps({ subject, key, requestDigest, expiresAt, now });
-    return runSteps(this.db, "claim an idempotency key", steps);
+  /** The claim and, when it lost, the winner's row, statement by statement (retried if released). */
+  protected claimIdempotencyKey(request: IdempotencyRequest): Promise<IdempotencyClaim> {
+    return runSteps(this.db, "claim an idempotency key", claimIdempotencySteps(request));
   }
 
   /**

@@ -139,14 +139,10 @@ function parseResourceWrite(resource: unknown): {
 }
 
 export class SqlResources implements ResourceStore {
-  readonly #db: SqlAccess;
-
-  constructor(db: SqlAccess) {
-    this.#db = db;
-  }
+  constructor(private readonly db: SqlAccess) {}
 
   async getResource(type: string, id: string): Promise<StoredResource | undefined> {
-    const [row] = await this.#db.rows(
+    const [row] = await this.db.rows(
       "read a resource",
       sql`SELECT ${RESOURCE_COLUMNS} FROM resources WHERE type = ${type} AND id = ${id}`,
     );
@@ -160,10 +156,10 @@ export class SqlResources implements ResourceStore {
   /** Inserts, or replaces a row when `guard` (a ` WHERE …` or nothing) holds: the row, or undefined. */
   async #upsert(resource: ResourceWrite, guard: Sql): Promise<unknown> {
     const { resource: r, attributes } = parseResourceWrite(resource);
-    const [row] = await this.#db.rows(
+    const [row] = await this.db.rows(
       "write a resource",
       sql`INSERT INTO resources (${RESOURCE_COLUMNS})
-       VALUES (${r.type}, ${r.id}, ${r.owner}, ${r.tenant}, 1, ${attributes}, ${this.#db.clock().toISOString()})
+       VALUES (${r.type}, ${r.id}, ${r.owner}, ${r.tenant}, 1, ${attributes}, ${this.db.clock().toISOString()})
        ON CONFLICT (type, id) DO UPDATE SET owner = excluded.owner, tenant = excluded.tenant,
          attributes = excluded.attributes, updated_at = excluded.updated_at, revision = resources.revision + 1
          ${guard}
@@ -209,9 +205,9 @@ export class SqlResources implements ResourceStore {
   ): Promise<StoredResource | undefined> {
     checkExpectedRevision(expectedRevision);
     const text = jsonText(attributes, "/attributes");
-    const [row] = await this.#db.rows(
+    const [row] = await this.db.rows(
       "update a resource",
-      sql`UPDATE resources SET attributes = ${text}, updated_at = ${this.#db.clock().toISOString()}, revision = revision + 1
+      sql`UPDATE resources SET attributes = ${text}, updated_at = ${this.db.clock().toISOString()}, revision = revision + 1
        WHERE type = ${type} AND id = ${id} AND revision = ${expectedRevision}
        RETURNING ${RESOURCE_COLUMNS}`,
     );

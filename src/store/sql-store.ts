@@ -7,8 +7,7 @@
  * idempotency claims, limit charges).
  */
 import type { KeySetStorage } from "../grants/key-storage.ts";
-import type { ApprovalCall, ApprovalRecord } from "./approval-records.ts";
-import { approvalOfRow, SqlApprovals } from "./approvals.ts";
+import { type ApprovalDecision, type ApprovalOpeningRequest, SqlApprovals } from "./approvals.ts";
 import { SqlCancellations } from "./cancellations.ts";
 import { SqlCheckpoints } from "./checkpoints.ts";
 import { SqlConsoleSessions } from "./console-sessions.ts";
@@ -17,7 +16,7 @@ import { SqlDecisions } from "./decisions.ts";
 import type { Dialect } from "./dialect.ts";
 import { pruneGrantsQuery } from "./grant-uses.ts";
 import { SqlGroupLeases } from "./group-leases.ts";
-import { SqlIdempotency } from "./idempotency.ts";
+import { type IdempotencyClaim, type IdempotencyRequest, SqlIdempotency } from "./idempotency.ts";
 import { SqlLimits } from "./limit-usage.ts";
 import { SqlLogShipping } from "./log-shipping.ts";
 import { SqlPolicyRevisions } from "./policy-revisions.ts";
@@ -27,14 +26,7 @@ import type { SqlAccess } from "./sql-access.ts";
 import type { Store } from "./types.ts";
 
 /** What each dialect's store adds to this class to be a whole `Store`. */
-type DialectMethods =
-  | "migrate"
-  | "close"
-  | "consumeGrant"
-  | "appendDecisions"
-  | "decideApproval"
-  | "claimIdempotency"
-  | "consumeLimits";
+type DialectMethods = "consumeGrant" | "appendDecisions" | "consumeLimits";
 
 type Args<K extends keyof Store> = Store[K] extends (...args: infer A) => unknown ? A : never;
 
@@ -69,10 +61,11 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
     this.#shipping = new SqlLogShipping(db);
     this.#leases = new SqlGroupLeases(db);
     this.#limits = new SqlLimits(db);
-    this.#approvals = new SqlApprovals(db, (call, insert, now) =>
-      this.openOrInsertApproval(call, insert, now),
-    );
-    this.#idempotency = new SqlIdempotency(db);
+    this.#approvals = new SqlApprovals(db, {
+      openOrInsert: (request) => this.openOrInsertApproval(request),
+      decide: (decision) => this.decideApprovalRow(decision),
+    });
+    this.#idempotency = new SqlIdempotency(db, (request) => this.claimIdempotencyKey(request));
     this.#sessions = new SqlConsoleSessions(db);
     this.#revisions = new SqlPolicyRevisions(db);
     this.#cancellations = new SqlCancellations(db);
@@ -92,26 +85,34 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
     };
   }
 
+  abstract migrate(): Promise<void>;
+  abstract close(): Promise<void>;
+
+  /** `store` with the migrations applied; closed again when they fail. */
+  protected static async migrated<S extends SqlStore>(store: S): Promise<S> {
+    try {
+      await store.migrate();
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+    return store;
+  }
+
   /** The rows a statement returns; failures as `WritError`s that say they happened trying `what`. */
   protected abstract rows(what: string, query: Sql): Promise<unknown[]>;
   /** Runs a statement that returns no rows; how many rows it changed. */
   protected abstract execute(what: string, query: Sql): Promise<number>;
   /** The dialect's append, under its own lock (the shared `appendDecision` calls it). */
   abstract appendDecisions(entries: readonly NewDecisionEntry[]): Promise<DecisionLogEntry[]>;
-  /**
-   * The open request's row for `call` (`openApprovalQuery`), or `insert`'s row: the find and the
-   * insert under a lock every instance takes for the same call (the dialect's own).
-   */
+  /** The dialect's open-or-insert of an approval request, under its lock (`ApprovalLocking`). */
   protected abstract openOrInsertApproval(
-    call: ApprovalCall,
-    insert: Sql,
-    now: Date,
+    request: ApprovalOpeningRequest,
   ): Promise<{ created: boolean; row: unknown }>;
-
-  /** An approval row (`seq, record`) as the record it holds. */
-  protected approvalOf(row: unknown): ApprovalRecord {
-    return approvalOfRow(this.dialect, row);
-  }
+  /** The dialect's decision of a pending approval: the row after it, or undefined (`ApprovalLocking`). */
+  protected abstract decideApprovalRow(decision: ApprovalDecision): Promise<unknown>;
+  /** The dialect's run of `claimIdempotencySteps` under its own locking. */
+  protected abstract claimIdempotencyKey(request: IdempotencyRequest): Promise<IdempotencyClaim>;
 
   /** Deletes the use records of grants that expired at or before `now`; returns how many. */
   async pruneExpiredGrants(now: Date = this.clock()): Promise<number> {
@@ -204,6 +205,9 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   openOrCreateApproval(...a: Args<"openOrCreateApproval">) {
     return this.#approvals.openOrCreateApproval(...a);
   }
+  decideApproval(...a: Args<"decideApproval">) {
+    return this.#approvals.decideApproval(...a);
+  }
   getApproval(...a: Args<"getApproval">) {
     return this.#approvals.getApproval(...a);
   }
@@ -220,6 +224,9 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
     return this.#approvals.closeUncollectedApproval(...a);
   }
 
+  claimIdempotency(...a: Args<"claimIdempotency">) {
+    return this.#idempotency.claimIdempotency(...a);
+  }
   completeIdempotency(...a: Args<"completeIdempotency">) {
     return this.#idempotency.completeIdempotency(...a);
   }

@@ -24,7 +24,7 @@ import type { ChainLink, DecisionLogEntry } from "./decision-entry.ts";
 import { duplicateDecision } from "./decisions.ts";
 import type { Dialect } from "./dialect.ts";
 import { consumeGrantSteps, type GrantConsumption, type GrantUse } from "./grant-uses.ts";
-import { claimIdempotencySteps, type IdempotencyClaim } from "./idempotency.ts";
+import { claimIdempotencySteps, type IdempotencyClaim, type IdempotencyRequest } from "./idempotency.ts";
 import {
   checkCharges,
   type LimitCharge,
@@ -226,16 +226,8 @@ export const sqliteWrites = {
     return { created: true, row: conn.statement(insertText).get(...insertValues) };
   },
 
-  claimIdempotency(
-    conn: SqliteConnection,
-    subject: string,
-    key: string,
-    requestDigest: string,
-    expiresAt: Date,
-    now: Date,
-  ): IdempotencyClaim {
-    const steps = claimIdempotencySteps({ subject, key, requestDigest, expiresAt, now });
-    return runStepsNow(steps, (query) => conn.all(query));
+  claimIdempotency(conn: SqliteConnection, request: IdempotencyRequest): IdempotencyClaim {
+    return runStepsNow(claimIdempotencySteps(request), (query) => conn.all(query));
   },
 
   /** Every bucket charged, or none: read and written under the write lock the caller holds. */

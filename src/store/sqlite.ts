@@ -7,12 +7,12 @@
  * locked read-then-writes.
  */
 import { WritError } from "../core/errors.ts";
-import type { ApprovalCall, ApprovalRecord, ApprovalUpdate } from "./approval-records.ts";
+import type { ApprovalDecision, ApprovalOpeningRequest } from "./approvals.ts";
 import { storeBackend } from "./backend.ts";
 import { entryText } from "./chain.ts";
 import type { DecisionLogEntry, EntryAppend, NewDecisionEntry } from "./decision-entry.ts";
 import type { GrantConsumption, GrantUse } from "./grant-uses.ts";
-import type { IdempotencyClaim } from "./idempotency.ts";
+import type { IdempotencyClaim, IdempotencyRequest } from "./idempotency.ts";
 import type { LimitCharge, LimitConsumption } from "./limit-usage.ts";
 import { sqliteMigrations } from "./migrations.ts";
 import { appliedVersions } from "./rows.ts";
@@ -87,15 +87,8 @@ export class SqliteStore extends SqlStore implements Store {
   }
 
   /** Opens the database and applies the migrations. */
-  static async open(location: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
-    const store = new SqliteStore(location, options);
-    try {
-      await store.migrate();
-    } catch (error) {
-      await store.close();
-      throw error;
-    }
-    return store;
+  static open(location: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+    return SqlStore.migrated(new SqliteStore(location, options));
   }
 
   async migrate(): Promise<void> {
@@ -181,22 +174,16 @@ export class SqliteStore extends SqlStore implements Store {
   }
 
   /** Reads the record, applies the update and writes it back, under the write lock. */
-  async decideApproval(
-    id: string,
-    expectedStatus: "pending",
-    update: ApprovalUpdate,
-    now: Date = this.clock(),
-  ): Promise<ApprovalRecord | undefined> {
-    const row = await this.#write("decide an approval", "decideApproval", [id, expectedStatus, update, now]);
-    return row === undefined ? undefined : this.approvalOf(row);
+  protected decideApprovalRow(d: ApprovalDecision): Promise<unknown> {
+    return this.#write("decide an approval", "decideApproval", [d.id, d.expectedStatus, d.update, d.now]);
   }
 
-  protected async openOrInsertApproval(
-    call: ApprovalCall,
-    insert: Sql,
-    now: Date,
+  /** Found and stored under the write lock, which every connection to the file takes in turn. */
+  protected openOrInsertApproval(
+    request: ApprovalOpeningRequest,
   ): Promise<{ created: boolean; row: unknown }> {
-    const { text, values } = insert.render(sqliteDialect.placeholder);
+    const { text, values } = request.insert.render(sqliteDialect.placeholder);
+    const { call, now } = request;
     return this.#write("open an approval request", "openOrInsertApproval", [
       call,
       now.getTime(),
@@ -205,20 +192,8 @@ export class SqliteStore extends SqlStore implements Store {
     ]);
   }
 
-  async claimIdempotency(
-    subject: string,
-    key: string,
-    requestDigest: string,
-    expiresAt: Date,
-    now: Date = this.clock(),
-  ): Promise<IdempotencyClaim> {
-    return this.#write("claim an idempotency key", "claimIdempotency", [
-      subject,
-      key,
-      requestDigest,
-      expiresAt,
-      now,
-    ]);
+  protected claimIdempotencyKey(request: IdempotencyRequest): Promise<IdempotencyClaim> {
+    return this.#write("claim an idempotency key", "claimIdempotency", [request]);
   }
 
   /** Read and written on the writer, under its write lock: other processes on the file wait. */

@@ -20,19 +20,7 @@ import type { LogShippingStore } from "./log-shipping.ts";
 import type { PolicyRevisionStore } from "./policy-revisions.ts";
 import type { ResourceStore } from "./resources.ts";
 
-export type {
-  ApprovalCall,
-  ApprovalFilter,
-  ApprovalGrant,
-  ApprovalOpening,
-  ApprovalPage,
-  ApprovalRecord,
-  ApprovalRelease,
-  ApprovalResolution,
-  ApprovalStatus,
-  ApprovalUpdate,
-  NewApproval,
-} from "./approval-records.ts";
+export type * from "./approval-records.ts";
 export { approvalStatuses } from "./approval-records.ts";
 export type { ApprovalStore } from "./approvals.ts";
 export type { CancellationStore } from "./cancellations.ts";
@@ -43,14 +31,7 @@ export type {
   ConsoleSessionUse,
   NewConsoleSession,
 } from "./console-sessions.ts";
-export type {
-  ChainLink,
-  DecisionFilter,
-  DecisionLogEntry,
-  DecisionPage,
-  EntryAppend,
-  NewDecisionEntry,
-} from "./decision-entry.ts";
+export type * from "./decision-entry.ts";
 export type { DecisionStore } from "./decisions.ts";
 export type { GrantConsumption, GrantUse, GrantUseStore } from "./grant-uses.ts";
 export type { GroupLeaseStore } from "./group-leases.ts";
