@@ -4,7 +4,7 @@
  * entry there must have its hash. The chain itself is checked first (`DecisionLog.verify`): an
  * intact chain whose entry at seq s has the checkpointed hash holds every entry up to s unchanged.
  */
-import type { Store, StoredCheckpoint } from "../store/types.ts";
+import type { CheckpointStore, DecisionStore, StoredCheckpoint } from "../store/types.ts";
 import { verifyCheckpoint } from "./checkpoint.ts";
 import type { CheckpointJwks } from "./checkpoint-keys.ts";
 import type { WitnessItem } from "./checkpoint-witness.ts";
@@ -47,7 +47,7 @@ export type CheckpointSource =
 
 /** Checks `items` against the log whose verified head is `head` (seq 0 for an empty log). */
 export async function checkCheckpoints(
-  store: Store,
+  store: DecisionStore,
   head: { seq: number; hash: string },
   keys: CheckpointJwks | undefined,
   items: AsyncIterable<CheckpointSource> | Iterable<CheckpointSource>,
@@ -127,7 +127,7 @@ export async function checkCheckpoints(
 const STORE_BATCH = 500;
 
 /** The store's checkpoints, oldest first, as sources for `checkCheckpoints`. */
-export async function* storeCheckpoints(store: Store): AsyncGenerator<CheckpointSource> {
+export async function* storeCheckpoints(store: CheckpointStore): AsyncGenerator<CheckpointSource> {
   let from = 1;
   for (;;) {
     const rows = await store.readCheckpoints(from, STORE_BATCH);

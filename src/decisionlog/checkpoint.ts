@@ -15,7 +15,7 @@ import { z } from "zod";
 import { errorMessage, WritError } from "../core/errors.ts";
 import { grantAlgorithms } from "../grants/key-set.ts";
 import { hashSchema } from "../store/schema.ts";
-import type { Store, StoredCheckpoint } from "../store/types.ts";
+import type { CheckpointStore, DecisionStore, StoredCheckpoint } from "../store/types.ts";
 import {
   asJwkSet,
   CHECKPOINT_TYP,
@@ -112,7 +112,7 @@ export async function verifyCheckpoint(
 }
 
 export interface CheckpointerOptions {
-  store: Store;
+  store: DecisionStore & CheckpointStore;
   keys: CheckpointKeys;
   /** How often the head is checkpointed when it moved (0: only on demand and on close). */
   intervalMs: number;
@@ -126,7 +126,7 @@ export interface CheckpointerOptions {
 const MAX_UNSHIPPED = 100;
 
 export class Checkpointer {
-  readonly #store: Store;
+  readonly #store: DecisionStore & CheckpointStore;
   readonly #keys: CheckpointKeys;
   readonly #intervalMs: number;
   readonly #witness: Witness | undefined;
@@ -259,7 +259,7 @@ export interface CheckpointingConfig {
  */
 export async function startCheckpointer(
   config: CheckpointingConfig,
-  store: Store,
+  store: DecisionStore & CheckpointStore,
   headers: (ref: string) => Promise<Record<string, string>>,
 ): Promise<Checkpointer | undefined> {
   const { checkpoints, witness } = config;

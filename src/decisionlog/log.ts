@@ -16,8 +16,8 @@ import type {
   DecisionFilter,
   DecisionLogEntry,
   DecisionPage,
+  DecisionStore,
   NewDecisionEntry,
-  Store,
   TenantScope,
 } from "../store/types.ts";
 import { callerRequestIdOf } from "./caller-request-ids.ts";
@@ -105,7 +105,7 @@ const DEFAULT_VERIFY_BATCH = 1000;
 const EXPORT_BATCH = 1000;
 
 export class DecisionLog {
-  readonly #store: Store;
+  readonly #store: DecisionStore;
   readonly #rules: ResolvedRedactionRules;
   readonly #now: () => Date;
   #pending = 0;
@@ -123,7 +123,7 @@ export class DecisionLog {
     this.#beforeDrain.push(hook);
   }
 
-  constructor(store: Store, options: DecisionLogOptions = {}) {
+  constructor(store: DecisionStore, options: DecisionLogOptions = {}) {
     this.#store = store;
     this.#rules = resolveRedactionRules(options.redaction);
     this.#now = options.now ?? (() => new Date());

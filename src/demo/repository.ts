@@ -28,7 +28,7 @@ import { jsonDigest } from "../core/digest.ts";
 import { WritError } from "../core/errors.ts";
 import type { InProcessHandler } from "../core/handlers.ts";
 import { isRecord } from "../core/json.ts";
-import type { ResourceWrite, Store, StoredResource, TenantScope } from "../store/types.ts";
+import type { ResourceStore, ResourceWrite, StoredResource, TenantScope } from "../store/types.ts";
 
 /** The resource type that holds a workspace's file contents (`attributes.contents`). */
 export const FILES_TYPE = "workspace_files";
@@ -92,7 +92,7 @@ export class VirtualRepository {
   readonly #seeded = new Map<string, Promise<StoredResource>>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: ResourceStore,
     files: Readonly<Record<string, string>> = DEMO_FILES,
     /** The workspace whose contents `read` and `write` reach. */
     private readonly workspace: string = "ws-demo",

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { jsonDigest } from "../core/digest.ts";
 import { WritError } from "../core/errors.ts";
 import type { Subject } from "../core/types.ts";
-import type { Store } from "../store/types.ts";
+import type { IdempotencyStore } from "../store/types.ts";
 import { parseWith } from "./request.ts";
 
 /** How long an idempotency key and its stored outcome are kept. */
@@ -27,8 +27,6 @@ export function idempotencyKeyOf(header: string | undefined): string | undefined
   if (header === undefined) return undefined;
   return parseWith(idempotencyKeySchema, header, "/headers/idempotency-key", "the Idempotency-Key header");
 }
-
-type IdempotencyStore = Pick<Store, "claimIdempotency" | "completeIdempotency" | "releaseIdempotency">;
 
 /**
  * Runs `work` at most once per (subject, key): the first request claims the key; a repeat with

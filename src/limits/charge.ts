@@ -5,7 +5,7 @@
 import { WritError } from "../core/errors.ts";
 import { atPointer } from "../core/json-pointer.ts";
 import type { LimitUsage } from "../core/types.ts";
-import type { LimitBucket, LimitCharge, Store } from "../store/types.ts";
+import type { LimitBucket, LimitCharge, LimitStore } from "../store/types.ts";
 import { type Limit, rounded } from "./limit.ts";
 
 /** What a call's limits were read as before the policy: their buckets and the usage shown to it. */
@@ -56,7 +56,7 @@ export interface Charged {
  * (a step budget, or a value larger than the whole budget).
  */
 export async function charge(
-  store: Pick<Store, "consumeLimits">,
+  store: Pick<LimitStore, "consumeLimits">,
   metered: Metered,
   args: Record<string, unknown>,
   now: Date,

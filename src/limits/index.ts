@@ -8,7 +8,7 @@
  * with `rate_limited` and a `retry_after` computed from the buckets; it consumes nothing.
  */
 import type { LimitUsage } from "../core/types.ts";
-import type { Store } from "../store/types.ts";
+import type { LimitStore } from "../store/types.ts";
 import type { Metered } from "./charge.ts";
 import type { LimitsConfig } from "./config.ts";
 import { bucketKey, compile, type Limit, type MeteredCall, rounded } from "./limit.ts";
@@ -66,7 +66,7 @@ export class Limits {
 
 /** The buckets of `limits` for this call, and their usage now (one store read). */
 export async function meter(
-  store: Pick<Store, "limitUsage">,
+  store: Pick<LimitStore, "limitUsage">,
   limits: readonly Limit[],
   call: MeteredCall,
   now: Date,

@@ -7,7 +7,7 @@
  * running, cancels it there.
  */
 import type { Subject } from "../core/types.ts";
-import type { Store } from "../store/types.ts";
+import type { CancellationStore } from "../store/types.ts";
 
 type Cancel = (reason: string | undefined) => void;
 
@@ -22,17 +22,14 @@ export interface CancellableCallsOptions {
 
 export class CancellableCalls {
   readonly #calls = new Map<string, Cancel>();
-  readonly #store: Pick<Store, "requestCancellation" | "requestedCancellations">;
+  readonly #store: CancellationStore;
   readonly #pollMs: number;
   readonly #keepMs: number;
   readonly #report: (message: string) => void;
   #timer: NodeJS.Timeout | undefined;
   #polling = false;
 
-  constructor(
-    store: Pick<Store, "requestCancellation" | "requestedCancellations">,
-    options: CancellableCallsOptions = {},
-  ) {
+  constructor(store: CancellationStore, options: CancellableCallsOptions = {}) {
     this.#store = store;
     this.#pollMs = options.pollMs ?? 250;
     this.#keepMs = options.keepMs ?? 10 * 60_000;

@@ -11,7 +11,12 @@
 import { z } from "zod";
 import { WritError } from "../core/errors.ts";
 import { readBundle } from "../rego/bundle/index.ts";
-import type { NewPolicyRevision, PolicyRevisionInfo, PolicyRevisionRecord, Store } from "../store/types.ts";
+import type {
+  NewPolicyRevision,
+  PolicyRevisionInfo,
+  PolicyRevisionRecord,
+  PolicyRevisionStore,
+} from "../store/types.ts";
 import type { CustomBuiltins } from "./builtins.ts";
 import type { CompiledPolicyCache } from "./compiled-cache.ts";
 import { PolicyEngine } from "./engine.ts";
@@ -116,7 +121,7 @@ export async function loadRevision(engine: PolicyEngine, record: PolicyRevisionR
  * the archive does not have it. Throws PolicyLoadError when it does not load.
  */
 export async function archivedEngine(
-  store: Pick<Store, "getPolicyRevision">,
+  store: Pick<PolicyRevisionStore, "getPolicyRevision">,
   id: string,
   options: {
     entrypoint: string;
@@ -142,14 +147,14 @@ export async function archivedEngine(
  * throws into the engine or delays a load.
  */
 export class RevisionArchive {
-  readonly #store: Pick<Store, "archivePolicyRevision">;
+  readonly #store: Pick<PolicyRevisionStore, "archivePolicyRevision">;
   readonly #onError: (error: unknown, revision: string) => void;
   /** Revisions not archived yet (failed, or waiting their turn), by id. */
   readonly #pending = new Map<string, NewPolicyRevision>();
   #queue: Promise<void> = Promise.resolve();
 
   constructor(
-    store: Pick<Store, "archivePolicyRevision">,
+    store: Pick<PolicyRevisionStore, "archivePolicyRevision">,
     onError: (error: unknown, revision: string) => void,
   ) {
     this.#store = store;

@@ -20,7 +20,7 @@ import type { DecisionKind, Reason } from "../core/types.ts";
 import { policyDecisionSchema } from "../core/types.ts";
 import type { CompiledPolicyCache } from "../policy/compiled-cache.ts";
 import { archivedEngine, type PolicyEngine, PolicyFailure } from "../policy/index.ts";
-import type { DecisionFilter, DecisionLogEntry, Store } from "../store/types.ts";
+import type { DecisionFilter, DecisionLogEntry, DecisionStore, PolicyRevisionStore } from "../store/types.ts";
 
 /** What one policy said about one input: its outcome, and why. */
 export interface ReplayAnswer {
@@ -102,7 +102,7 @@ export interface ReplayOptions {
   pageSize?: number;
   /** The archived revisions: an inexact entry is also evaluated by the revision that decided it. */
   archive?: {
-    store: Pick<Store, "getPolicyRevision">;
+    store: Pick<PolicyRevisionStore, "getPolicyRevision">;
     /** Where their compiled modules are looked up and kept. */
     compiledCache?: CompiledPolicyCache;
   };
@@ -151,14 +151,18 @@ export function candidateAnswer(engine: PolicyEngine, input: unknown, retrySlow 
 
 /** Replays the entries of `store` against `engine`: iterate for the results, then read `summary`. */
 export class Replay implements AsyncIterable<ReplayResult> {
-  readonly #store: Pick<Store, "queryDecisions">;
+  readonly #store: Pick<DecisionStore, "queryDecisions">;
   readonly #engine: PolicyEngine;
   readonly #options: ReplayOptions;
   readonly #summary: ReplaySummary;
   /** Engines of archived revisions, by id (undefined: not archived, or it does not load). */
   readonly #archived = new Map<string, Promise<PolicyEngine | undefined>>();
 
-  constructor(store: Pick<Store, "queryDecisions">, engine: PolicyEngine, options: ReplayOptions = {}) {
+  constructor(
+    store: Pick<DecisionStore, "queryDecisions">,
+    engine: PolicyEngine,
+    options: ReplayOptions = {},
+  ) {
     this.#store = store;
     this.#engine = engine;
     this.#options = options;

@@ -2,7 +2,7 @@
  * Concurrency groups (a contract's `concurrency_group`): calls of one group never overlap while
  * they run (stage 9, from the grant's check to the backend's answer). In this process a group is
  * a FIFO lock; a committing call also holds the group's lease in the store
- * (`Store.claimGroupLease`), so committing calls of one group do not overlap across instances
+ * (`GroupLeaseStore.claimGroupLease`), so committing calls of one group do not overlap across instances
  * either. The lease is renewed while the call runs and taken over once expired, so an instance
  * that crashed blocks its groups for one lease at most.
  *
@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto";
 import type { ToolContract } from "../contracts/index.ts";
 import { WritError } from "../core/errors.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
-import type { Store } from "../store/types.ts";
+import type { GroupLeaseStore } from "../store/types.ts";
 
 /** A turn in a group: released once the call ended (whatever its outcome). */
 export interface GroupTurn {
@@ -21,7 +21,7 @@ export interface GroupTurn {
 }
 
 export interface ConcurrencyGroupsOptions {
-  store: Pick<Store, "claimGroupLease" | "releaseGroupLease">;
+  store: GroupLeaseStore;
   metrics: Pick<GatewayMetrics, "groupWaiting" | "groupRunning" | "groupWaits" | "groupWaitSeconds">;
   maxWaitMs: number;
   leaseMs: number;

@@ -12,9 +12,9 @@
 import type { z } from "zod";
 import { canonicalJson, sha256Hex } from "../core/digest.ts";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
+import type { DecisionLogEntry, NewDecisionEntry } from "./decision-entry.ts";
 import { jsonText, lastRowSchema, parseStored } from "./rows.ts";
 import { bodyOfNewEntry, decisionBodySchema, entryFromBody, GENESIS_HASH } from "./schema.ts";
-import type { DecisionLogEntry, NewDecisionEntry } from "./types.ts";
 
 /** The head of the log: its last entry's seq and hash. */
 export const HEAD_SQL = "SELECT seq, hash FROM decisions ORDER BY seq DESC LIMIT 1";

@@ -8,15 +8,10 @@ import { z } from "zod";
 import { WritError } from "../core/errors.ts";
 import type { KeySetStorage, StoredKeySet } from "../grants/key-storage.ts";
 import { parseStored } from "./rows.ts";
-import { type Sql, sql } from "./sql.ts";
+import { sql } from "./sql.ts";
+import type { SqlRunner } from "./sql-access.ts";
 
 const keySetRowSchema = z.object({ revision: z.number().int().positive(), document: z.string() });
-
-/** The two primitives of a `SqlStore` this storage runs on. */
-export interface SqlRunner {
-  rows(what: string, query: Sql): Promise<unknown[]>;
-  execute(what: string, query: Sql): Promise<number>;
-}
 
 const REPLACE_ATTEMPTS = 5;
 

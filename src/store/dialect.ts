@@ -1,6 +1,6 @@
 /**
  * What differs between the SQL of SQLite and PostgreSQL where the statements are otherwise the
- * same (the shared ones are in queries.ts and sql-store.ts). Locking, transactions, connections
+ * same (the shared ones are in each capability's module). Locking, transactions, connections
  * and migrations differ too; they stay in each store's own module.
  */
 import type { Sql } from "./sql.ts";

@@ -1,7 +1,8 @@
 /**
- * The statements of concurrency-group leases (`group_leases`, SQLite migration 12, PostgreSQL
- * migration 13), shared by both stores through sql-store.ts: per group (a contract's
- * `concurrency_group`), the one holder whose committing call runs now, until `lease_until`.
+ * Concurrency-group leases (`group_leases`, SQLite migration 12, PostgreSQL migration 13):
+ * `GroupLeaseStore` and its SQL (`SqlGroupLeases`), shared by both dialects. Per group (a
+ * contract's `concurrency_group`), the one holder whose committing call runs now, until
+ * `lease_until`.
  *
  * Each statement is one atomic row change, so instances sharing a SQLite file or a PostgreSQL
  * database agree on the holder: a claim takes the lease only when there is none, it expired, or
@@ -9,6 +10,18 @@
  */
 import { WritError } from "../core/errors.ts";
 import { type Sql, sql } from "./sql.ts";
+import type { SqlAccess } from "./sql-access.ts";
+
+export interface GroupLeaseStore {
+  /**
+   * Takes or renews the lease of concurrency group `group` for `holder` (until `leaseUntil`)
+   * unless another holder's lease still runs at `now`: whether `holder` has it now. Committing
+   * calls of one group run only while their instance holds its lease (src/schedule/groups.ts).
+   */
+  claimGroupLease(group: string, holder: string, leaseUntil: Date, now?: Date): Promise<boolean>;
+  /** Gives the lease up when `holder` has it (its call ended): the next claim gets it at once. */
+  releaseGroupLease(group: string, holder: string): Promise<void>;
+}
 
 function checkName(what: string, value: string): void {
   if (value.length === 0) {
@@ -19,7 +32,7 @@ function checkName(what: string, value: string): void {
 }
 
 /** Takes (or renews) the lease on `group` unless another holder's lease runs at `now`. */
-export function claimGroupLeaseQuery(group: string, holder: string, leaseUntil: Date, now: Date): Sql {
+function claimGroupLeaseQuery(group: string, holder: string, leaseUntil: Date, now: Date): Sql {
   checkName("group", group);
   checkName("holder", holder);
   return sql`INSERT INTO group_leases (grp, holder, lease_until)
@@ -30,6 +43,27 @@ export function claimGroupLeaseQuery(group: string, holder: string, leaseUntil: 
 }
 
 /** Ends `holder`'s lease on `group`, if it still has it: the next claim gets it at once. */
-export function releaseGroupLeaseQuery(group: string, holder: string): Sql {
+function releaseGroupLeaseQuery(group: string, holder: string): Sql {
   return sql`DELETE FROM group_leases WHERE grp = ${group} AND holder = ${holder}`;
+}
+
+export class SqlGroupLeases implements GroupLeaseStore {
+  constructor(private readonly db: SqlAccess) {}
+
+  async claimGroupLease(
+    group: string,
+    holder: string,
+    leaseUntil: Date,
+    now: Date = this.db.clock(),
+  ): Promise<boolean> {
+    const rows = await this.db.rows(
+      "claim a concurrency group's lease",
+      claimGroupLeaseQuery(group, holder, leaseUntil, now),
+    );
+    return rows.length === 1;
+  }
+
+  async releaseGroupLease(group: string, holder: string): Promise<void> {
+    await this.db.execute("release a concurrency group's lease", releaseGroupLeaseQuery(group, holder));
+  }
 }

@@ -1,4 +1,7 @@
-/** Storage (DESIGN section 9): the `Store` interface, embedded SQLite and shared PostgreSQL. */
+/**
+ * Storage (DESIGN section 9): the `Store` and its capability interfaces (types.ts), embedded
+ * SQLite and shared PostgreSQL.
+ */
 
 export { DEFAULT_SQLITE_FILE, type PostgresConfig, type StoreConfig, storeConfigSchema } from "./config.ts";
 export { UnreadableEntryError } from "./errors.ts";
@@ -7,36 +10,5 @@ export { MAX_PAGE_SIZE, matchesDecisionFilter, normalizeFilter } from "./paging.
 export { PostgresStore, type PostgresStoreOptions } from "./postgres.ts";
 export { decisionLogEntrySchema, GENESIS_HASH } from "./schema.ts";
 export { SqliteStore, type SqliteStoreOptions } from "./sqlite.ts";
-export type {
-  ApprovalCall,
-  ApprovalFilter,
-  ApprovalGrant,
-  ApprovalPage,
-  ApprovalRecord,
-  ApprovalRelease,
-  ApprovalResolution,
-  ApprovalStatus,
-  ApprovalUpdate,
-  ConsoleSession,
-  ConsoleSessionUse,
-  DecisionFilter,
-  DecisionLogEntry,
-  DecisionPage,
-  GrantConsumption,
-  IdempotencyClaim,
-  NewApproval,
-  NewConsoleSession,
-  NewDecisionEntry,
-  NewPolicyRevision,
-  PolicyRevisionInfo,
-  PolicyRevisionPage,
-  PolicyRevisionRecord,
-  PolicySourceKind,
-  ResourceWrite,
-  ScopedResourceWrite,
-  Store,
-  StoredCheckpoint,
-  StoredResource,
-  TenantScope,
-} from "./types.ts";
+export type * from "./types.ts";
 export { ALL_TENANTS, approvalStatuses, policySourceKinds } from "./types.ts";

@@ -14,6 +14,7 @@ import { z } from "zod";
 import { WritError } from "../core/errors.ts";
 import { parseStored } from "./rows.ts";
 import { join, type Sql, sql } from "./sql.ts";
+import type { SqlAccess } from "./sql-access.ts";
 
 /** One bucket a call is charged to. */
 export interface LimitCharge {
@@ -35,6 +36,20 @@ export type LimitBucket = Pick<LimitCharge, "key" | "drainPerSecond">;
  * per charge; `over` the indexes of the buckets without room).
  */
 export type LimitConsumption = { ok: true; used: number[] } | { ok: false; used: number[]; over: number[] };
+
+export interface LimitStore {
+  /**
+   * What is used of each bucket at `now` (0 for a bucket never charged), in the order given: the
+   * usage the policy sees before it decides (src/limits/).
+   */
+  limitUsage(buckets: readonly LimitBucket[], now?: Date): Promise<number[]>;
+  /**
+   * Charges every bucket at once, atomically across instances: when each has room for its cost
+   * at `now`, all are charged; otherwise none is (nothing written) and the answer says which
+   * were over.
+   */
+  consumeLimits(charges: readonly LimitCharge[], now?: Date): Promise<LimitConsumption>;
+}
 
 /** A bucket's row: what was used, as of when. */
 export interface UsageRow {
@@ -118,4 +133,15 @@ export function usageQuery(keys: readonly string[]): Sql {
 export function writeUsageQuery(row: UsageRow): Sql {
   return sql`INSERT INTO limit_usage (key, level, at) VALUES (${row.key}, ${row.level}, ${row.at})
        ON CONFLICT (key) DO UPDATE SET level = excluded.level, at = excluded.at`;
+}
+
+/** What both dialects share of limits: reading usage (each charges under its own locks). */
+export class SqlLimits implements Omit<LimitStore, "consumeLimits"> {
+  constructor(private readonly db: SqlAccess) {}
+
+  async limitUsage(buckets: readonly LimitBucket[], now: Date = this.db.clock()): Promise<number[]> {
+    if (buckets.length === 0) return [];
+    const rows = usageRows(await this.db.rows("read limit usage", usageQuery(buckets.map((b) => b.key))));
+    return buckets.map((b) => usedNow(rows.get(b.key), b.drainPerSecond, now.getTime()));
+  }
 }

@@ -7,10 +7,14 @@
  * database credentials can come from the deployment's secrets).
  */
 import { WritError } from "../core/errors.ts";
+import type { StoreBackends } from "./backend.ts";
 import { postgresConfigSchema, type StoreConfig } from "./config.ts";
-import { PostgresStore } from "./postgres.ts";
-import { SqliteStore } from "./sqlite.ts";
+import { postgresBackend } from "./postgres.ts";
+import { sqliteBackend } from "./sqlite.ts";
 import type { Store } from "./types.ts";
+
+/** The backends, by the kind of `store` section each serves. */
+const backends: StoreBackends = { sqlite: sqliteBackend, postgres: postgresBackend };
 
 export const DATABASE_URL_VARIABLE = "WRIT_DATABASE_URL";
 
@@ -35,10 +39,10 @@ export function postgresSettings(
 
 export async function openStore(config: StoreConfig, env: NodeJS.ProcessEnv = process.env): Promise<Store> {
   const postgres = postgresSettings(config, env);
-  if (postgres !== undefined) {
-    return PostgresStore.open(postgres.url, { maxConnections: postgres.max_connections });
+  const effective: StoreConfig = postgres === undefined ? config : { postgres };
+  for (const backend of Object.values(backends)) {
+    const opened = backend.openConfigured(effective);
+    if (opened !== undefined) return opened;
   }
-  if (config.sqlite === undefined)
-    throw new Error("store config invariant broken: neither sqlite nor postgres");
-  return SqliteStore.open(config.sqlite);
+  throw new Error("store config invariant broken: no backend serves it");
 }

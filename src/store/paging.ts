@@ -6,7 +6,9 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { decisionKinds } from "../core/types.ts";
-import type { DecisionFilter, DecisionLogEntry, TenantScope } from "./types.ts";
+import type { DecisionFilter, DecisionLogEntry } from "./decision-entry.ts";
+import { raw, type Sql, sql } from "./sql.ts";
+import type { TenantScope } from "./tenancy.ts";
 
 export const MAX_PAGE_SIZE = 500;
 
@@ -97,6 +99,19 @@ export function decodeScopedCursor(scope: TenantScope, cursor: string): number {
   return decodeCursor(cursor.slice(0, dot));
 }
 
+/** The first `size` rows, and a cursor after the last of them when the query found more. */
+export function pageOf<T>(
+  rows: readonly unknown[],
+  size: number,
+  decode: (row: unknown) => T,
+  seqOf: (item: T) => number,
+  cursorOf: (seq: number) => string = encodeCursor,
+): { items: T[]; next_cursor?: string } {
+  const items = rows.slice(0, size).map(decode);
+  const last = items.at(-1);
+  return rows.length > size && last !== undefined ? { items, next_cursor: cursorOf(seqOf(last)) } : { items };
+}
+
 /** Most entries one `readDecisions` call returns. */
 export const MAX_READ_BATCH = 10_000;
 
@@ -115,6 +130,17 @@ export function readBatchSize(fromSeq: number, limit: number): number {
     });
   }
   return Math.min(limit, MAX_READ_BATCH);
+}
+
+/** The rows of `table` (its `columns`) in seq order from `fromSeq` (inclusive), at most `limit`. */
+export function seqRangeQuery(
+  table: "decisions" | "checkpoints",
+  columns: Sql,
+  fromSeq: number,
+  limit: number,
+): Sql {
+  const size = readBatchSize(fromSeq, limit);
+  return sql`SELECT ${columns} FROM ${raw(table)} WHERE seq >= ${fromSeq} ORDER BY seq LIMIT ${size}`;
 }
 
 /**

@@ -1,24 +1,66 @@
 /**
- * The statements and row shape of archived policy revisions (`policy_revisions`, a migration of
- * its own in each dialect), shared by both stores through sql-store.ts: every revision Writ
- * loaded, under the id decision-log entries name (`bundles.writ.revision`), with its content (a
+ * Archived policy revisions (`policy_revisions`, a migration of its own in each dialect):
+ * `PolicyRevisionStore` and its SQL (`SqlPolicyRevisions`), shared by both dialects. Every
+ * revision Writ loaded, under the id decision-log entries name (`bundles.writ.revision`), with its content (a
  * folder's sources and data files, or a bundle's bytes). Archiving is idempotent: the first load
  * of a revision is kept, later loads of it change nothing.
  */
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
-import { decodeCursor, encodeCursor, pageSize } from "./paging.ts";
-import { pageOf } from "./queries.ts";
+import { decodeCursor, encodeCursor, pageOf, pageSize } from "./paging.ts";
 import { parseStored } from "./rows.ts";
 import { raw, type Sql, sql } from "./sql.ts";
-import {
-  type NewPolicyRevision,
-  type PolicyRevisionInfo,
-  type PolicyRevisionPage,
-  type PolicyRevisionRecord,
-  policySourceKinds,
-} from "./types.ts";
+import type { SqlAccess } from "./sql-access.ts";
+
+/** Where a policy revision came from: a folder of sources and data, or a bundle. */
+export const policySourceKinds = ["directory", "bundle"] as const;
+export type PolicySourceKind = (typeof policySourceKinds)[number];
+
+/** A policy revision Writ loaded, as listed (src/policy/revisions.ts says what its content holds). */
+export interface PolicyRevisionInfo {
+  /** The revision id decision-log entries name (`bundles.writ.revision`). */
+  id: string;
+  kind: PolicySourceKind;
+  /** Where it was loaded from: the folder, the bundle file, the bundle server's URL. */
+  origin: string;
+  /** ISO 8601: when this revision was first loaded. */
+  loaded_at: string;
+  /** The content's size in bytes. */
+  size: number;
+  /** SHA-256 (hex) of the content. */
+  digest: string;
+}
+
+/** An archived revision with its content: the sources and data files, or the bundle's bytes. */
+export interface PolicyRevisionRecord extends PolicyRevisionInfo {
+  content: Uint8Array;
+}
+
+/** What archiving a revision takes; the store adds the time, size and digest. */
+export interface NewPolicyRevision {
+  id: string;
+  kind: PolicySourceKind;
+  origin: string;
+  content: Uint8Array;
+}
+
+export interface PolicyRevisionPage {
+  revisions: PolicyRevisionInfo[];
+  next_cursor?: string;
+}
+
+export interface PolicyRevisionStore {
+  /**
+   * Keeps a policy revision Writ loaded (policies are the deployment's: no tenant). Idempotent:
+   * true when it was new, false (nothing written) when that id is archived already.
+   */
+  archivePolicyRevision(revision: NewPolicyRevision, now?: Date): Promise<boolean>;
+  /** The archived revisions, newest first, without their content. */
+  listPolicyRevisions(limit: number, cursor?: string): Promise<PolicyRevisionPage>;
+  /** One archived revision with its content, or undefined when that id was never archived. */
+  getPolicyRevision(id: string): Promise<PolicyRevisionRecord | undefined>;
+}
 
 const INFO_COLUMNS = raw("seq, id, kind, origin, loaded_at, size, digest");
 
@@ -47,7 +89,7 @@ function infoOf(row: z.output<typeof infoRowSchema>): PolicyRevisionInfo {
 }
 
 /** The INSERT of a revision, after checking it; it changes nothing when the id is archived already. */
-export function archiveRevisionQuery(revision: NewPolicyRevision, now: Date): Sql {
+function archiveRevisionQuery(revision: NewPolicyRevision, now: Date): Sql {
   const parsed = newRevisionSchema.safeParse(revision);
   if (!parsed.success) {
     throw new WritError("invalid_argument", "the policy revision to archive is invalid", {
@@ -64,7 +106,7 @@ export function archiveRevisionQuery(revision: NewPolicyRevision, now: Date): Sq
 }
 
 /** Newest first, a page of `limit` after `cursor`; one row more than the page tells whether another follows. */
-export function revisionsQuery(limit: number, cursor: string | undefined): { query: Sql; size: number } {
+function revisionsQuery(limit: number, cursor: string | undefined): { query: Sql; size: number } {
   const size = pageSize(limit);
   const before = cursor === undefined ? raw("") : sql`WHERE seq < ${decodeCursor(cursor)}`;
   return {
@@ -73,7 +115,7 @@ export function revisionsQuery(limit: number, cursor: string | undefined): { que
   };
 }
 
-export function revisionsPageOf(rows: readonly unknown[], size: number): PolicyRevisionPage {
+function revisionsPageOf(rows: readonly unknown[], size: number): PolicyRevisionPage {
   const page = pageOf(
     rows,
     size,
@@ -85,13 +127,31 @@ export function revisionsPageOf(rows: readonly unknown[], size: number): PolicyR
   return page.next_cursor === undefined ? { revisions } : { revisions, next_cursor: page.next_cursor };
 }
 
-export function revisionQuery(id: string): Sql {
+function revisionQuery(id: string): Sql {
   return sql`SELECT ${INFO_COLUMNS}, content FROM policy_revisions WHERE id = ${id}`;
 }
 
-export function revisionRecordOf(row: unknown): PolicyRevisionRecord {
+function revisionRecordOf(row: unknown): PolicyRevisionRecord {
   const r = parseStored(recordRowSchema, row, "a policy revision");
   const { content, ...info } = r;
   // Stores hand BLOB/BYTEA columns back as Buffers: the record carries plain bytes.
   return { ...infoOf(info), content: new Uint8Array(content.buffer, content.byteOffset, content.byteLength) };
+}
+
+export class SqlPolicyRevisions implements PolicyRevisionStore {
+  constructor(private readonly db: SqlAccess) {}
+
+  async archivePolicyRevision(revision: NewPolicyRevision, now: Date = this.db.clock()): Promise<boolean> {
+    return (await this.db.execute("archive a policy revision", archiveRevisionQuery(revision, now))) === 1;
+  }
+
+  async listPolicyRevisions(limit: number, cursor?: string): Promise<PolicyRevisionPage> {
+    const { query, size } = revisionsQuery(limit, cursor);
+    return revisionsPageOf(await this.db.rows("list policy revisions", query), size);
+  }
+
+  async getPolicyRevision(id: string): Promise<PolicyRevisionRecord | undefined> {
+    const [row] = await this.db.rows("read a policy revision", revisionQuery(id));
+    return row === undefined ? undefined : revisionRecordOf(row);
+  }
 }

@@ -76,3 +76,8 @@ export function postgresStoreError(error: unknown, what: string, location: strin
     cause: error,
   });
 }
+
+/** A unique-key violation (SQLSTATE 23505). */
+export function postgresUnique(error: unknown): boolean {
+  return error instanceof pg.DatabaseError && error.code === "23505";
+}

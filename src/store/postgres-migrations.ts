@@ -123,9 +123,7 @@ CREATE TABLE grant_key_set (
     version: 5,
     name: "call cancellations",
     sql: `
--- A caller's request to cancel a running call (MCP notifications/cancelled), for the instance that
--- runs it when another instance received it. key names the tenant, subject and JSON-RPC id;
--- expires_at is milliseconds since the Unix epoch.
+-- As SQLite's version 4: a cancellation another instance received, kept until expires_at.
 CREATE TABLE call_cancellations (
   key TEXT PRIMARY KEY,
   reason TEXT,
@@ -138,9 +136,7 @@ CREATE INDEX call_cancellations_expires_at ON call_cancellations (expires_at);
     version: 7,
     name: "decision log checkpoints",
     sql: `
--- Signed checkpoints of the decision log's head: jws is the compact JWS of {seq, hash, time}
--- signed with the checkpoint key kid; seq, hash and time repeat its payload for queries. One per
--- seq: instances that checkpoint the same head keep the first.
+-- As SQLite's version 6: signed checkpoints of the decision log's head, one per seq.
 CREATE TABLE checkpoints (
   seq BIGINT PRIMARY KEY CHECK (seq > 0),
   hash TEXT NOT NULL,
@@ -149,8 +145,7 @@ CREATE TABLE checkpoints (
   jws TEXT NOT NULL
 );
 
--- The checkpoint signing key set every instance shares (one row; the document is the JSON a
--- grant key file holds). revision increases on every change.
+-- The checkpoint signing key set every instance shares (as SQLite's).
 CREATE TABLE checkpoint_key_set (
   id SMALLINT PRIMARY KEY CHECK (id = 1),
   revision BIGINT NOT NULL,

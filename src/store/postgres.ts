@@ -5,21 +5,24 @@
  * - a grant use, an approval decision and an idempotency claim are each a single conditional
  *   statement (`INSERT … ON CONFLICT … DO UPDATE … WHERE`, `UPDATE … WHERE status = 'pending'`),
  *   so of any number of racing instances exactly one wins;
- * - the decision log is one global chain: an append takes a transaction-scoped advisory lock,
- *   reads the head (seq, hash) and inserts after it, so seq has no gaps and every entry links to
- *   the one before it, whichever instance wrote either;
+ * - the decision log is one global chain, appended under an advisory lock (postgres-append.ts);
  * - migrations run under a session advisory lock, one instance at a time.
  *
- * The SQL shared with SQLite is in sql-store.ts and queries.ts; this module keeps the pool, the
- * migrations, the locking and what PostgreSQL says differently (`postgresDialect`). It also holds
+ * The SQL shared with SQLite is in each capability's module (resources.ts, decisions.ts, …,
+ * assembled by sql-store.ts); this module keeps the pool, the migrations, the locking and what
+ * PostgreSQL says differently (`postgresDialect`). It also holds
  * the grant signing key set (`grantKeySet`), which every instance on the database shares.
  */
 import pg from "pg";
-import { z } from "zod";
 import { WritError } from "../core/errors.ts";
 import type { KeySetStorage } from "../grants/key-storage.ts";
-import { chainAfter, HEAD_SQL, type PreparedEntry, prepareEntries, reasonRows } from "./chain.ts";
+import { approvalCallKey, decidedFields } from "./approval-records.ts";
+import { type ApprovalDecision, type ApprovalOpeningRequest, openApprovalQuery } from "./approvals.ts";
+import { storeBackend } from "./backend.ts";
+import type { DecisionLogEntry, NewDecisionEntry } from "./decision-entry.ts";
 import type { Dialect } from "./dialect.ts";
+import { consumeGrantSteps, type GrantConsumption, type GrantUse } from "./grant-uses.ts";
+import { claimIdempotencySteps, type IdempotencyClaim, type IdempotencyRequest } from "./idempotency.ts";
 import {
   checkCharges,
   type LimitCharge,
@@ -28,42 +31,15 @@ import {
   type UsageRow,
   usageRows,
 } from "./limit-usage.ts";
-import { postgresStoreError } from "./postgres-errors.ts";
+import { headRows, PostgresAppender } from "./postgres-append.ts";
+import { postgresStoreError, postgresUnique } from "./postgres-errors.ts";
 import { PostgresKeySetStorage } from "./postgres-key-set.ts";
 import { postgresMigrations } from "./postgres-migrations.ts";
-import {
-  claimQuery,
-  claimRowQuery,
-  grantRefusal,
-  grantRowQuery,
-  grantUseQuery,
-  heldClaim,
-  openApprovalQuery,
-  resourceRevisionQuery,
-} from "./queries.ts";
-import {
-  appliedVersions,
-  approvalCallKey,
-  checkGrantUse,
-  decidedFields,
-  duplicateDecision,
-  jsonText,
-  parseStored,
-  usesRowSchema,
-} from "./rows.ts";
+import { appliedVersions, jsonText } from "./rows.ts";
 import { raw, type Sql, sql } from "./sql.ts";
+import { runSteps } from "./sql-access.ts";
 import { SqlStore } from "./sql-store.ts";
-import type {
-  ApprovalCall,
-  ApprovalRecord,
-  ApprovalUpdate,
-  DecisionLogEntry,
-  GrantConsumption,
-  GrantUse,
-  IdempotencyClaim,
-  NewDecisionEntry,
-  Store,
-} from "./types.ts";
+import type { Store } from "./types.ts";
 
 export interface PostgresStoreOptions {
   /** Connections in the pool (default 10). */
@@ -76,80 +52,10 @@ export interface PostgresStoreOptions {
 
 /** Advisory lock keys (any two 64-bit numbers no other application on the database uses). */
 const MIGRATION_LOCK = 7_283_640_001;
-const DECISION_LOG_LOCK = 7_283_640_002;
 /** The class of the two-key advisory locks on an approval's call key (a key space of its own). */
 const APPROVAL_CALL_LOCK = 728_364;
 
 const INT8_OID = 20;
-
-/** BEGIN, the log's lock (held to COMMIT) and its head, in one message. */
-const LOCK_AND_READ_HEAD = `BEGIN; SELECT pg_advisory_xact_lock(${DECISION_LOG_LOCK}); ${HEAD_SQL}`;
-
-/** A batch of chained entries and their reason codes, in one statement. */
-const INSERT_DECISIONS = `WITH inserted AS (
-  INSERT INTO decisions (seq, entry, prev_hash, hash)
-  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])
-  RETURNING seq
-)
-INSERT INTO decision_reasons (code, seq)
-SELECT code, seq FROM unnest($5::text[], $6::bigint[]) AS reason(code, seq)
-ON CONFLICT DO NOTHING`;
-
-/** Appends that take the locked path at once after one that met another instance's entry. */
-const LOCKED_AFTER_MISS = 16;
-
-/**
- * Inserts entries chained after the head this instance knows, with the log's lock, in one
- * message: node-postgres sends a query without parameters as one simple-protocol message, which
- * PostgreSQL runs as one transaction (values are quoted with the client's own `escapeLiteral`).
- * False, with nothing written, when another instance's entry already holds the first seq.
- */
-async function appendAfterKnownHead(
-  client: pg.PoolClient,
-  stored: readonly DecisionLogEntry[],
-  prepared: readonly PreparedEntry[],
-): Promise<boolean> {
-  const text = (value: string) => client.escapeLiteral(value);
-  const rows = stored.map(
-    (entry, i) =>
-      `(${entry.seq}, ${text(prepared[i]?.text ?? "")}, ${text(entry.prev_hash)}, ${text(entry.hash)})`,
-  );
-  const codes = reasonRows(stored, prepared).map((r) => `(${text(r.code)}, ${r.seq})`);
-  const statements = [
-    `SELECT pg_advisory_xact_lock(${DECISION_LOG_LOCK})`,
-    `INSERT INTO decisions (seq, entry, prev_hash, hash) VALUES ${rows.join(", ")}`,
-    ...(codes.length === 0
-      ? []
-      : [`INSERT INTO decision_reasons (code, seq) VALUES ${codes.join(", ")} ON CONFLICT DO NOTHING`]),
-  ];
-  try {
-    await client.query(statements.join("; "));
-    return true;
-  } catch (error) {
-    if (error instanceof pg.DatabaseError && postgresUnique(error) && error.constraint === "decisions_pkey")
-      return false;
-    throw appendError(error);
-  }
-}
-
-/** A failed insert of entries: a decision id already in the log is the caller's conflict. */
-function appendError(error: unknown): unknown {
-  if (error instanceof pg.DatabaseError && postgresUnique(error)) {
-    const id = /\(decision_id\)=\((.*)\)/.exec(error.detail ?? "")?.[1];
-    return duplicateDecision(id ?? "(one of the batch)", error);
-  }
-  return error;
-}
-
-const queryResultsSchema = z.array(z.object({ rows: z.array(z.unknown()) }));
-
-/** The rows of the last statement of a multi-statement query (node-postgres answers with an array). */
-function headRows(results: unknown): unknown[] {
-  const parsed = queryResultsSchema.safeParse(results);
-  if (!parsed.success)
-    throw new Error("node-postgres did not answer a multi-statement query with its results");
-  return parsed.data.at(-1)?.rows ?? [];
-}
 
 /**
  * BEGIN, a row for every bucket (so that each can be locked), and the rows locked in key order,
@@ -188,10 +94,6 @@ const typeParsers: pg.CustomTypesConfig = {
     oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format ?? "text"),
 };
 
-function postgresUnique(error: unknown): boolean {
-  return error instanceof pg.DatabaseError && error.code === "23505";
-}
-
 export const postgresDialect: Dialect = {
   placeholder: (index) => `$${index}`,
   timestampColumn: "logged_at",
@@ -223,10 +125,7 @@ export class PostgresStore extends SqlStore implements Store {
   readonly location: string;
   readonly #pool: pg.Pool;
   #closed = false;
-  /** The head of the log as this instance last wrote or read it under the lock. */
-  #head: { seq: number; hash: string } | undefined;
-  /** Appends left to take the locked path at once (after another instance's append was met). */
-  #lockedAppends = 0;
+  readonly #appender: PostgresAppender;
 
   /** Connects lazily; call `migrate()` before use, or use `PostgresStore.open`. */
   constructor(url: string, options: PostgresStoreOptions = {}) {
@@ -250,18 +149,12 @@ export class PostgresStore extends SqlStore implements Store {
     });
     // An idle connection the server dropped: the pool discards it; the next query reconnects.
     this.#pool.on("error", () => {});
+    this.#appender = new PostgresAppender((what, work) => this.#withClient(what, work));
   }
 
   /** Connects and applies the migrations. */
-  static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
-    const store = new PostgresStore(url, options);
-    try {
-      await store.migrate();
-    } catch (error) {
-      await store.close();
-      throw error;
-    }
-    return store;
+  static open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    return SqlStore.migrated(new PostgresStore(url, options));
   }
 
   /** The grant signing key set every instance on this database shares. */
@@ -312,92 +205,19 @@ export class PostgresStore extends SqlStore implements Store {
 
   /** One conditional upsert; when it refuses, a second read says why. */
   async consumeGrant(use: GrantUse, now: Date = this.clock()): Promise<GrantConsumption> {
-    checkGrantUse(use, now);
-    if (now.getTime() >= use.expiresAt.getTime()) return { ok: false, reason: "expired" };
-    const [used] = await this.rows("record a grant use", grantUseQuery(use, now));
-    if (used !== undefined) {
-      return { ok: true, uses: parseStored(usesRowSchema, used, "a grant use").uses };
-    }
-    const bound = use.resource;
-    const [grantRow] = await this.rows("read a grant use", grantRowQuery(use.jti));
-    const [revisionRow] =
-      bound === undefined
-        ? []
-        : await this.rows("read a resource revision", resourceRevisionQuery(bound.type, bound.id));
-    return grantRefusal(use, grantRow, revisionRow, now);
+    return runSteps(this.db, "record a grant use", consumeGrantSteps(use, now));
   }
 
   /**
-   * Appends several entries in one transaction (one commit for all of them), after the global
-   * head of the log: the advisory lock makes appends from every instance take turns.
-   *
-   * When this instance wrote the head itself, the entries are linked after it and sent with the
-   * lock in one message (one round trip); if another instance appended meanwhile, the insert
-   * meets its seq (the primary key), nothing is written, and the append takes the locked path:
-   * BEGIN with the lock and the head, the inserts, COMMIT. After such a miss the next appends
-   * take the locked path at once, for a while, since other instances are writing.
+   * Appends several entries in one transaction, after the global head of the log
+   * (postgres-append.ts: one round trip while this instance wrote the head, else under the lock).
    */
   async appendDecisions(entries: readonly NewDecisionEntry[]): Promise<DecisionLogEntry[]> {
-    const prepared = prepareEntries(entries);
-    if (prepared.length === 0) return [];
-    const head = this.#head;
-    if (head !== undefined && this.#lockedAppends === 0) {
-      const stored = chainAfter(head, prepared);
-      const linked = await this.#withClient("append to the decision log", (client) =>
-        appendAfterKnownHead(client, stored, prepared),
-      );
-      if (linked) {
-        this.#head = stored.at(-1);
-        return stored;
-      }
-      this.#lockedAppends = LOCKED_AFTER_MISS;
-    }
-    if (this.#lockedAppends > 0) this.#lockedAppends--;
-    const stored = await this.#appendUnderLock(prepared);
-    this.#head = stored.at(-1);
-    return stored;
-  }
-
-  /** BEGIN with the lock and the head, the inserts, COMMIT: three round trips hold the lock. */
-  #appendUnderLock(prepared: readonly PreparedEntry[]): Promise<DecisionLogEntry[]> {
-    return this.#withClient("append to the decision log", async (client) => {
-      let committed = false;
-      try {
-        const head = headRows(await client.query(LOCK_AND_READ_HEAD))[0];
-        const stored = chainAfter(head, prepared);
-        const codes = reasonRows(stored, prepared);
-        try {
-          await client.query({
-            name: "writ_append_decisions",
-            text: INSERT_DECISIONS,
-            values: [
-              stored.map((entry) => entry.seq),
-              prepared.map((entry) => entry.text),
-              stored.map((entry) => entry.prev_hash),
-              stored.map((entry) => entry.hash),
-              codes.map((c) => c.code),
-              codes.map((c) => c.seq),
-            ],
-          });
-        } catch (error) {
-          throw appendError(error);
-        }
-        await client.query("COMMIT");
-        committed = true;
-        return stored;
-      } finally {
-        if (!committed) await client.query("ROLLBACK").catch(() => {});
-      }
-    });
+    return this.#appender.append(entries);
   }
 
   /** One compare-and-swap statement: of any number of racing deciders, exactly one gets the row. */
-  async decideApproval(
-    id: string,
-    expectedStatus: "pending",
-    update: ApprovalUpdate,
-    now: Date = this.clock(),
-  ): Promise<ApprovalRecord | undefined> {
+  protected async decideApprovalRow({ id, expectedStatus, update, now }: ApprovalDecision): Promise<unknown> {
     const patch = jsonText(decidedFields(update), "/update");
     const [row] = await this.rows(
       "decide an approval",
@@ -405,7 +225,7 @@ export class PostgresStore extends SqlStore implements Store {
        WHERE id = ${id} AND status = ${expectedStatus} AND (${update.status} = 'expired' OR expires_at > ${now.getTime()})
        RETURNING seq, record`,
     );
-    return row === undefined ? undefined : this.approvalOf(row);
+    return row;
   }
 
   /**
@@ -413,11 +233,11 @@ export class PostgresStore extends SqlStore implements Store {
    * for the same call waits for it; others do not), the open request looked for, the new one
    * inserted when there is none, COMMIT.
    */
-  protected async openOrInsertApproval(
-    call: ApprovalCall,
-    insert: Sql,
-    now: Date,
-  ): Promise<{ created: boolean; row: unknown }> {
+  protected async openOrInsertApproval({
+    call,
+    insert,
+    now,
+  }: ApprovalOpeningRequest): Promise<{ created: boolean; row: unknown }> {
     const open = openApprovalQuery(call, now.getTime()).render(postgresDialect.placeholder);
     const added = insert.render(postgresDialect.placeholder);
     return this.#withClient("open an approval request", async (client) => {
@@ -442,28 +262,9 @@ export class PostgresStore extends SqlStore implements Store {
     });
   }
 
-  async claimIdempotency(
-    subject: string,
-    key: string,
-    requestDigest: string,
-    expiresAt: Date,
-    now: Date = this.clock(),
-  ): Promise<IdempotencyClaim> {
-    // The claim is one statement; when it loses, the winner's row is read. Should the winner
-    // release its claim in between, the claim is tried again.
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const claimed = await this.rows(
-        "claim an idempotency key",
-        claimQuery(subject, key, requestDigest, expiresAt, now),
-      );
-      if (claimed.length > 0) return { state: "claimed" };
-      const [row] = await this.rows("read an idempotency key", claimRowQuery(subject, key));
-      if (row !== undefined) return heldClaim(row);
-    }
-    throw new WritError("backend_unavailable", `idempotency key ${key} kept changing while it was claimed`, {
-      retryable: true,
-      suggestedFix: "retry the request with the same Idempotency-Key",
-    });
+  /** The claim and, when it lost, the winner's row, statement by statement (retried if released). */
+  protected claimIdempotencyKey(request: IdempotencyRequest): Promise<IdempotencyClaim> {
+    return runSteps(this.db, "claim an idempotency key", claimIdempotencySteps(request));
   }
 
   /**
@@ -535,3 +336,8 @@ export class PostgresStore extends SqlStore implements Store {
     }
   }
 }
+
+/** The `postgres` store section's backend: a pool of the configured size, migrated when opened. */
+export const postgresBackend = storeBackend("postgres", (settings) =>
+  PostgresStore.open(settings.url, { maxConnections: settings.max_connections }),
+);

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { conditionSchema, decisionKinds, reasonSchema } from "../core/types.ts";
-import type { DecisionLogEntry, NewDecisionEntry } from "./types.ts";
+import type { DecisionLogEntry, NewDecisionEntry } from "./decision-entry.ts";
 
 /** `prev_hash` of the first entry of a log. */
 export const GENESIS_HASH = "0".repeat(64);
@@ -12,8 +12,6 @@ export const GENESIS_HASH = "0".repeat(64);
 export const hashSchema = z.string().regex(/^[0-9a-f]{64}$/, "expected 64 lowercase hex digits (SHA-256)");
 
 const timestampSchema = z.iso.datetime({ offset: true });
-
-const jsonObjectSchema = z.record(z.string(), z.unknown());
 
 /** What a decision row keeps as JSON: the entry without `seq`, `prev_hash` and `hash`. */
 export const decisionBodySchema = z
@@ -108,18 +106,6 @@ export function bodyOfNewEntry(entry: NewDecisionEntry): Record<keyof NewDecisio
     caller_request_id: entry.caller_request_id,
   };
 }
-
-export const resourceRowSchema = z.object({
-  type: z.string(),
-  id: z.string(),
-  owner: z.string(),
-  tenant: z.string(),
-  revision: z.number().int().positive(),
-  attributes: z.string(),
-  updated_at: z.string(),
-});
-
-export const resourceAttributesSchema = jsonObjectSchema;
 
 export const decisionRowSchema = z.object({
   seq: z.number().int().positive(),

@@ -11,8 +11,20 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { WritError } from "../core/errors.ts";
+import {
+  type ApprovalCall,
+  type ApprovalUpdate,
+  approvalOfJson,
+  approvalRowSchema,
+  decidedFields,
+} from "./approval-records.ts";
+import { openApprovalQuery } from "./approvals.ts";
 import { chainAfter, chainEntry, HEAD_SQL, type PreparedEntry, prepareEntryText } from "./chain.ts";
+import type { ChainLink, DecisionLogEntry } from "./decision-entry.ts";
+import { duplicateDecision } from "./decisions.ts";
 import type { Dialect } from "./dialect.ts";
+import { consumeGrantSteps, type GrantConsumption, type GrantUse } from "./grant-uses.ts";
+import { claimIdempotencySteps, type IdempotencyClaim, type IdempotencyRequest } from "./idempotency.ts";
 import {
   checkCharges,
   type LimitCharge,
@@ -22,40 +34,12 @@ import {
   usageRows,
   writeUsageQuery,
 } from "./limit-usage.ts";
-import {
-  claimQuery,
-  claimRowQuery,
-  grantRefusal,
-  grantRowQuery,
-  grantUseQuery,
-  heldClaim,
-  openApprovalQuery,
-  resourceRevisionQuery,
-} from "./queries.ts";
-import {
-  approvalOfJson,
-  approvalRowSchema,
-  checkGrantUse,
-  decidedFields,
-  duplicateDecision,
-  jsonText,
-  lastRowSchema,
-  parseStored,
-  usesRowSchema,
-} from "./rows.ts";
+import { jsonText, lastRowSchema, parseStored } from "./rows.ts";
 import { GENESIS_HASH } from "./schema.ts";
 import { raw, type Sql, sql } from "./sql.ts";
+import { runStepsNow } from "./sql-access.ts";
 import { sqliteStoreError } from "./sqlite-errors.ts";
-import { type PlainError, plainError } from "./sqlite-writer-protocol.ts";
-import type {
-  ApprovalCall,
-  ApprovalUpdate,
-  ChainLink,
-  DecisionLogEntry,
-  GrantConsumption,
-  GrantUse,
-  IdempotencyClaim,
-} from "./types.ts";
+import { type PlainError, plainError } from "./sqlite-plain-error.ts";
 
 export const MEMORY = ":memory:";
 
@@ -200,17 +184,7 @@ export const sqliteWrites = {
   },
 
   consumeGrant(conn: SqliteConnection, use: GrantUse, now: Date): GrantConsumption {
-    checkGrantUse(use, now);
-    if (now.getTime() >= use.expiresAt.getTime()) return { ok: false, reason: "expired" };
-    const [row] = conn.all(grantUseQuery(use, now));
-    if (row !== undefined) return { ok: true, uses: parseStored(usesRowSchema, row, "a grant use").uses };
-    const bound = use.resource;
-    return grantRefusal(
-      use,
-      conn.all(grantRowQuery(use.jti))[0],
-      bound === undefined ? undefined : conn.all(resourceRevisionQuery(bound.type, bound.id))[0],
-      now,
-    );
+    return runStepsNow(consumeGrantSteps(use, now), (query) => conn.all(query));
   },
 
   /** The approval row (`seq, record`) after the update, or undefined when it was not `expectedStatus`. */
@@ -252,17 +226,8 @@ export const sqliteWrites = {
     return { created: true, row: conn.statement(insertText).get(...insertValues) };
   },
 
-  claimIdempotency(
-    conn: SqliteConnection,
-    subject: string,
-    key: string,
-    requestDigest: string,
-    expiresAt: Date,
-    now: Date,
-  ): IdempotencyClaim {
-    const claimed = conn.all(claimQuery(subject, key, requestDigest, expiresAt, now));
-    if (claimed.length > 0) return { state: "claimed" };
-    return heldClaim(conn.all(claimRowQuery(subject, key))[0]);
+  claimIdempotency(conn: SqliteConnection, request: IdempotencyRequest): IdempotencyClaim {
+    return runStepsNow(claimIdempotencySteps(request), (query) => conn.all(query));
   },
 
   /** Every bucket charged, or none: read and written under the write lock the caller holds. */

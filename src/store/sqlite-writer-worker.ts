@@ -8,8 +8,8 @@
 import { parentPort } from "node:worker_threads";
 import { WritError } from "../core/errors.ts";
 import { runClonedWrite, SqliteConnection } from "./sqlite-connection.ts";
+import { plainError } from "./sqlite-plain-error.ts";
 import type { FromWriter, ToWriter } from "./sqlite-writer-protocol.ts";
-import { plainError } from "./sqlite-writer-protocol.ts";
 
 const port = parentPort;
 if (port === null) throw new Error("sqlite-writer-worker.ts runs as a worker thread");

@@ -16,7 +16,8 @@ import {
   runWrite,
   type SqliteConnection,
 } from "./sqlite-connection.ts";
-import { type FromWriter, revivedError, type ToWriter } from "./sqlite-writer-protocol.ts";
+import { revivedError } from "./sqlite-plain-error.ts";
+import type { FromWriter, ToWriter } from "./sqlite-writer-protocol.ts";
 
 export interface SqliteWriter {
   /** Runs a write procedure in its own transaction (BEGIN IMMEDIATE); resolves once committed. */

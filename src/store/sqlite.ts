@@ -2,11 +2,18 @@
  * The embedded `Store`: one SQLite file in WAL mode, through better-sqlite3 (synchronous calls
  * behind the async interface). Every change is one transaction; writes that read before they
  * write take the write lock up front (`BEGIN IMMEDIATE`), so two processes sharing a file
- * serialize instead of failing half-way. The SQL shared with PostgreSQL is in sql-store.ts and
- * queries.ts; this module keeps the connection, the migrations and the locked read-then-writes.
+ * serialize instead of failing half-way. The SQL shared with PostgreSQL is in each capability's
+ * module (assembled by sql-store.ts); this module keeps the connection, the migrations and the
+ * locked read-then-writes.
  */
 import { WritError } from "../core/errors.ts";
+import type { ApprovalDecision, ApprovalOpeningRequest } from "./approvals.ts";
+import { storeBackend } from "./backend.ts";
 import { entryText } from "./chain.ts";
+import type { DecisionLogEntry, EntryAppend, NewDecisionEntry } from "./decision-entry.ts";
+import type { GrantConsumption, GrantUse } from "./grant-uses.ts";
+import type { IdempotencyClaim, IdempotencyRequest } from "./idempotency.ts";
+import type { LimitCharge, LimitConsumption } from "./limit-usage.ts";
 import { sqliteMigrations } from "./migrations.ts";
 import { appliedVersions } from "./rows.ts";
 import type { Sql } from "./sql.ts";
@@ -21,22 +28,9 @@ import {
   storedEntries,
 } from "./sqlite-connection.ts";
 import { sqliteStoreError } from "./sqlite-errors.ts";
+import { revivedError } from "./sqlite-plain-error.ts";
 import { InlineWriter, type SqliteWriter, ThreadWriter } from "./sqlite-writer.ts";
-import { revivedError } from "./sqlite-writer-protocol.ts";
-import type {
-  ApprovalCall,
-  ApprovalRecord,
-  ApprovalUpdate,
-  DecisionLogEntry,
-  EntryAppend,
-  GrantConsumption,
-  GrantUse,
-  IdempotencyClaim,
-  LimitCharge,
-  LimitConsumption,
-  NewDecisionEntry,
-  Store,
-} from "./types.ts";
+import type { Store } from "./types.ts";
 
 export { sqliteDialect } from "./sqlite-connection.ts";
 
@@ -93,15 +87,8 @@ export class SqliteStore extends SqlStore implements Store {
   }
 
   /** Opens the database and applies the migrations. */
-  static async open(location: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
-    const store = new SqliteStore(location, options);
-    try {
-      await store.migrate();
-    } catch (error) {
-      await store.close();
-      throw error;
-    }
-    return store;
+  static open(location: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+    return SqlStore.migrated(new SqliteStore(location, options));
   }
 
   async migrate(): Promise<void> {
@@ -187,22 +174,16 @@ export class SqliteStore extends SqlStore implements Store {
   }
 
   /** Reads the record, applies the update and writes it back, under the write lock. */
-  async decideApproval(
-    id: string,
-    expectedStatus: "pending",
-    update: ApprovalUpdate,
-    now: Date = this.clock(),
-  ): Promise<ApprovalRecord | undefined> {
-    const row = await this.#write("decide an approval", "decideApproval", [id, expectedStatus, update, now]);
-    return row === undefined ? undefined : this.approvalOf(row);
+  protected decideApprovalRow(d: ApprovalDecision): Promise<unknown> {
+    return this.#write("decide an approval", "decideApproval", [d.id, d.expectedStatus, d.update, d.now]);
   }
 
-  protected async openOrInsertApproval(
-    call: ApprovalCall,
-    insert: Sql,
-    now: Date,
+  /** Found and stored under the write lock, which every connection to the file takes in turn. */
+  protected openOrInsertApproval(
+    request: ApprovalOpeningRequest,
   ): Promise<{ created: boolean; row: unknown }> {
-    const { text, values } = insert.render(sqliteDialect.placeholder);
+    const { text, values } = request.insert.render(sqliteDialect.placeholder);
+    const { call, now } = request;
     return this.#write("open an approval request", "openOrInsertApproval", [
       call,
       now.getTime(),
@@ -211,20 +192,8 @@ export class SqliteStore extends SqlStore implements Store {
     ]);
   }
 
-  async claimIdempotency(
-    subject: string,
-    key: string,
-    requestDigest: string,
-    expiresAt: Date,
-    now: Date = this.clock(),
-  ): Promise<IdempotencyClaim> {
-    return this.#write("claim an idempotency key", "claimIdempotency", [
-      subject,
-      key,
-      requestDigest,
-      expiresAt,
-      now,
-    ]);
+  protected claimIdempotencyKey(request: IdempotencyRequest): Promise<IdempotencyClaim> {
+    return this.#write("claim an idempotency key", "claimIdempotency", [request]);
   }
 
   /** Read and written on the writer, under its write lock: other processes on the file wait. */
@@ -279,3 +248,6 @@ export class SqliteStore extends SqlStore implements Store {
     }
   }
 }
+
+/** The `sqlite` store section's backend: a file, migrated when opened. */
+export const sqliteBackend = storeBackend("sqlite", (file) => SqliteStore.open(file));

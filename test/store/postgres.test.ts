@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { GENESIS_HASH } from "../../src/store/index.ts";
+import { openStore } from "../../src/store/open.ts";
 import { PostgresStore } from "../../src/store/postgres.ts";
 import { postgresMigrations } from "../../src/store/postgres-migrations.ts";
 import { postgresUnavailable, sql, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
@@ -54,6 +55,26 @@ describe.skipIf(postgresUnavailable !== undefined)("PostgresStore", () => {
       async cleanup() {
         for (const store of opened.splice(0)) await store.close();
       },
+    });
+  });
+
+  describe("openStore", () => {
+    it("opens PostgreSQL from the configuration's postgres section, and from WRIT_DATABASE_URL", async () => {
+      const url = await server.createDatabase();
+      const configured = await openStore({ postgres: { url, max_connections: 2 } }, {});
+      try {
+        expect(configured).toBeInstanceOf(PostgresStore);
+        await configured.appendDecision(newEntry());
+        const fromEnv = await openStore({ sqlite: "unused.db" }, { WRIT_DATABASE_URL: url });
+        try {
+          expect(fromEnv).toBeInstanceOf(PostgresStore);
+          expect(await fromEnv.readDecisions(1, 10)).toHaveLength(1);
+        } finally {
+          await fromEnv.close();
+        }
+      } finally {
+        await configured.close();
+      }
     });
   });
 

@@ -1,7 +1,8 @@
 /** The SQL written once for both stores: fragments compose, and each dialect renders its placeholders. */
 import { describe, expect, it } from "vitest";
+import { approvalsQuery } from "../../src/store/approvals.ts";
+import { decisionsQuery } from "../../src/store/decisions.ts";
 import { postgresDialect } from "../../src/store/postgres.ts";
-import { approvalsQuery, decisionsQuery } from "../../src/store/queries.ts";
 import { join, raw, sql, where } from "../../src/store/sql.ts";
 import { sqliteDialect } from "../../src/store/sqlite.ts";
 

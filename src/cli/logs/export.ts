@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { toOpaDecisionEvent } from "../../decisionlog/opa.ts";
 import { matchesDecisionFilter, normalizeFilter } from "../../store/index.ts";
-import type { DecisionFilter, DecisionLogEntry, Store } from "../../store/types.ts";
+import type { DecisionFilter, DecisionLogEntry, DecisionStore } from "../../store/types.ts";
 import {
   configOption,
   EXIT,
@@ -30,7 +30,10 @@ const exportFormats = ["ndjson", "opa"] as const;
 const READ_BATCH = 1000;
 
 /** The entries that pass `filter`, oldest first, read in batches. */
-async function* entriesOldestFirst(store: Store, filter: DecisionFilter): AsyncGenerator<DecisionLogEntry> {
+async function* entriesOldestFirst(
+  store: DecisionStore,
+  filter: DecisionFilter,
+): AsyncGenerator<DecisionLogEntry> {
   const normalized = normalizeFilter(filter);
   for (let from = 1; ; ) {
     const batch = await store.readDecisions(from, READ_BATCH);

@@ -1,6 +1,6 @@
 /** Shipping the decision log to an OPA-compatible decision-log service (`decision_log.ship`). */
 import type { GatewayMetrics } from "../../observability/metrics.ts";
-import type { Store } from "../../store/types.ts";
+import type { DecisionStore, LogShippingStore } from "../../store/types.ts";
 import { type ShipConfig, shipUrl } from "./config.ts";
 import { DecisionLogShipper } from "./shipper.ts";
 
@@ -14,7 +14,7 @@ export { DecisionLogShipper, type ShipperOptions } from "./shipper.ts";
  */
 export function startShipper(
   config: ShipConfig | undefined,
-  store: Store,
+  store: DecisionStore & LogShippingStore,
   credentials: (ref: string) => Promise<Record<string, string>>,
   metrics?: GatewayMetrics,
 ): DecisionLogShipper | undefined {

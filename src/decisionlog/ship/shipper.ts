@@ -17,7 +17,12 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { errorMessage, WritError } from "../../core/errors.ts";
 import type { GatewayMetrics } from "../../observability/metrics.ts";
-import type { DecisionLogEntry, LogShippingClaim, Store } from "../../store/types.ts";
+import type {
+  DecisionLogEntry,
+  DecisionStore,
+  LogShippingClaim,
+  LogShippingStore,
+} from "../../store/types.ts";
 import { type Batch, firstBatch, INITIAL_RATIO } from "./batch.ts";
 import { UploadError, type UploadFailureReason, upload } from "./upload.ts";
 
@@ -31,7 +36,7 @@ const MAX_READ = 1000;
 const READ_CHUNK = 100;
 
 export interface ShipperOptions {
-  store: Store;
+  store: DecisionStore & LogShippingStore;
   /** Where entries are POSTed (also the name of the destination's cursor in the store). */
   url: string;
   /** The headers of every upload (credentials resolved at each upload, so that rotation applies). */

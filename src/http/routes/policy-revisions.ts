@@ -10,7 +10,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { WritError } from "../../core/errors.ts";
 import { revisionDocument } from "../../policy/index.ts";
-import type { Store } from "../../store/types.ts";
+import type { PolicyRevisionStore } from "../../store/types.ts";
 import type { HttpEnv } from "../env.ts";
 import { authenticate, type BearerVerifier, requireRole } from "../middleware/auth/index.ts";
 import { parseWith } from "../request.ts";
@@ -25,7 +25,7 @@ const listQuerySchema = z
 /** What the revision routes use of the gateway. */
 export interface PolicyRevisionRoutesGateway {
   identity: BearerVerifier;
-  store: Pick<Store, "listPolicyRevisions" | "getPolicyRevision">;
+  store: Pick<PolicyRevisionStore, "listPolicyRevisions" | "getPolicyRevision">;
 }
 
 export function policyRevisionRoutes(

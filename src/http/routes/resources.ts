@@ -13,7 +13,7 @@ import { z } from "zod";
 import { jsonDigest } from "../../core/digest.ts";
 import { WritError } from "../../core/errors.ts";
 import type { DecisionParts } from "../../decisionlog/index.ts";
-import type { Store, StoredResource } from "../../store/types.ts";
+import type { ResourceStore, StoredResource } from "../../store/types.ts";
 import type { HttpEnv } from "../env.ts";
 import { authenticate, type BearerVerifier, requireRole } from "../middleware/auth/index.ts";
 import { EVERY_TENANT, routeScope, type ScopeLog } from "../middleware/auth/tenancy.ts";
@@ -41,7 +41,7 @@ const resourceQuerySchema = z.object({ tenant: tenantName.optional() }).strict()
 /** What the resource routes use of the gateway. */
 export interface ResourceRoutesGateway {
   identity: BearerVerifier;
-  store: Pick<Store, "putResourceIn" | "getResourceIn">;
+  store: Pick<ResourceStore, "putResourceIn" | "getResourceIn">;
   log: ScopeLog;
   policy: { readonly revision: string | undefined };
 }
