@@ -70,8 +70,8 @@ import { APPROVAL_META_KEY, ERROR_META_KEY, RESULT_META_KEY } from "./config.ts"
 import { answerCall, answerList, plainRequest } from "./fast-path.ts";
 import { lazyStream } from "./lazy-stream.ts";
 import { cancelledAnswer, errorWithData, sdkErrorData } from "./messages.ts";
-import { promptMessages, resourceContents } from "./output.ts";
 import { bearerChallenge } from "./resource-metadata.ts";
+import { promptMessages, resourceContents } from "./results.ts";
 import { callRunCode, callsRunCode, runCodeTool } from "./run-code.ts";
 
 const SERVER_INFO = { name: "writ", version: "0.1.0" };
