@@ -24,13 +24,9 @@ import {
   LoggingMessageNotificationSchema,
   McpError,
   ProgressNotificationSchema,
-  type Prompt,
   PromptListChangedNotificationSchema,
   type ReadResourceResult,
-  type Resource,
   ResourceListChangedNotificationSchema,
-  type ResourceTemplate,
-  type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolContract } from "../../contracts/schema.ts";
