@@ -21,6 +21,7 @@ import type {
   PolicyDecision,
   PolicyInput,
   ProposalFormat,
+  ProposedCall,
   Reason,
   ResourceRef,
   RunLink,
@@ -104,6 +105,11 @@ export interface ProposalRequest {
   subject?: Subject;
   format: ProposalFormat;
   payload: unknown;
+  /**
+   * The calls of `payload`, when the entrance read them already with intake's adapter for
+   * `format` (`/mcp` checks a `tools/call` before anything runs): intake takes them as they are.
+   */
+  proposed?: ProposedCall[];
   session?: string;
   execute: boolean;
   requestId: string;
