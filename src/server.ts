@@ -21,12 +21,12 @@ import { DecisionLog, RefusalAggregator, shadowEntry, startCheckpointer } from "
 import { startShipper } from "./decisionlog/ship/index.ts";
 import { demoWorkspace, VirtualRepository } from "./demo/repository.ts";
 import { CredentialResolver } from "./dispatch/index.ts";
+import { contractImport } from "./dispatch/mcp/config.ts";
+import type { McpUpstreams } from "./dispatch/mcp/upstream.ts";
 import { GrantSigner } from "./grants/index.ts";
 import { createApp, type HttpEnv } from "./http/app.ts";
 import { DevIssuer, IdentityVerifier, type IssuerConfigInput } from "./identity/index.ts";
 import { Limits } from "./limits/index.ts";
-import { contractImport } from "./mcp/config.ts";
-import type { McpUpstreams } from "./mcp/index.ts";
 import { GatewayMetrics, mirrorSamples } from "./observability/metrics.ts";
 import { startTelemetry, type Telemetry } from "./observability/otel.ts";
 import { gatewaySamples } from "./observability/samples.ts";
@@ -155,7 +155,7 @@ export async function createGateway(
     // Rebuilds the registry when a server with `contracts: import` lists its catalog (once the gateway exists).
     let reimport: (() => void) | undefined;
     if (config.mcp.servers.length > 0) {
-      const { McpUpstreams } = await import("./mcp/upstream.ts");
+      const { McpUpstreams } = await import("./dispatch/mcp/upstream.ts");
       const upstreams = new McpUpstreams(config.mcp.servers, {
         credentials,
         connectTimeoutMs: config.mcp.connect_timeout_ms,

@@ -15,7 +15,7 @@ import {
   importedYaml,
 } from "../contracts/import/index.ts";
 import { WritError } from "../core/errors.ts";
-import type { McpServerConfig } from "../mcp/config.ts";
+import type { McpServerConfig } from "../dispatch/mcp/config.ts";
 import { parseCommandLine } from "./contracts/command-line.ts";
 import { readContracts } from "./contracts/existing.ts";
 
@@ -194,7 +194,7 @@ async function importCommand(values: Values): Promise<number> {
   const target = targetOf(values);
   // Read the contracts first: a bad --check path fails before a server is started.
   const existing = values.check === undefined ? undefined : await readContracts(values.check);
-  const { readServerCatalog } = await import("../mcp/catalog.ts");
+  const { readServerCatalog } = await import("../dispatch/mcp/catalog.ts");
   const catalog = await readServerCatalog(target.config(values.name ?? "upstream"), {
     timeoutMs,
     ...(values.url === undefined ? {} : { headers: headersOf(values.header ?? []) }),

@@ -5,10 +5,10 @@
 import type { ContractRegistry } from "../contracts/index.ts";
 import type { Checkpointer, DecisionLog, RefusalAggregator } from "../decisionlog/index.ts";
 import type { CredentialResolver } from "../dispatch/index.ts";
+import type { McpUpstreams } from "../dispatch/mcp/upstream.ts";
 import type { GrantSigner } from "../grants/index.ts";
 import type { IdentityVerifier } from "../identity/index.ts";
 import type { Limits } from "../limits/index.ts";
-import type { McpUpstreams } from "../mcp/upstream.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
 import type { PolicyEngine } from "../policy/index.ts";
 import type { LayeredResult } from "../results/index.ts";
@@ -21,6 +21,7 @@ import type {
   PolicyDecision,
   PolicyInput,
   ProposalFormat,
+  ProposedCall,
   Reason,
   ResourceRef,
   RunLink,
@@ -104,6 +105,11 @@ export interface ProposalRequest {
   subject?: Subject;
   format: ProposalFormat;
   payload: unknown;
+  /**
+   * The calls of `payload`, when the entrance read them already with intake's adapter for
+   * `format` (`/mcp` checks a `tools/call` before anything runs): intake takes them as they are.
+   */
+  proposed?: ProposedCall[];
   session?: string;
   execute: boolean;
   requestId: string;

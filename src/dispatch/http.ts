@@ -8,7 +8,9 @@
  */
 import type { ToolContract } from "../contracts/schema.ts";
 import { type ErrorCategory, WritError } from "../core/errors.ts";
+import { isRecord } from "../core/json.ts";
 import { traceHeaders } from "../observability/tracing.ts";
+import type { Backend } from "./backend.ts";
 import type { CredentialResolver } from "./credentials.ts";
 
 export interface DispatchHttpOptions {
@@ -40,7 +42,56 @@ const bodylessMethods = new Set(["GET", "DELETE"]);
 /** Longest backend message quoted in an error. */
 const quotedLimit = 300;
 
+/** What every attempt of one call shares: where it goes, what it sends, how often it may try. */
+interface Plan {
+  contract: ToolContract;
+  url: URL;
+  init: { method: string; headers: Headers; body: string | undefined; timeoutMs: number };
+  /** The target as quoted in errors (credentials scrubbed). */
+  target: string;
+  redact: (text: string) => string;
+  idempotent: boolean;
+  effectful: boolean;
+  maxAttempts: number;
+  backoffMs: number;
+}
+
 export async function dispatchHttp(options: DispatchHttpOptions): Promise<DispatchHttpResult> {
+  const fetchImpl = options.fetchImpl ?? fetch;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const started = performance.now();
+  const plan = await planOf(options);
+  for (let attempt = 1; ; attempt++) {
+    const last = attempt >= plan.maxAttempts;
+    const outcome = await sendOnce(fetchImpl, plan.url, plan.init);
+    // Timeouts, network errors and 502/503/504 are tried again while attempts are left.
+    if (!last && (outcome.kind !== "response" || retryableStatuses.has(outcome.status))) {
+      await sleep(plan.backoffMs);
+      continue;
+    }
+    if (outcome.kind !== "response") throw failedAttempt(plan, outcome, attempt);
+    if (outcome.status >= 400) {
+      const { idempotent, effectful, target } = plan;
+      throw errorForStatus(outcome.status, plan.redact(backendMessage(outcome.text)), {
+        tool: plan.contract.name,
+        target,
+        effectful,
+        idempotent,
+        attempt,
+      });
+    }
+    const output = outputOf(plan, outcome);
+    return {
+      output,
+      status: outcome.status,
+      attempts: attempt,
+      latencyMs: Math.round(performance.now() - started),
+    };
+  }
+}
+
+/** The request every attempt sends, with its credentials, and the retry rules that apply. */
+async function planOf(options: DispatchHttpOptions): Promise<Plan> {
   const { contract, args } = options;
   const backend = contract.backend;
   if (backend.kind !== "http") {
@@ -49,24 +100,9 @@ export async function dispatchHttp(options: DispatchHttpOptions): Promise<Dispat
       retryable: false,
     });
   }
-  const fetchImpl = options.fetchImpl ?? fetch;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const started = performance.now();
-
   const { url, used } = fillTemplate(backend.url, args, contract.name);
   const request = buildRequest(backend, url, args, used);
-
-  const credentialHeaders: Record<string, string> = {};
-  if (backend.credentials_ref !== undefined) {
-    if (options.credentials === undefined) {
-      throw new WritError(
-        "backend_unavailable",
-        `tool ${contract.name} needs backend credentials ${JSON.stringify(backend.credentials_ref)} but no credential resolver was given`,
-        { suggestedFix: "configure credentials: in the gateway config", retryable: false },
-      );
-    }
-    Object.assign(credentialHeaders, await options.credentials.resolve(backend.credentials_ref));
-  }
+  const credentialHeaders = await credentialHeadersOf(contract.name, backend, options.credentials);
   const secrets = secretFragments(credentialHeaders);
   const redact = (text: string): string => {
     let out = text;
@@ -88,95 +124,121 @@ export async function dispatchHttp(options: DispatchHttpOptions): Promise<Dispat
   const idempotent =
     contract.idempotency === "natural" ||
     (contract.idempotency === "keyed" && options.idempotencyKey !== undefined);
-  const maxAttempts = idempotent ? (contract.retry?.attempts ?? 1) : 1;
-  const backoff = contract.retry?.backoff_ms ?? 0;
-  const effectful = contract.side_effect !== "none" && backend.method !== "GET";
-  const target = `${backend.method} ${redact(request.url.origin + request.url.pathname)}`;
+  return {
+    contract,
+    url: request.url,
+    init: { method: backend.method, headers, body: request.body, timeoutMs: contract.timeout_ms },
+    target: `${backend.method} ${redact(request.url.origin + request.url.pathname)}`,
+    redact,
+    idempotent,
+    effectful: contract.side_effect !== "none" && backend.method !== "GET",
+    maxAttempts: idempotent ? (contract.retry?.attempts ?? 1) : 1,
+    backoffMs: contract.retry?.backoff_ms ?? 0,
+  };
+}
 
-  let attempt = 0;
-  for (;;) {
-    attempt += 1;
-    const last = attempt >= maxAttempts;
-    const outcome = await sendOnce(fetchImpl, request.url, {
-      method: backend.method,
-      headers,
-      body: request.body,
-      timeoutMs: contract.timeout_ms,
-    });
-    const latencyMs = () => Math.round(performance.now() - started);
+/** The headers `backend.credentials_ref` names, read now (none when it names none). */
+async function credentialHeadersOf(
+  tool: string,
+  backend: HttpBackend,
+  credentials: DispatchHttpOptions["credentials"],
+): Promise<Record<string, string>> {
+  if (backend.credentials_ref === undefined) return {};
+  if (credentials === undefined) {
+    throw new WritError(
+      "backend_unavailable",
+      `tool ${tool} needs backend credentials ${JSON.stringify(backend.credentials_ref)} but no credential resolver was given`,
+      { suggestedFix: "configure credentials: in the gateway config", retryable: false },
+    );
+  }
+  return { ...(await credentials.resolve(backend.credentials_ref)) };
+}
 
-    if (outcome.kind === "timeout") {
-      if (!last) {
-        await sleep(backoff);
-        continue;
-      }
-      throw new WritError(
-        "timeout",
-        `${contract.name}: ${target} did not answer within ${contract.timeout_ms} ms (attempt ${attempt} of ${maxAttempts})`,
-        {
-          suggestedFix: idempotent
-            ? "retry the call later"
-            : "check with the backend whether the call took effect before asking again",
-          retryable: idempotent,
-          effectCommitted: effectful ? "unknown" : false,
-        },
-      );
-    }
-    if (outcome.kind === "network") {
-      if (!last) {
-        await sleep(backoff);
-        continue;
-      }
-      throw new WritError(
-        "backend_unavailable",
-        outcome.beforeSending
-          ? `${contract.name}: ${target} is unreachable (${outcome.code})`
-          : `${contract.name}: the connection to ${target} failed (${outcome.code})`,
-        {
-          suggestedFix: outcome.beforeSending
-            ? "check that the backend is running, then retry"
-            : "check with the backend whether the call took effect before asking again",
-          retryable: outcome.beforeSending || idempotent,
-          effectCommitted: outcome.beforeSending || !effectful ? false : "unknown",
-          cause: outcome.cause,
-        },
-      );
-    }
+/** The last attempt timed out or could not connect. */
+function failedAttempt(
+  plan: Plan,
+  outcome: Exclude<Outcome, { kind: "response" }>,
+  attempt: number,
+): WritError {
+  const { contract, target, idempotent, effectful } = plan;
+  if (outcome.kind === "timeout") {
+    return new WritError(
+      "timeout",
+      `${contract.name}: ${target} did not answer within ${contract.timeout_ms} ms (attempt ${attempt} of ${plan.maxAttempts})`,
+      {
+        suggestedFix: idempotent
+          ? "retry the call later"
+          : "check with the backend whether the call took effect before asking again",
+        retryable: idempotent,
+        effectCommitted: effectful ? "unknown" : false,
+      },
+    );
+  }
+  return new WritError(
+    "backend_unavailable",
+    outcome.beforeSending
+      ? `${contract.name}: ${target} is unreachable (${outcome.code})`
+      : `${contract.name}: the connection to ${target} failed (${outcome.code})`,
+    {
+      suggestedFix: outcome.beforeSending
+        ? "check that the backend is running, then retry"
+        : "check with the backend whether the call took effect before asking again",
+      retryable: outcome.beforeSending || idempotent,
+      effectCommitted: outcome.beforeSending || !effectful ? false : "unknown",
+      cause: outcome.cause,
+    },
+  );
+}
 
-    const { status, text, contentType } = outcome;
-    if (status >= 500 && retryableStatuses.has(status) && !last) {
-      await sleep(backoff);
-      continue;
-    }
-    if (status >= 400) {
-      throw errorForStatus(status, redact(backendMessage(text)), {
-        tool: contract.name,
-        target,
-        effectful,
-        idempotent,
-        attempt,
-      });
-    }
-    let output: unknown = null;
-    if (status !== 204 && text.trim() !== "") {
-      try {
-        if (contentType !== "" && !/json/i.test(contentType)) throw new Error("not JSON");
-        output = JSON.parse(text);
-      } catch {
-        throw new WritError(
-          "backend_unavailable",
-          `${contract.name}: ${target} answered ${status} with a body that is not JSON${contentType === "" ? "" : ` (${contentType.slice(0, 60)})`}`,
-          {
-            suggestedFix: "fix the backend to answer with application/json",
-            retryable: false,
-            effectCommitted: effectful ? "unknown" : false,
-          },
-        );
-      }
-    }
-    return { output, status, attempts: attempt, latencyMs: latencyMs() };
+/** A successful answer's JSON body (null when it has none). */
+function outputOf(
+  plan: Plan,
+  { status, text, contentType }: Extract<Outcome, { kind: "response" }>,
+): unknown {
+  if (status === 204 || text.trim() === "") return null;
+  try {
+    if (contentType !== "" && !/json/i.test(contentType)) throw new Error("not JSON");
+    return JSON.parse(text);
+  } catch {
+    throw new WritError(
+      "backend_unavailable",
+      `${plan.contract.name}: ${plan.target} answered ${status} with a body that is not JSON${contentType === "" ? "" : ` (${contentType.slice(0, 60)})`}`,
+      {
+        suggestedFix: "fix the backend to answer with application/json",
+        retryable: false,
+        effectCommitted: plan.effectful ? "unknown" : false,
+      },
+    );
   }
 }
+
+/**
+ * The `http` backend kind: the credentials read before the grant is spent (an unreadable one
+ * leaves it usable), then `dispatchHttp` with the grant's id as the idempotency key of a `keyed`
+ * contract, its JSON answer as the structured content.
+ */
+export const httpBackend: Backend<"http"> = {
+  async prepare(deps, { contract, backend, grant, requestId }) {
+    const ref = backend.credentials_ref;
+    const headers = ref === undefined ? undefined : await deps.credentials.resolve(ref);
+    return async (args, _stored, claims) => {
+      const answer = await dispatchHttp({
+        contract,
+        args,
+        grant,
+        requestId,
+        ...(contract.idempotency === "keyed" ? { idempotencyKey: claims.jti } : {}),
+        ...(headers === undefined ? {} : { credentials: { resolve: async () => headers } }),
+      });
+      const content = isRecord(answer.output) ? answer.output : { value: answer.output };
+      return {
+        summary: `${contract.name} answered ${answer.status} after ${answer.attempts} attempt(s)`,
+        structured_content: content,
+        target: new URL(backend.url).origin,
+      };
+    };
+  },
+};
 
 // ---------------------------------------------------------------------------------- request
 

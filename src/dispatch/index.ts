@@ -1,4 +1,10 @@
-/** Dispatch (DESIGN section 1, stage 8): sending an authorized call to its backend. */
+/**
+ * Dispatch (DESIGN section 1, stage 9): sending an authorized call to its backend, one `Backend`
+ * per backend kind (registry.ts). The MCP client (mcp/upstream.ts) is not exported here: it loads
+ * the MCP client SDK, which server.ts imports only when `mcp.servers` names an upstream.
+ */
+
+export type { Backend, BackendCall, BackendDeps, BackendKind, BackendRun } from "./backend.ts";
 export {
   CredentialResolver,
   type CredentialResolverOptions,
@@ -9,3 +15,4 @@ export {
   credentialsConfigSchema,
 } from "./credentials.ts";
 export { type DispatchHttpOptions, type DispatchHttpResult, dispatchHttp } from "./http.ts";
+export { prepareBackend } from "./registry.ts";

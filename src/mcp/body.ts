@@ -11,7 +11,7 @@
  *
  * `error.data` is the structured WritError (field errors as JSON Pointers into the body). A refused
  * `tools/call` is logged like any refused proposal. What passes goes to the SDK's transport as
- * `handleRequest(request, {parsedBody})`.
+ * `handleRequest(request, {parsedBody})`, and a `tools/call`'s calls, read here, to intake.
  */
 import {
   type CallToolRequest,
@@ -32,6 +32,7 @@ import type { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { isRecord } from "../core/json.ts";
 import { bodyText } from "../core/request-body.ts";
+import type { ProposedCall } from "../core/types.ts";
 import {
   KEY_PROBLEM_FIX,
   type KeyProblem,
@@ -43,10 +44,11 @@ import { type Gateway, logRefusedRequest } from "../pipeline/index.ts";
 
 /**
  * A body that passed: its messages as parsed and, when it is one `tools/call` request, that
- * request as the SDK's schema reads it (what the SDK's server would hand its handler).
+ * request as the SDK's schema reads it (what the SDK's server would hand its handler) and the
+ * calls the MCP intake adapter read from it (what intake takes as they are).
  */
 export type McpBody =
-  | { ok: true; messages: unknown; call?: CallToolRequest }
+  | { ok: true; messages: unknown; call?: CallToolRequest; proposed?: ProposedCall[] }
   | { ok: false; response: Response };
 
 interface Refusal {
@@ -56,8 +58,10 @@ interface Refusal {
   call?: Record<string, unknown>;
 }
 
-/** What one message's check found: a refusal, or (a `tools/call` passing) the request as read. */
-type Checked = { refusal: Refusal; call?: undefined } | { refusal?: undefined; call?: CallToolRequest };
+/** What one message's check found: a refusal, or (a `tools/call` passing) the request and its calls as read. */
+type Checked =
+  | { refusal: Refusal; call?: undefined }
+  | { refusal?: undefined; call?: { request: CallToolRequest; proposed: ProposedCall[] } };
 
 const MESSAGE_FIX =
   'send one JSON-RPC 2.0 message per POST: {"jsonrpc": "2.0", "id": 1, "method": "…", "params": {…}}';
@@ -103,8 +107,9 @@ function checkMessage(message: unknown, base: string, problems: readonly KeyProb
     const refusal = checkParams(message, base);
     return refusal === undefined ? {} : { refusal };
   }
+  let proposed: ProposedCall[];
   try {
-    parseProposal("mcp", call);
+    proposed = parseProposal("mcp", call).calls;
   } catch (thrown) {
     const error = WritError.from(thrown);
     return {
@@ -122,7 +127,7 @@ function checkMessage(message: unknown, base: string, problems: readonly KeyProb
   // schema reads it, it is what the SDK's server would hand its handler.
   const parsed = CallToolRequestSchema.safeParse(message);
   if (!parsed.success) return { refusal: { ...malformedParams("tools/call", parsed.error, base), call } };
-  return { call: parsed.data };
+  return { call: { request: parsed.data, proposed } };
 }
 
 /** The requests Writ's endpoint answers (other than tools/call), by the SDK's schema for each. */
@@ -216,7 +221,8 @@ export async function readMcpBody(gw: Gateway, request: Request, requestId: stri
   if (refusals.every((refusal) => refusal === undefined)) {
     const [first] = checked;
     const call = Array.isArray(value) ? undefined : first?.call;
-    return call === undefined ? { ok: true, messages: value } : { ok: true, messages: value, call };
+    if (call === undefined) return { ok: true, messages: value };
+    return { ok: true, messages: value, call: call.request, proposed: call.proposed };
   }
 
   for (const refusal of refusals) {

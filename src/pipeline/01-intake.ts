@@ -6,9 +6,14 @@ import { refusalEntry } from "../decisionlog/index.ts";
 import { parseProposal } from "../intake/index.ts";
 import { currentRevision, INTAKE_PATH, logRequestRefusal } from "./08-log.ts";
 
-export type IntakeRequest = Pick<ProposalRequest, "format" | "payload" | "session" | "requestId">;
+export type IntakeRequest = Pick<
+  ProposalRequest,
+  "format" | "payload" | "proposed" | "session" | "requestId"
+>;
 
 export async function intake(gw: Gateway, req: IntakeRequest): Promise<ProposedCall[]> {
+  // Read already by the entrance, with the same adapter (and refused and logged there if malformed).
+  if (req.proposed !== undefined) return req.proposed;
   try {
     return parseProposal(req.format, req.payload).calls;
   } catch (error) {

@@ -11,12 +11,10 @@ import { enforceConditions, finalArguments } from "../conditions/index.ts";
 import { WritError } from "../core/errors.ts";
 import type { Gateway } from "../core/gateway.ts";
 import type { CallObserver, ToolOutput } from "../core/handlers.ts";
-import { isRecord } from "../core/json.ts";
 import { type Condition, conditionSchema, type GrantClaims, type Subject } from "../core/types.ts";
-import { dispatchHttp } from "../dispatch/index.ts";
+import { prepareBackend } from "../dispatch/index.ts";
 import { boundRevision, GrantError, type GrantErrorCode, verifyGrant } from "../executor/index.ts";
-import { promptOutput, resourceOutput, upstreamOutput } from "../mcp/output.ts";
-import { type NormalizedCall, resourceMatch } from "../normalize/index.ts";
+import type { NormalizedCall } from "../normalize/index.ts";
 import { schedulingOf } from "../schedule/index.ts";
 import type { GrantUse, StoredResource } from "../store/types.ts";
 import { executorOf } from "./07-grant.ts";
@@ -95,116 +93,6 @@ export class GrantRefusedError extends WritError {
     this.code = code;
     this.claims = claims;
   }
-}
-
-type Runner = (
-  args: Record<string, unknown>,
-  stored: StoredResource | undefined,
-  claims: GrantClaims,
-) => Promise<ToolOutput>;
-
-/**
- * How a backend is reached: an in-process handler, an HTTP service (its credentials read now), or
- * a tool, a resource or a prompt on an MCP server. Called before the grant is consumed, so that a
- * backend that cannot be reached (no handler, no MCP server, an unreadable credential) leaves the
- * grant usable once the operator fixes it.
- */
-async function backendRunner(gw: Gateway, n: NormalizedCall, req: DispatchRequest): Promise<Runner> {
-  const backend = n.contract.backend;
-  switch (backend.kind) {
-    case "inprocess": {
-      const handler = gw.handlers.get(backend.handler);
-      if (!handler) {
-        throw new WritError(
-          "backend_unavailable",
-          `no in-process handler named ${backend.handler} is registered`,
-          {
-            suggestedFix: "check the tool's backend.handler in the configuration",
-            retryable: false,
-            effectCommitted: false,
-          },
-        );
-      }
-      return (args, stored) => handler({ args, resource: stored });
-    }
-    case "http": {
-      const ref = backend.credentials_ref;
-      const headers = ref === undefined ? undefined : await gw.credentials.resolve(ref);
-      return async (args, _stored, claims) => {
-        const answer = await dispatchHttp({
-          contract: n.contract,
-          args,
-          grant: req.token,
-          requestId: req.requestId,
-          ...(n.contract.idempotency === "keyed" ? { idempotencyKey: claims.jti } : {}),
-          ...(headers === undefined ? {} : { credentials: { resolve: async () => headers } }),
-        });
-        const content = isRecord(answer.output) ? answer.output : { value: answer.output };
-        return {
-          summary: `${n.contract.name} answered ${answer.status} after ${answer.attempts} attempt(s)`,
-          structured_content: content,
-          target: new URL(backend.url).origin,
-        };
-      };
-    }
-    case "mcp": {
-      const mcp = upstreams(gw, n);
-      return async (args) => {
-        const answer = await mcp.call(n.contract, args, req.token, req.requestId, req.observer);
-        return upstreamOutput(n.contract, backend.server, answer);
-      };
-    }
-    case "mcp_resource": {
-      const mcp = upstreams(gw, n);
-      return async (args) => {
-        const uri = args.uri;
-        if (typeof uri !== "string" || resourceMatch(n.contract, uri) === undefined) {
-          throw notDispatched(n, `arguments.uri is no URI matching ${backend.uri}`);
-        }
-        const answer = await mcp.readResource(n.contract, uri, req.token, req.requestId);
-        return resourceOutput(n.contract, backend.server, answer);
-      };
-    }
-    case "mcp_prompt": {
-      const mcp = upstreams(gw, n);
-      return async (args) => {
-        const strings: Record<string, string> = {};
-        for (const [name, value] of Object.entries(args)) {
-          if (typeof value !== "string")
-            throw notDispatched(n, `the prompt's argument ${name} is not a string`);
-          strings[name] = value;
-        }
-        const answer = await mcp.getPrompt(n.contract, backend.prompt, strings, req.token, req.requestId);
-        return promptOutput(n.contract, backend.server, answer);
-      };
-    }
-  }
-}
-
-/** The final arguments (after the conditions' overrides) do not fit the MCP request. */
-function notDispatched(n: NormalizedCall, why: string): WritError {
-  return new WritError("invalid_argument", `${n.contract.name} was not sent: ${why}`, {
-    fieldErrors: [{ path: "/arguments", message: why }],
-    suggestedFix:
-      "propose the call again with arguments its contract's input schema and backend accept; if a condition overrode them, tell the policy's author",
-    retryable: false,
-    effectCommitted: false,
-  });
-}
-
-/** The upstream MCP servers, for a call to one of them. */
-function upstreams(gw: Gateway, n: NormalizedCall): NonNullable<Gateway["mcp"]> {
-  if (gw.mcp) return gw.mcp;
-  const backend = n.contract.backend;
-  throw new WritError(
-    "backend_unavailable",
-    `${n.contract.name} runs on an MCP server, and none is configured`,
-    {
-      suggestedFix: `configure the MCP server ${"server" in backend ? backend.server : ""} under mcp.servers`,
-      retryable: false,
-      effectCommitted: false,
-    },
-  );
 }
 
 /** What ran: the backend's output, with what the result stage needs to shape it. */
@@ -293,7 +181,13 @@ async function runGranted(
   const stored = n.resource ? await gw.store.getResource(n.resource.type, n.resource.id) : undefined;
   enforceConditions(claims.cnd, args, stored?.revision);
   // Everything the run needs, resolved before the single use: a grant is spent only on a send.
-  const run = await backendRunner(gw, n, req);
+  const run = await prepareBackend(gw, {
+    contract: n.contract,
+    backend: n.contract.backend,
+    grant: req.token,
+    requestId: req.requestId,
+    observer: req.observer,
+  });
   const maxUses = Math.min(claims.max, ...claims.cnd.flatMap((c) => (c.type === "max_uses" ? [c.uses] : [])));
   // The use counts only while the resource is still at the revision the grant was decided on
   // (another owner, other attributes: never honoured), checked in the step that spends it. A grant

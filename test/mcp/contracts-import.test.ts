@@ -16,7 +16,7 @@ import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ConfigError, parseConfig } from "../../src/config/index.ts";
-import { contractImport } from "../../src/mcp/config.ts";
+import { contractImport } from "../../src/dispatch/mcp/config.ts";
 import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
 import { connectMcp } from "../support/mcp-client.ts";
 import { repoRoot } from "../support/paths.ts";

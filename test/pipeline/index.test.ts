@@ -1,5 +1,6 @@
 /** The stages composed: handleProposal and executeWithGrant, without an HTTP server. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { parseProposal } from "../../src/intake/index.ts";
 import { executeWithGrant, handleProposal } from "../../src/pipeline/index.ts";
 import { type UnitGateway, unitGateway } from "./harness.ts";
 
@@ -55,6 +56,31 @@ describe("handleProposal", () => {
     expect(invalid).toMatchObject({ decision: "error", error: { category: "invalid_argument" } });
     expect((await u.entries()).map((e) => e.decision)).toEqual(["deny", "error"]);
     expect(u.runs.count).toBe(0);
+  });
+
+  it("takes the calls an entrance read already (proposed) as they are, without reading the payload again", async () => {
+    // /mcp's body check reads a tools/call with the MCP intake adapter; the calls go on as read.
+    const message = {
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "notes_read", arguments: { note: "n1" } },
+    };
+    const { calls } = parseProposal("mcp", message);
+    const [outcome] = await handleProposal(u.gw, {
+      authorization: await u.bearer("alice"),
+      format: "mcp",
+      payload: null,
+      proposed: calls,
+      execute: true,
+      requestId: "r-proposed",
+    });
+    expect(outcome).toMatchObject({
+      call_id: "7",
+      decision: "allow",
+      result: { structured_content: { args: { note: "n1" } } },
+    });
+    expect(u.runs.count).toBe(1);
   });
 
   it("refuses an unauthenticated request whole, each call logged", async () => {

@@ -7,7 +7,7 @@
 import { getEventListeners } from "node:events";
 import { createServer, type ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { upstreamFetch } from "../../src/mcp/upstream-fetch.ts";
+import { upstreamFetch } from "../../../src/dispatch/mcp/fetch.ts";
 
 let url = "";
 let streaming: ServerResponse | undefined;

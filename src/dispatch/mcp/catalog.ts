@@ -1,15 +1,85 @@
 /**
- * One look at an MCP server's catalog, for `writ contracts import`: connect as a client (the
- * transports the gateway's upstreams use), list the tools, resources, resource templates and
- * prompts, and close. Every way this can fail is a WritError that says what to do: a command that
+ * An MCP server's catalog: `listCatalog` lists it on a connected client (the gateway's upstreams
+ * at connect and on a change), `readServerCatalog` looks once for `writ contracts import`: connect
+ * as a client (the transports the gateway's upstreams use), list the tools, resources, resource
+ * templates and prompts, and close. Every way this can fail is a WritError that says what to do: a command that
  * cannot start, a URL that refuses, a server that does not speak MCP, one that does not answer.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { errorMessage, WritError } from "../core/errors.ts";
+import {
+  ErrorCode,
+  McpError,
+  type Prompt,
+  type Resource,
+  type ResourceTemplate,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { errorMessage, WritError } from "../../core/errors.ts";
 import type { McpServerConfig } from "./config.ts";
-import { type Catalog, listCatalog, upstreamTransport } from "./upstream.ts";
+import { upstreamTransport } from "./transport.ts";
+
+/** What a server offers right now: its tools, resources, resource templates and prompts. */
+export interface Catalog {
+  tools: Map<string, Tool>;
+  resources: Resource[];
+  templates: ResourceTemplate[];
+  prompts: Prompt[];
+}
+
+/** A connected server's tools, resources, resource templates and prompts, as it listed them. */
+export interface UpstreamCatalog {
+  server: string;
+  tools: readonly Tool[];
+  resources: readonly Resource[];
+  templates: readonly ResourceTemplate[];
+  prompts: readonly Prompt[];
+}
+
+/** Every page of a list (at most 1000 pages): the items of each answer. */
+async function allPages<A extends { nextCursor?: string | undefined }, T>(
+  list: (params: { cursor?: string }) => Promise<A>,
+  itemsOf: (answer: A) => T[],
+): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 1000; page++) {
+    const answer = await list(cursor === undefined ? {} : { cursor });
+    items.push(...itemsOf(answer));
+    cursor = answer.nextCursor;
+    if (cursor === undefined) break;
+  }
+  return items;
+}
+
+/** A server's catalog: its tools, and its resources, templates and prompts when it declares them. */
+export async function listCatalog(client: Client, timeoutMs: number): Promise<Catalog> {
+  const options = { timeout: timeoutMs };
+  const capabilities = client.getServerCapabilities();
+  const tools = await allPages(
+    (p) => client.listTools(p, options),
+    (a) => a.tools,
+  );
+  const resources = capabilities?.resources
+    ? await allPages(
+        (p) => client.listResources(p, options),
+        (a) => a.resources,
+      )
+    : [];
+  const templates = capabilities?.resources
+    ? await allPages(
+        (p) => client.listResourceTemplates(p, options),
+        (a) => a.resourceTemplates,
+      )
+    : [];
+  const prompts = capabilities?.prompts
+    ? await allPages(
+        (p) => client.listPrompts(p, options),
+        (a) => a.prompts,
+      )
+    : [];
+  return { tools: new Map(tools.map((tool) => [tool.name, tool])), resources, templates, prompts };
+}
 
 /** A server's catalog as it listed it, and what it says it is. */
 export interface ServerCatalog {

@@ -4,19 +4,14 @@
  * kept as the server sent them. An `isError` answer is the tool's own failure: its content is
  * kept too (the model needs the tool's message), marked `is_error`; when the server answered
  * with Writ's error protocol (as `writ/executor`'s MCP guard does when it refuses a grant), that
- * error is raised as it is.
+ * error is raised as it is. A `resources/read` or `prompts/get` answer becomes content items the
+ * same way; src/mcp/results.ts turns the shaped results back into MCP answers.
  */
-import type {
-  CallToolResult,
-  GetPromptResult,
-  PromptMessage,
-  ReadResourceResult,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { ToolContract } from "../contracts/schema.ts";
-import { WritError, writErrorSchema } from "../core/errors.ts";
-import type { ToolOutput } from "../core/handlers.ts";
-import type { LayeredResult } from "../results/index.ts";
+import type { ToolContract } from "../../contracts/schema.ts";
+import { WritError, writErrorSchema } from "../../core/errors.ts";
+import type { ToolOutput } from "../../core/handlers.ts";
 
 const writErrorContentSchema = z.object({ error: writErrorSchema });
 
@@ -83,16 +78,6 @@ export function resourceOutput(
   };
 }
 
-/** The contents of a shaped `resources/read` result, as the server sent them (redacted). */
-export function resourceContents(result: LayeredResult): ReadResourceResult["contents"] {
-  return (result.content ?? []).flatMap((item) => (item.type === "resource" ? [item.resource] : []));
-}
-
-const promptShapeSchema = z.object({
-  description: z.string().optional(),
-  roles: z.array(z.enum(["user", "assistant"])),
-});
-
 /**
  * A `prompts/get` answer as a backend output: each message's content as a content item (redacted
  * as any), its role at the same index in `structured_content.roles`, the description kept.
@@ -107,16 +92,4 @@ export function promptOutput(contract: ToolContract, server: string, result: Get
     content: result.messages.map((message) => message.content),
     target: `mcp:${server}`,
   };
-}
-
-/** The description and messages of a shaped `prompts/get` result (none when it was withheld). */
-export function promptMessages(result: LayeredResult): Pick<GetPromptResult, "description" | "messages"> {
-  const shape = promptShapeSchema.safeParse(result.structured_content);
-  if (!shape.success) return { messages: [] };
-  const { description, roles } = shape.data;
-  const messages: PromptMessage[] = (result.content ?? []).flatMap((content, index) => {
-    const role = roles[index];
-    return role === undefined ? [] : [{ role, content }];
-  });
-  return { ...(description === undefined ? {} : { description }), messages };
 }

@@ -13,11 +13,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import {
-  StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
@@ -28,26 +24,22 @@ import {
   LoggingMessageNotificationSchema,
   McpError,
   ProgressNotificationSchema,
-  type Prompt,
   PromptListChangedNotificationSchema,
   type ReadResourceResult,
-  type Resource,
   ResourceListChangedNotificationSchema,
-  type ResourceTemplate,
-  type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ToolContract } from "../contracts/schema.ts";
-import { errorMessage, WritError } from "../core/errors.ts";
-import type { CallLogMessage, CallObserver } from "../core/handlers.ts";
-import { scrubString } from "../decisionlog/detectors.ts";
-import type { CredentialResolver } from "../dispatch/index.ts";
-import { maskSecrets } from "../results/index.ts";
+import type { ToolContract } from "../../contracts/schema.ts";
+import { errorMessage, WritError } from "../../core/errors.ts";
+import type { CallLogMessage, CallObserver } from "../../core/handlers.ts";
+import { scrubString } from "../../decisionlog/detectors.ts";
+import { maskSecrets } from "../../results/index.ts";
+import type { CredentialResolver } from "../credentials.ts";
+import { type Catalog, listCatalog, type UpstreamCatalog } from "./catalog.ts";
 import { GRANT_META_KEY, type McpServerConfig } from "./config.ts";
-import { upstreamFetch } from "./upstream-fetch.ts";
+import { callFailure, cancelled, wrongKind } from "./failures.ts";
+import { upstreamTransport } from "./transport.ts";
 
-/** MCP's "resource not found" (2025-06-18 and 2025-11-25, server/resources, error handling). */
-const RESOURCE_NOT_FOUND = -32002;
 const WRIT_CLIENT = { name: "writ-gateway", version: "0.1.0" };
 /** Reconnect back-off after an upstream went away: doubles from the first to the last. */
 const RECONNECT_FIRST_MS = 500;
@@ -60,23 +52,6 @@ export interface UpstreamStatus {
   tools: number;
   /** Why it is not connected (no secret: transport errors and the server's own messages). */
   error?: string;
-}
-
-/** What a server offers right now: its tools, resources, resource templates and prompts. */
-export interface Catalog {
-  tools: Map<string, Tool>;
-  resources: Resource[];
-  templates: ResourceTemplate[];
-  prompts: Prompt[];
-}
-
-/** A connected server's tools, resources, resource templates and prompts, as it listed them. */
-export interface UpstreamCatalog {
-  server: string;
-  tools: readonly Tool[];
-  resources: readonly Resource[];
-  templates: readonly ResourceTemplate[];
-  prompts: readonly Prompt[];
 }
 
 const EMPTY_CATALOG: Readonly<Catalog> = { tools: new Map(), resources: [], templates: [], prompts: [] };
@@ -438,45 +413,6 @@ export class McpUpstreams {
   }
 }
 
-export interface TransportOptions {
-  credentials?: Pick<CredentialResolver, "resolve">;
-  /** Static headers sent with every request to an HTTP server (`writ contracts import --header`). */
-  headers?: Readonly<Record<string, string>>;
-  /** A stdio server's standard error: the gateway's own, or a stream to read (`pipe`). */
-  stderr: "inherit" | "pipe";
-}
-
-/** The client transport for a configured server: its stdio child, or Streamable HTTP with its credentials. */
-export function upstreamTransport(
-  config: McpServerConfig,
-  options: TransportOptions,
-): StdioClientTransport | StreamableHTTPClientTransport {
-  if (config.transport === "stdio") {
-    return new StdioClientTransport({
-      command: config.command,
-      args: config.args,
-      env: { ...getDefaultEnvironment(), ...config.env },
-      ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
-      stderr: options.stderr,
-    });
-  }
-  const ref = config.credentials_ref;
-  const { credentials, headers: fixed } = options;
-  // Credentials are resolved per request (a rotated secret file is picked up) and only here.
-  const withCredentials: typeof fetch = async (input, init) => {
-    if ((ref === undefined || credentials === undefined) && fixed === undefined)
-      return upstreamFetch(input, init);
-    const headers = new Headers(init?.headers);
-    for (const [header, value] of Object.entries(fixed ?? {})) headers.set(header, value);
-    if (ref !== undefined && credentials !== undefined) {
-      for (const [header, value] of Object.entries(await credentials.resolve(ref)))
-        headers.set(header, value);
-    }
-    return upstreamFetch(input, { ...init, headers });
-  };
-  return new StreamableHTTPClientTransport(new URL(config.url), { fetch: withCredentials });
-}
-
 /** A `tools/call` answer of the current protocol (`content`), not the 2024-10-07 `toolResult`. */
 function isCallToolResult(result: CallToolResult | { toolResult: unknown }): result is CallToolResult {
   return "content" in result && Array.isArray(result.content);
@@ -484,155 +420,3 @@ function isCallToolResult(result: CallToolResult | { toolResult: unknown }): res
 
 /** Sends one request on a connected client, with Writ's `_meta` and the request options. */
 type Send<T> = (client: Client, meta: Record<string, unknown>, options: RequestOptions) => Promise<T>;
-
-function wrongKind(contract: ToolContract, kind: string): WritError {
-  return new WritError("internal", `${contract.name} has a ${contract.backend.kind} backend, not ${kind}`, {
-    suggestedFix: "dispatch this contract with the dispatcher for its backend kind",
-    retryable: false,
-  });
-}
-
-/** Every page of a list (at most 1000 pages): the items of each answer. */
-async function allPages<A extends { nextCursor?: string | undefined }, T>(
-  list: (params: { cursor?: string }) => Promise<A>,
-  itemsOf: (answer: A) => T[],
-): Promise<T[]> {
-  const items: T[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < 1000; page++) {
-    const answer = await list(cursor === undefined ? {} : { cursor });
-    items.push(...itemsOf(answer));
-    cursor = answer.nextCursor;
-    if (cursor === undefined) break;
-  }
-  return items;
-}
-
-/** A server's catalog: its tools, and its resources, templates and prompts when it declares them. */
-export async function listCatalog(client: Client, timeoutMs: number): Promise<Catalog> {
-  const options = { timeout: timeoutMs };
-  const capabilities = client.getServerCapabilities();
-  const tools = await allPages(
-    (p) => client.listTools(p, options),
-    (a) => a.tools,
-  );
-  const resources = capabilities?.resources
-    ? await allPages(
-        (p) => client.listResources(p, options),
-        (a) => a.resources,
-      )
-    : [];
-  const templates = capabilities?.resources
-    ? await allPages(
-        (p) => client.listResourceTemplates(p, options),
-        (a) => a.resourceTemplates,
-      )
-    : [];
-  const prompts = capabilities?.prompts
-    ? await allPages(
-        (p) => client.listPrompts(p, options),
-        (a) => a.prompts,
-      )
-    : [];
-  return { tools: new Map(tools.map((tool) => [tool.name, tool])), resources, templates, prompts };
-}
-
-/** The caller cancelled the call (MCP `notifications/cancelled`); the server was told so. */
-function cancelled(contract: ToolContract, server: string): WritError {
-  const effectful = contract.side_effect !== "none";
-  return new WritError(
-    "timeout",
-    `${contract.name}: the caller cancelled the call on the MCP server ${server}`,
-    {
-      suggestedFix: effectful
-        ? "check with the backend whether the call took effect before asking again"
-        : "call again if you still need the result",
-      retryable: !effectful,
-      effectCommitted: effectful ? "unknown" : false,
-    },
-  );
-}
-
-/** An upstream's message as quoted in an error: secrets scrubbed, at most 300 characters. */
-function quoted(message: string): string {
-  return scrubString(message).slice(0, 300);
-}
-
-function callFailure(contract: ToolContract, server: string, error: unknown): WritError {
-  const effectful = contract.side_effect !== "none";
-  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-    return new WritError(
-      "timeout",
-      `${contract.name}: the MCP server ${server} did not answer within ${contract.timeout_ms} ms`,
-      {
-        suggestedFix: effectful
-          ? "check with the backend whether the call took effect before asking again"
-          : "retry the call later",
-        retryable: !effectful,
-        effectCommitted: effectful ? "unknown" : false,
-      },
-    );
-  }
-  if (error instanceof McpError && error.code === ErrorCode.InvalidParams) {
-    // The server refused the arguments before running the tool.
-    return new WritError(
-      "invalid_argument",
-      `${contract.name}: the MCP server ${server} refused the arguments: ${quoted(error.message)}`,
-      {
-        suggestedFix:
-          "change the arguments as the message says; if they match the tool's input schema, tell the operator that the contract and the server's tool disagree",
-        retryable: false,
-        effectCommitted: false,
-      },
-    );
-  }
-  if (error instanceof McpError && error.code === RESOURCE_NOT_FOUND) {
-    return new WritError(
-      "not_found",
-      `${contract.name}: the MCP server ${server} has no such resource: ${quoted(error.message)}`,
-      {
-        suggestedFix: "read a resource that resources/list or resources/templates/list shows",
-        retryable: false,
-        effectCommitted: false,
-      },
-    );
-  }
-  if (error instanceof McpError && error.code === ErrorCode.MethodNotFound) {
-    return new WritError(
-      "backend_error",
-      `${contract.name}: the MCP server ${server} does not offer this call: ${quoted(error.message)}`,
-      {
-        suggestedFix:
-          "tell the operator: the contract's backend names a tool, resource or prompt the server does not have",
-        retryable: false,
-        effectCommitted: false,
-      },
-    );
-  }
-  if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
-    // Any other protocol error: the server failed while handling the call.
-    return new WritError(
-      "backend_error",
-      `${contract.name}: the MCP server ${server} failed (JSON-RPC error ${error.code}): ${quoted(error.message)}`,
-      {
-        suggestedFix: effectful
-          ? "check with the backend whether the call took effect before asking again; if it persists, tell the server's operator"
-          : "retry later; if it persists, tell the server's operator",
-        retryable: !effectful,
-        effectCommitted: effectful ? "unknown" : false,
-      },
-    );
-  }
-  return new WritError(
-    "backend_unavailable",
-    `${contract.name}: the connection to the MCP server ${server} failed: ${quoted(errorMessage(error))}`,
-    {
-      suggestedFix: effectful
-        ? "check with the backend whether the call took effect before asking again"
-        : "retry later",
-      retryable: !effectful,
-      effectCommitted: effectful ? "unknown" : false,
-      cause: error,
-    },
-  );
-}

@@ -1,0 +1,56 @@
+/**
+ * What a method handler of `/mcp` gets: the POST's caller and gateway (`PostContext`, the same for
+ * Writ's own answers in fast-path.ts and the per-POST SDK server), and on the SDK server the
+ * server itself (`ServerPost`), where a handler registers for its method.
+ *
+ * Adding a method: a module in this folder exporting a `MethodRegistration` that calls
+ * `post.server.setRequestHandler(<the SDK's request schema>, …)`, listed in index.ts; its
+ * request schema goes into body.ts's `REQUEST_SCHEMAS` (checked before anything runs) and its
+ * name into messages.ts's `OFFERED_METHODS`. A request to the client (sampling, elicitation,
+ * roots) is `extra.sendRequest` inside a handler: the answer must then be a stream
+ * (lazy-stream.ts opens one on the first message sent), so such a method belongs to the SDK server,
+ * not to fast-path.ts.
+ */
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { CodeMode } from "../../codemode/index.ts";
+import type { CallObserver } from "../../core/handlers.ts";
+import type { ProposedCall, Subject } from "../../core/types.ts";
+import type { Gateway, ToolDiscovery } from "../../pipeline/index.ts";
+import type { CancellableCalls } from "../cancellation.ts";
+
+export interface PostContext {
+  gw: Gateway;
+  discovery: ToolDiscovery;
+  /** Code Mode's `run_code` (absent: not offered). */
+  codeMode?: CodeMode | undefined;
+  /** Calls running on this instance, cancellable from another POST (or instance). */
+  cancellable: CancellableCalls;
+  subject: Subject;
+  authorization: string | undefined;
+  requestId: string;
+  /**
+   * The calls of the POST's one `tools/call`, as body.ts read them with the MCP intake adapter
+   * while checking it: handed to intake as they are, not serialized and read again.
+   */
+  proposed?: ProposedCall[] | undefined;
+}
+
+/** A call on its way through the pipeline: the POST's context and who watches the call. */
+export interface CallContext extends PostContext {
+  /** Progress and log messages for a caller reading the answer as a stream; its cancellation. */
+  observer: CallObserver;
+}
+
+/** A POST answered by the SDK's server. */
+export interface ServerPost extends PostContext {
+  server: Server;
+  transport: WebStandardStreamableHTTPServerTransport;
+  /** The POST's body as parsed (one message or a batch). */
+  messages: unknown;
+  /** Runs `handle` as a running call: the server stays open until it answered. */
+  tracked<T>(handle: () => Promise<T>): Promise<T>;
+}
+
+/** Registers a method's handler on a POST's SDK server. */
+export type MethodRegistration = (post: ServerPost) => void;

@@ -1,0 +1,103 @@
+/**
+ * `resources/read` and `prompts/get` through the whole pipeline, as `tools/call` (their results
+ * have no `isError`: a refusal is a JSON-RPC error with Writ's error in `error.data.error`), and
+ * the upstream items the lists show.
+ */
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { WritErrorBody } from "../../core/errors.ts";
+import type { Listed } from "../../discovery/index.ts";
+import { handleProposal, type LayeredResult } from "../../pipeline/index.ts";
+import { asErrorBody, decisionOf, explained, noResult } from "../answers.ts";
+import { approvalOf, type ProposedMessage, Refused, runApproved } from "./approved.ts";
+import type { PostContext } from "./context.ts";
+
+/**
+ * The JSON-RPC error code of a refused `resources/read` or `prompts/get` (their results have no
+ * `isError`): Invalid params (-32602) for what the request itself gets wrong (invalid arguments,
+ * a URI or prompt no contract governs: resource not found is -32602 by SEP-2164, which replaced
+ * the -32002 the 2025-06-18 and 2025-11-25 specifications suggested), the SDK's request timeout
+ * (-32001) for a timeout, Internal error (-32603) for Writ's and the server's failures, and
+ * -32000 (a server error, as Writ's Host/Origin refusals) for refusals by policy, approvals and
+ * conditions. `error.data.error` is Writ's error either way.
+ */
+function refusalCode(category: WritErrorBody["category"]): number {
+  switch (category) {
+    case "invalid_argument":
+    case "unknown_tool":
+    case "not_found":
+      return ErrorCode.InvalidParams;
+    case "timeout":
+      return ErrorCode.RequestTimeout;
+    case "internal":
+    case "backend_error":
+    case "backend_unavailable":
+    case "tool_error":
+      return ErrorCode.InternalError;
+    default:
+      return -32000;
+  }
+}
+
+/**
+ * A refused request as the SDK's server answers it: `{code, message, data}` (an `McpError` would
+ * prefix its message with "MCP error <code>: ", which the caller's SDK prefixes once more).
+ */
+class Refusal extends Error {
+  readonly code: number;
+  readonly data: Record<string, unknown>;
+
+  constructor(error: WritErrorBody, extra: Record<string, unknown>) {
+    super(`${error.category}: ${error.message}`);
+    this.code = refusalCode(error.category);
+    this.data = { error, ...extra };
+  }
+}
+
+function refusal(error: WritErrorBody, extra: Record<string, unknown>): Refusal {
+  return new Refusal(error, extra);
+}
+
+/**
+ * A `resources/read` or `prompts/get` through the whole pipeline (or, naming an approval, with
+ * the grant it released): the shaped result, or a JSON-RPC error carrying Writ's error.
+ */
+export async function runMessage(
+  ctx: PostContext,
+  message: ProposedMessage,
+  meta: Record<string, unknown> | undefined,
+  jsonRpcId: string | number,
+): Promise<{ result: LayeredResult; decisionId: string | undefined }> {
+  try {
+    const approvalId = approvalOf(meta);
+    if (approvalId !== undefined) return await runApproved({ ...ctx, observer: {} }, message, approvalId);
+    const [outcome] = await handleProposal(ctx.gw, {
+      authorization: ctx.authorization,
+      subject: ctx.subject,
+      format: "mcp",
+      payload: { jsonrpc: "2.0", id: jsonRpcId, ...message },
+      execute: true,
+      requestId: ctx.requestId,
+    });
+    if (outcome === undefined)
+      throw new McpError(ErrorCode.InternalError, "the request produced no decision");
+    const what = message.method === "resources/read" ? "read the resource" : "get the prompt";
+    const extra = { ...decisionOf(outcome), ...(outcome.approval ? { approval: outcome.approval } : {}) };
+    if (outcome.error) throw refusal(explained(outcome.error, outcome, what), extra);
+    if (!outcome.result) {
+      throw refusal(noResult("request"), extra);
+    }
+    return { result: outcome.result, decisionId: outcome.decision_id };
+  } catch (error) {
+    if (error instanceof McpError || error instanceof Refusal) throw error;
+    if (error instanceof Refused) throw refusal(error.error, error.extra);
+    throw refusal(asErrorBody(error), {});
+  }
+}
+
+/** An upstream resource, template or prompt as listed to a caller: as the server described it, plus its contract. */
+export function withContract<T extends { _meta?: Record<string, unknown> }>({
+  item,
+  contract,
+}: Listed<T>): T {
+  return { ...item, _meta: { ...item._meta, "writ/contract": contract } };
+}

@@ -1,0 +1,136 @@
+/**
+ * `tools/call`: the whole pipeline with `execute` (or Code Mode's `run_code`, or a repeat naming an
+ * approval). Refusals the model can act on are tool execution errors (`isError: true`, the
+ * structured error in `structuredContent`); an unknown tool is a protocol error. Answered by
+ * fast-path.ts for a plain request, else by the per-POST SDK server (`toolsCall` below), whose
+ * answer may become a stream of progress and log messages.
+ */
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import {
+  type CallToolRequest,
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  McpError,
+  type ServerNotification,
+  type ServerRequest,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { CallObserver } from "../../core/handlers.ts";
+import { handleProposal } from "../../pipeline/index.ts";
+import { ToolFailedError } from "../../results/index.ts";
+import { asErrorBody, fromOutcome, success, toolError, toolFailure } from "../answers.ts";
+import { cancelledAnswer } from "../messages.ts";
+import { callRunCode, callsRunCode } from "../run-code.ts";
+import { approvalOf, type ProposedMessage, Refused, runApproved } from "./approved.ts";
+import type { CallContext, MethodRegistration } from "./context.ts";
+
+/** A `tools/call` (fast-path.ts's or the SDK server's) as MCP answers it. */
+export async function callTool(
+  ctx: CallContext,
+  request: CallToolRequest,
+  jsonRpcId: string | number,
+): Promise<CallToolResult> {
+  const params = request.params;
+  const approvalId = approvalOf(params._meta);
+  try {
+    if (callsRunCode(ctx.codeMode, params.name)) {
+      const run = { subject: ctx.subject, requestId: ctx.requestId, signal: ctx.observer.signal };
+      return await callRunCode(ctx.codeMode, run, params.arguments);
+    }
+    if (approvalId !== undefined) {
+      const message: ProposedMessage = {
+        method: "tools/call",
+        params: { name: params.name, arguments: params.arguments ?? {} },
+      };
+      return await runApproved(ctx, message, approvalId).then(
+        ({ result, decisionId }) => success(result, decisionId),
+        (error: unknown) => {
+          if (error instanceof ToolFailedError) return toolFailure(error.toJSON(), error.result, undefined);
+          if (error instanceof Refused) return toolError(error.error, error.extra);
+          throw error;
+        },
+      );
+    }
+    const outcomes = await handleProposal(ctx.gw, {
+      authorization: ctx.authorization,
+      subject: ctx.subject,
+      observer: ctx.observer,
+      format: "mcp",
+      payload: {
+        jsonrpc: "2.0",
+        id: jsonRpcId,
+        method: "tools/call",
+        params: {
+          name: params.name,
+          ...(params.arguments === undefined ? {} : { arguments: params.arguments }),
+        },
+      },
+      ...(ctx.proposed === undefined ? {} : { proposed: ctx.proposed }),
+      execute: true,
+      requestId: ctx.requestId,
+    });
+    const [outcome] = outcomes;
+    if (outcome === undefined) throw new McpError(ErrorCode.InternalError, "the call produced no decision");
+    return fromOutcome(outcome);
+  } catch (error) {
+    if (error instanceof McpError) throw error;
+    return toolError(asErrorBody(error), {});
+  }
+}
+
+/**
+ * The observer of a `tools/call`: progress to the caller's token, log messages, the SDK's
+ * cancellation. Notifications leave in order; `flushed()` resolves once all sent have left, so
+ * that none is overtaken by the answer (which closes the stream).
+ */
+export function observerOf(
+  request: CallToolRequest,
+  extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+): CallObserver & { flushed(): Promise<void> } {
+  const token = request.params._meta?.progressToken;
+  let queue = Promise.resolve();
+  const send = (notification: ServerNotification) => {
+    queue = queue.then(() => extra.sendNotification(notification)).catch(() => undefined);
+  };
+  return {
+    signal: extra.signal,
+    ...(token === undefined
+      ? {}
+      : {
+          progress: (update) =>
+            send({ method: "notifications/progress", params: { progressToken: token, ...update } }),
+        }),
+    log: (message) => send({ method: "notifications/message", params: message }),
+    flushed: () => queue,
+  };
+}
+
+/**
+ * `tools/call` on the SDK's server: cancellable from another POST (handed to this server as the
+ * SDK's own `notifications/cancelled`), its notifications flushed before its answer.
+ */
+export const toolsCall: MethodRegistration = (post) => {
+  const { server, transport, cancellable, subject } = post;
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    post.tracked(async () => {
+      const forget = cancellable.add(subject, extra.requestId, (reason) => {
+        void transport.onmessage?.({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: extra.requestId, ...(reason === undefined ? {} : { reason }) },
+        });
+      });
+      try {
+        const observer = observerOf(request, extra);
+        const answer = await callTool({ ...post, observer }, request, extra.requestId);
+        await observer.flushed();
+        return answer;
+      } finally {
+        forget();
+        // The SDK sends nothing for a cancelled request, but an HTTP request needs an end.
+        if (extra.signal.aborted)
+          void transport.send(cancelledAnswer(extra.requestId)).catch(() => undefined);
+      }
+    }),
+  );
+};

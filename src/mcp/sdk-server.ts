@@ -1,0 +1,146 @@
+/**
+ * A `/mcp` POST answered by the MCP SDK's server: everything fast-path.ts does not answer itself
+ * (initialize, ping, notifications, responses, batches, a request with a progress token or other
+ * `_meta`, resources/*, prompts/*). A server and a transport per POST (the endpoint is
+ * stateless), each method registered by its module (methods/index.ts); the answer is JSON, or a
+ * stream once a `tools/call` sends progress or log messages or runs long (lazy-stream.ts). Every
+ * JSON-RPC error leaves with Writ's error as `data`.
+ */
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { z } from "zod";
+import { newServer } from "./initialize.ts";
+import { lazyStream } from "./lazy-stream.ts";
+import { errorWithData, sdkErrorData } from "./messages.ts";
+import { METHODS, type PostContext } from "./methods/index.ts";
+
+/**
+ * Answers `request`, whose body was read and checked already (`messages`); `stream`: whether the
+ * caller accepts a stream and the answer may become one.
+ */
+export async function answerWithServer(
+  post: PostContext,
+  request: Request,
+  messages: unknown,
+  stream: boolean,
+): Promise<Response> {
+  const server = newServer();
+  // A stream is opened only when the call needs one (see lazy-stream.ts): JSON mode either way.
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  const lazy = stream ? lazyStream(transport) : undefined;
+  // After lazyStream: a stream gets the messages with their error data too.
+  sendingErrorData(transport);
+  const calls = runningCalls(server);
+  for (const register of METHODS) register({ ...post, server, transport, messages, tracked: calls.tracked });
+  await server.connect(transport);
+  let response: Response;
+  try {
+    const answered = transport.handleRequest(acceptingBoth(request), { parsedBody: messages });
+    if (lazy === undefined) {
+      response = await answered;
+    } else {
+      // Once the answer is a stream, the transport's JSON answer is not used.
+      answered.catch(() => undefined);
+      response = await Promise.race([answered, lazy.opened]);
+      lazy.settle();
+    }
+  } catch (error) {
+    lazy?.settle();
+    await server.close();
+    throw error;
+  }
+  calls.handled();
+  return withErrorData(response);
+}
+
+/** The calls a POST's server runs: it closes once none runs any more (closing earlier would abort them). */
+function runningCalls(server: Server): {
+  tracked: <T>(handle: () => Promise<T>) => Promise<T>;
+  /** Called once the POST was handled: closes the server after its last call answered. */
+  handled: () => void;
+} {
+  let running = 0;
+  let idle: () => void = () => undefined;
+  const finished = new Promise<void>((resolve) => {
+    idle = resolve;
+  });
+  return {
+    tracked: async (handle) => {
+      running += 1;
+      try {
+        return await handle();
+      } finally {
+        running -= 1;
+        if (running === 0) idle();
+      }
+    },
+    handled: () => {
+      // Calls start in microtasks of handleRequest; a POST that started none is finished already.
+      setImmediate(() => {
+        if (running === 0) idle();
+      });
+      // Once the last call answered (its response is sent after the handler returns), close.
+      void finished.then(() => new Promise((resolve) => setImmediate(resolve))).then(() => server.close());
+    },
+  };
+}
+
+/**
+ * The SDK's transport insists that a POST accept both JSON and SSE; Writ also serves callers that
+ * accept JSON only (or say nothing), answering them with JSON. The body was read already (it is
+ * handed over parsed), so the copy carries none.
+ */
+function acceptingBoth(request: Request): Request {
+  const accept = request.headers.get("accept");
+  if (accept?.includes("application/json") && accept.includes("text/event-stream")) return request;
+  const headers = new Headers(request.headers);
+  headers.set("accept", "application/json, text/event-stream");
+  return new Request(request.url, { method: request.method, headers });
+}
+
+const errorMessageSchema = z
+  .object({ error: z.object({ code: z.number(), message: z.string() }).passthrough() })
+  .passthrough();
+
+/**
+ * Every message the server sends on `transport` with Writ's error as `data` of each JSON-RPC
+ * error the SDK answered by itself (an unknown method, a handler's protocol error), so that every
+ * error a caller sees on `/mcp` is structured, without reading the answers back.
+ */
+function sendingErrorData(transport: WebStandardStreamableHTTPServerTransport): void {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => send(errorWithData(message), options);
+}
+
+/**
+ * The transport's own refusals (an unsupported protocol version or media type: statuses of 400
+ * and up, written without `send`) with Writ's error as `data`. Streams and successful answers,
+ * whose messages went through `sendingErrorData`, pass as they are.
+ */
+async function withErrorData(response: Response): Promise<Response> {
+  if (response.status < 300 || !response.headers.get("content-type")?.includes("application/json"))
+    return response;
+  const text = await response.text();
+  let changed = false;
+  const enrich = (message: unknown): unknown => {
+    const parsed = errorMessageSchema.safeParse(message);
+    if (!parsed.success || parsed.data.error.data !== undefined) return message;
+    changed = true;
+    const { code, message: said } = parsed.data.error;
+    return { ...parsed.data, error: { ...parsed.data.error, data: sdkErrorData(code, said) } };
+  };
+  let body: unknown;
+  try {
+    body = text === "" ? undefined : JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const enriched = Array.isArray(body) ? body.map(enrich) : body === undefined ? undefined : enrich(body);
+  return new Response(changed ? JSON.stringify(enriched) : text, {
+    status: response.status,
+    headers: response.headers,
+  });
+}
