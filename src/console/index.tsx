@@ -8,7 +8,7 @@ import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
-import { approve, listApprovals, reject } from "../approvals/index.ts";
+import { approve, isEligibleApprover, listApprovals, reject } from "../approvals/index.ts";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import type { Gateway } from "../core/gateway.ts";
 import { ChainMonitor, shadowedDecisionId } from "../decisionlog/index.ts";
@@ -39,7 +39,6 @@ import {
   requireSession,
   sameOriginOnly,
   startSession,
-  type Viewer,
 } from "./session.ts";
 import { SignInPage } from "./signin.tsx";
 
@@ -125,10 +124,6 @@ async function chartSample(
     cursor = page.next_cursor;
   } while (cursor !== undefined && sample.length < CHART_SAMPLE);
   return sample.slice(0, CHART_SAMPLE);
-}
-
-function isEligibleApprover(viewer: Viewer, approverRoles: string[], tenant: string): boolean {
-  return viewer.subject.tenant === tenant && viewer.subject.roles.some((r) => approverRoles.includes(r));
 }
 
 async function formOf(c: Context): Promise<Record<string, unknown>> {
@@ -361,9 +356,7 @@ export function consoleRoutes(
       notice.cursor,
       randomUUID(),
     );
-    const decidable = page.approvals.filter((a) =>
-      isEligibleApprover(viewer, a.approver_roles, a.requester.tenant),
-    );
+    const decidable = page.approvals.filter((a) => isEligibleApprover(viewer.subject, a));
     const pending = await Promise.all(
       decidable.map(async (approval) => ({
         approval,
