@@ -162,10 +162,10 @@ describe("OTLP over http/json", () => {
     const revision = gw.gateway.policy.revision;
     for (const [i, outcome] of outcomes.entries()) {
       for (const name of CALL_STAGES) {
-        const span = only(
-          named(name).filter((s) => s.attributes["writ.decision_id"] === outcome.decision_id),
-          `${name} of call ${i}`,
-        );
+        const ofCall = named(name).filter((s) => s.attributes["writ.decision_id"] === outcome.decision_id);
+        // An executed call is logged twice: its decision, then its execution (writ/execute).
+        if (name === "log") expect(ofCall, `log of call ${i}`).toHaveLength(2);
+        const span = name === "log" ? ofCall[0]! : only(ofCall, `${name} of call ${i}`);
         expect(span.traceId).toBe(CALLER_TRACE);
         expect(span.attributes).toMatchObject({
           "writ.tenant": "demo",
@@ -306,7 +306,8 @@ describe("OTLP over http/protobuf (the default protocol)", () => {
       expect(request.parentSpanId).toBe(CALLER_SPAN);
       for (const name of [...REQUEST_STAGES, ...CALL_STAGES]) {
         const stage = spans.filter((s) => s.name === name);
-        expect(stage.length, name).toBe(REQUEST_STAGES.includes(name) ? 1 : 2);
+        // Two calls, each logged twice when executed (its decision, its execution).
+        expect(stage.length, name).toBe(REQUEST_STAGES.includes(name) ? 1 : name === "log" ? 4 : 2);
         for (const s of stage) expect(s.parentSpanId).toBe(request.spanId);
       }
       expect(spans.find((s) => s.name === "grant")?.attributes["writ.decision_id"]).toBe(
