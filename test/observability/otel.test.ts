@@ -154,7 +154,7 @@ describe("OTLP over http/json", () => {
     });
     const children = await waitFor("every stage's span", async () => {
       const c = spans().filter((s) => s.parentSpanId === request.spanId);
-      return c.length >= REQUEST_STAGES.length + 2 * CALL_STAGES.length ? c : undefined;
+      return c.length >= REQUEST_STAGES.length + 2 * (CALL_STAGES.length + 1) ? c : undefined;
     });
     const named = (name: string) => children.filter((s) => s.name === name);
     for (const name of REQUEST_STAGES) only(named(name), name);
@@ -180,7 +180,8 @@ describe("OTLP over http/json", () => {
         }
       }
     }
-    expect(children).toHaveLength(REQUEST_STAGES.length + 2 * CALL_STAGES.length);
+    // Each of the two calls: its stages, and the log span of its execution.
+    expect(children).toHaveLength(REQUEST_STAGES.length + 2 * (CALL_STAGES.length + 1));
   });
 
   it("names the service from OTEL_SERVICE_NAME, adds OTEL_RESOURCE_ATTRIBUTES, sends OTEL_EXPORTER_OTLP_HEADERS", async () => {
