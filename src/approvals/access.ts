@@ -12,7 +12,14 @@ export function isRequester(viewer: Subject, a: ApprovalRecord): boolean {
   return viewer.id === a.requester.id && viewer.tenant === a.requester.tenant;
 }
 
-export function isEligibleApprover(viewer: Subject, a: ApprovalRecord): boolean {
+/**
+ * Whether `viewer` may decide `a`: in the requester's tenant, with one of its approver roles (the
+ * API, the console and the MCP repeat call all ask here).
+ */
+export function isEligibleApprover(
+  viewer: Pick<Subject, "tenant" | "roles">,
+  a: Pick<ApprovalRecord, "requester" | "approver_roles">,
+): boolean {
   return viewer.tenant === a.requester.tenant && viewer.roles.some((r) => a.approver_roles.includes(r));
 }
 

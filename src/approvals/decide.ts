@@ -17,11 +17,9 @@ import { randomUUID } from "node:crypto";
 import { WritError } from "../core/errors.ts";
 import type { Gateway } from "../core/gateway.ts";
 import type { Reason, Subject } from "../core/types.ts";
-import { evaluationEntry } from "../decisionlog/index.ts";
-import { resourceContext } from "../pipeline/04-resource.ts";
-import { chargeLimits, decide, meterCall, policyInput } from "../pipeline/05-decide.ts";
+import { chargeLimits } from "../pipeline/05-decide.ts";
 import { nowOf } from "../pipeline/06-approval.ts";
-import { logDecision } from "../pipeline/08-log.ts";
+import { type Decision, decideAndLog, type Settled } from "../pipeline/decide-and-log.ts";
 import type { ApprovalRecord, ApprovalUpdate } from "../store/types.ts";
 import { APPROVALS_PATH, expireIfDue, isEligibleApprover, isRequester, logTransition } from "./access.ts";
 
@@ -151,114 +149,75 @@ export async function approve(
   const attempt: DecisionAttempt = { op: "approve", id, approver, requestId };
   const a = await refusedOnRecord(gw, attempt, () => decidable(gw, id, approver, requestId));
   const now = nowOf(gw);
-
-  // Re-read the resource; the policy sees it as it is now, with the original subject and action.
-  const ref = a.resource ?? undefined;
-  const { context: resource, stored } = await resourceContext(gw.store, ref);
-  // The requester's limits: the policy sees their usage, and an approval that releases a grant
-  // is charged to them (a call waiting for approval consumed nothing).
-  const metered = await meterCall(gw, a.requester, a.action, a.session ?? undefined);
-  const input = policyInput(a.requester, a.action, resource, {
-    requestId,
-    source: a.source,
-    session: a.session ?? undefined,
-    approval: {
-      id: a.id,
-      approver: { id: approver.id, roles: approver.roles },
-      at_ns: now.getTime() * 1_000_000,
-    },
-    at: now,
-    ...(metered === undefined ? {} : { usage: metered.usage }),
-  });
-  const evaluation = decide(gw, input, "approval");
-  const { decision, revision } = evaluation;
-  const decisionId = randomUUID();
-  const logged = (facts: { outcome?: { decision: "deny"; reasons: Reason[]; error: string } }) =>
-    logDecision(
-      gw,
-      evaluationEntry({
-        decisionId,
-        path: gw.policy.entrypoint,
-        input,
-        evaluation,
-        subject: a.requester,
-        action: a.action.name,
-        resource: a.resource,
+  // The policy sees the resource as it is now, with the original subject and action, and the
+  // requester's limits' usage: an approval that releases a grant is charged to them (a call
+  // waiting for approval consumed nothing).
+  const answer = await decideAndLog(
+    gw,
+    {
+      subject: a.requester,
+      action: a.action,
+      resource: a.resource ?? undefined,
+      context: {
         requestId,
-        approvalId: a.id,
-        ...facts,
-      }),
-    );
+        source: a.source,
+        session: a.session ?? undefined,
+        approval: {
+          id: a.id,
+          approver: { id: approver.id, roles: approver.roles },
+          at_ns: now.getTime() * 1_000_000,
+        },
+        at: now,
+      },
+      limits: "meter",
+      what: "approval",
+    },
+    (decided) => settleApproval(gw, { a, attempt, reason, now }, decided),
+  );
+  if (answer instanceof WritError) throw answer;
+  return { approval: answer };
+}
 
+/** An approver's decision being made. */
+interface Approving {
+  a: ApprovalRecord;
+  attempt: DecisionAttempt;
+  reason: string | null;
+  now: Date;
+}
+
+/**
+ * What the policy's answer makes of the request: still pending (its approval did not count), or
+ * rejected (gone stale, denied), or approved; the error to answer, or the approved request.
+ */
+async function settleApproval(
+  gw: Gateway,
+  p: Approving,
+  { decisionId, evaluation, resource, stored, metered }: Decision,
+): Promise<Settled<ApprovalRecord | WritError>> {
+  const { a, attempt } = p;
+  const { decision, revision } = evaluation;
+  const approvalId = a.id;
   // Still asking for approval: this approver's approval does not count (self-approval, or a role
   // the policy does not accept). Nothing changes; the attempt is on the record.
   if (decision.decision === "require_approval") {
-    await logged({});
-    const self = approver.id === a.requester.id;
-    throw new WritError(
-      "forbidden",
-      self
-        ? `the requester cannot approve their own request ${a.id}: the policy does not allow it`
-        : `the policy does not accept ${approver.id}'s approval of ${a.id}`,
-      { suggestedFix: "ask another approver with one of the roles to decide it" },
-    );
+    const self = attempt.approver.id === a.requester.id;
+    const message = self
+      ? `the requester cannot approve their own request ${a.id}: the policy does not allow it`
+      : `the policy does not accept ${attempt.approver.id}'s approval of ${a.id}`;
+    const fix = { suggestedFix: "ask another approver with one of the roles to decide it" };
+    return { value: new WritError("forbidden", message, fix), approvalId };
   }
-
   // The resource moved since the request: never a grant on what the approver did not see.
   const currentRevision = stored?.revision ?? null;
-  if (currentRevision !== a.resource_revision) {
-    const reasons: Reason[] = [
-      {
-        code: "stale_revision",
-        message: `${a.resource ? `${a.resource.type}/${a.resource.id}` : "the resource"} changed since the request (revision ${a.resource_revision ?? "none"} → ${currentRevision ?? "none"}): propose the call again`,
-        visible_to_model: true,
-      },
-    ];
-    const decided = await gw.store.decideApproval(
-      a.id,
-      "pending",
-      {
-        status: "rejected",
-        resolution: "stale_revision",
-        decided_by: approver.id,
-        decided_at: now.toISOString(),
-        reason,
-        reasons,
-      },
-      now,
-    );
-    if (!decided) throw await logRefusal(gw, attempt, await lostRace(gw, a.id));
-    await logged({ outcome: { decision: "deny", reasons, error: "stale_revision" } });
-    throw new WritError(
-      "stale_revision",
-      `approval ${a.id} was not granted: the resource changed since the request (status rejected, resolution stale_revision)`,
-      { suggestedFix: "the requester must read the resource again and propose the call again" },
-    );
-  }
-
+  if (currentRevision !== a.resource_revision) return rejectStale(gw, p, currentRevision);
   if (decision.decision === "deny") {
-    const decided = await gw.store.decideApproval(
-      a.id,
-      "pending",
-      {
-        status: "rejected",
-        resolution: "policy_denied",
-        decided_by: approver.id,
-        decided_at: now.toISOString(),
-        reason,
-        reasons: decision.reasons,
-      },
-      now,
-    );
-    if (!decided) throw await logRefusal(gw, attempt, await lostRace(gw, a.id));
-    await logged({});
-    throw new WritError(
-      "policy_denied",
-      `the policy denied approval ${a.id}: ${decision.reasons.map((r) => r.message).join("; ") || "no reason given"} (status rejected, resolution policy_denied)`,
-      { suggestedFix: "read the approval's reasons; the requester must change the call" },
-    );
+    await decideOnce(gw, p, { status: "rejected", resolution: "policy_denied", reasons: decision.reasons });
+    const why = decision.reasons.map((r) => r.message).join("; ") || "no reason given";
+    const message = `the policy denied approval ${a.id}: ${why} (status rejected, resolution policy_denied)`;
+    const fix = { suggestedFix: "read the approval's reasons; the requester must change the call" };
+    return { value: new WritError("policy_denied", message, fix), approvalId };
   }
-
   // Allowed: the decision is kept; the grant is minted from it when the requester collects it,
   // bound to the request's exact action and resource (and the revision checked just now).
   contractOf(gw, a); // a tool no longer configured is refused now, not at collection
@@ -266,31 +225,59 @@ export async function approve(
   const limited = metered === undefined ? undefined : await chargeLimits(gw, metered, a.action, decision);
   if (limited !== undefined) {
     const reasons: Reason[] = [{ code: limited.category, message: limited.message, visible_to_model: true }];
-    await logged({ outcome: { decision: "deny", reasons, error: limited.category } });
-    throw limited;
+    return { value: limited, approvalId, outcome: { decision: "deny", reasons, error: limited.category } };
   }
+  const release = {
+    decision_id: decisionId,
+    policy_revision: revision,
+    resource_revision: resource.revision ?? null,
+    decision,
+  };
+  const approved = await decideOnce(gw, p, {
+    status: "approved",
+    resolution: "approved",
+    reasons: decision.reasons,
+    release,
+  });
+  return { value: approved, approvalId };
+}
+
+/** Rejects a request whose resource moved since it was made (`stale_revision`). */
+async function rejectStale(
+  gw: Gateway,
+  p: Approving,
+  currentRevision: number | null,
+): Promise<Settled<WritError>> {
+  const { a } = p;
+  const where = a.resource ? `${a.resource.type}/${a.resource.id}` : "the resource";
+  const message = `${where} changed since the request (revision ${a.resource_revision ?? "none"} → ${currentRevision ?? "none"}): propose the call again`;
+  const reasons: Reason[] = [{ code: "stale_revision", message, visible_to_model: true }];
+  await decideOnce(gw, p, { status: "rejected", resolution: "stale_revision", reasons });
+  const error = new WritError(
+    "stale_revision",
+    `approval ${a.id} was not granted: the resource changed since the request (status rejected, resolution stale_revision)`,
+    { suggestedFix: "the requester must read the resource again and propose the call again" },
+  );
+  return { value: error, approvalId: a.id, outcome: { decision: "deny", reasons, error: "stale_revision" } };
+}
+
+/**
+ * Moves the request from `pending` (compare-and-swap in the store); when someone else decided it
+ * (or it expired) in between, that refusal is logged and thrown.
+ */
+async function decideOnce(
+  gw: Gateway,
+  { a, attempt, reason, now }: Approving,
+  update: Pick<ApprovalUpdate, "status" | "resolution" | "reasons" | "release">,
+): Promise<ApprovalRecord> {
   const decided = await gw.store.decideApproval(
     a.id,
     "pending",
-    {
-      status: "approved",
-      resolution: "approved",
-      decided_by: approver.id,
-      decided_at: now.toISOString(),
-      reason,
-      reasons: decision.reasons,
-      release: {
-        decision_id: decisionId,
-        policy_revision: revision,
-        resource_revision: resource.revision ?? null,
-        decision,
-      },
-    },
+    { ...update, decided_by: attempt.approver.id, decided_at: now.toISOString(), reason },
     now,
   );
   if (!decided) throw await logRefusal(gw, attempt, await lostRace(gw, a.id));
-  await logged({});
-  return { approval: decided };
+  return decided;
 }
 
 /** Rejects a pending request; the reason is required and recorded. */
@@ -312,19 +299,21 @@ export async function reject(
     }
     return { a: await decidable(gw, id, approver, requestId), reason };
   });
-  const now = nowOf(gw);
-  const update: ApprovalUpdate = {
-    status: "rejected",
-    resolution: "rejected",
-    decided_by: approver.id,
-    decided_at: now.toISOString(),
-    reason,
-    reasons: [
-      { code: "approval_rejected", message: `rejected by ${approver.id}: ${reason}`, visible_to_model: true },
-    ],
-  };
-  const decided = await gw.store.decideApproval(a.id, "pending", update, now);
-  if (!decided) throw await logRefusal(gw, attempt, await lostRace(gw, a.id));
+  const decided = await decideOnce(
+    gw,
+    { a, attempt, reason, now: nowOf(gw) },
+    {
+      status: "rejected",
+      resolution: "rejected",
+      reasons: [
+        {
+          code: "approval_rejected",
+          message: `rejected by ${approver.id}: ${reason}`,
+          visible_to_model: true,
+        },
+      ],
+    },
+  );
   await logTransition(gw, decided, {
     from: "pending",
     actor: approver,

@@ -18,13 +18,10 @@ import { WritError, type WritErrorBody } from "../core/errors.ts";
 import type { ApprovalView, CallOutcome, Gateway } from "../core/gateway.ts";
 import { isRecord } from "../core/json.ts";
 import type { RunLink, Subject } from "../core/types.ts";
-import { evaluationEntry } from "../decisionlog/index.ts";
-import { resourceContext } from "../pipeline/04-resource.ts";
-import { allows, decide, denial, overrule, policyInput, visible } from "../pipeline/05-decide.ts";
-import { logDecision } from "../pipeline/08-log.ts";
-import { handleProposal } from "../pipeline/index.ts";
+import { allows, denial, type Evaluation, overrule, visible } from "../pipeline/05-decide.ts";
+import { decideAndLog, handleProposal } from "../pipeline/index.ts";
 import { effectAfterRun, type LayeredResult, maskSecrets } from "../results/index.ts";
-import { CODE_RUN_ACTION, codeRunAction } from "./contract.ts";
+import { codeRunAction } from "./contract.ts";
 import {
   type LateCall,
   type ProgramOutcome,
@@ -266,39 +263,33 @@ function parsedOrNull(text: string): unknown {
  * its own.
  */
 async function decideRun(gw: Gateway, req: RunRequest, link: RunLink): Promise<WritError | (() => void)> {
-  const action = codeRunAction(req.code);
-  const { context: resource } = await resourceContext(gw.store, undefined);
-  const input = policyInput(req.subject, action, resource, {
-    requestId: req.requestId,
-    source: "canonical",
-    session: req.session,
-    run: link,
-  });
-  const decided = decide(gw, input, "call");
-  // Admitted in the same turn as the decision: two runs cannot both take the caller's last slot.
-  const admission = allows(decided.decision) ? (req.admit?.() ?? (() => undefined)) : undefined;
-  const evaluation = admission instanceof WritError ? overrule(decided, admission) : decided;
-  const { decision } = evaluation;
+  let admission: (() => void) | WritError | undefined;
+  let evaluation: Evaluation;
   try {
-    await logDecision(
+    evaluation = await decideAndLog(
       gw,
-      evaluationEntry({
-        decisionId: link.decision_id,
-        path: gw.policy.entrypoint,
-        input,
-        evaluation,
+      {
         subject: req.subject,
-        action: CODE_RUN_ACTION,
-        resource: null,
-        requestId: req.requestId,
-      }),
+        action: codeRunAction(req.code),
+        resource: undefined,
+        context: { requestId: req.requestId, source: "canonical", session: req.session, run: link },
+        // Like any call: its limits (a `code.run` limit) charged when the policy allows it.
+        limits: "charge",
+        decisionId: link.decision_id,
+      },
+      ({ evaluation }) => {
+        // Admitted in the same turn as the decision: two runs cannot both take the caller's last slot.
+        admission = allows(evaluation.decision) ? (req.admit?.() ?? (() => undefined)) : undefined;
+        const admitted = admission instanceof WritError ? overrule(evaluation, admission) : evaluation;
+        return { value: admitted, evaluation: admitted };
+      },
     );
   } catch (error) {
     if (typeof admission === "function") admission();
     throw error;
   }
+  const { decision } = evaluation;
   gw.metrics.decisions.inc({ decision: decision.decision });
-  if (admission instanceof WritError) return admission;
   if (admission !== undefined) return admission;
   if (decision.decision === "require_approval") {
     const shown = visible(decision.reasons).map((r) => r.message);
@@ -311,7 +302,8 @@ async function decideRun(gw: Gateway, req: RunRequest, link: RunLink): Promise<W
       },
     );
   }
-  return denial(decision);
+  // Denied, or over a limit on `code.run` (the limit's refusal).
+  return evaluation.overruled?.error ?? denial(decision);
 }
 
 /** Whether anything happened: true when a call committed, "unknown" when one may have. */

@@ -9,7 +9,7 @@ import type { Gateway } from "../core/gateway.ts";
 import type { PolicyDecision, PolicyInput, ProposalSource, Subject } from "../core/types.ts";
 import { canonicalAction, isTool, promptContract, resourceContract } from "../normalize/index.ts";
 import { policyInput } from "../pipeline/05-decide.ts";
-import { PolicyFailure } from "../policy/index.ts";
+import { evaluateFailClosed, type PolicyFailure } from "../policy/index.ts";
 
 export interface DiscoveredTool {
   name: string;
@@ -195,13 +195,10 @@ export function discover(
   family: ModelFamily,
 ): DiscoveryOutcome {
   const input = discoveryInput(subject, contract, family);
-  try {
-    const { decision } = gw.policy.evaluate(input);
-    return { shown: decision.decision !== "deny", input, decision };
-  } catch (error) {
-    if (!(error instanceof PolicyFailure)) throw error;
-    return { shown: false, input, failure: error };
-  }
+  const { decision, failure } = evaluateFailClosed(gw.policy, input);
+  return failure === undefined
+    ? { shown: decision.decision !== "deny", input, decision }
+    : { shown: false, input, failure };
 }
 
 /** Whether the discovery policy shows `contract` to `subject` (`discover`, its failures not counted). */

@@ -24,7 +24,7 @@ import type {
   Subject,
 } from "../core/types.ts";
 import { charge, type Limit, type Metered, meter, NO_LIMITS } from "../limits/index.ts";
-import { PolicyFailure } from "../policy/index.ts";
+import { type Decided, evaluateFailClosed, type FailClosedEvaluation } from "../policy/index.ts";
 
 export interface PolicyContextParts {
   requestId: string;
@@ -65,57 +65,24 @@ export function policyInput(
   };
 }
 
-export interface Evaluation {
+export interface Evaluation extends FailClosedEvaluation {
   /** The input the policy was asked with. */
   input: PolicyInput;
   /** What was decided: the policy's decision, or a limit's denial that overruled its allow. */
   decision: PolicyDecision;
-  revision: string;
-  /** Why the policy could not decide (then `decision` is the fail-closed deny). */
-  failure: PolicyFailure | undefined;
-  evalNs: number;
   /** Set when a limit refused what the policy allowed: the policy's own decision, and the refusal. */
   overruled?: { policy: PolicyDecision; error: WritError };
 }
 
-/** Evaluates the policy, failing closed; `what` names the thing denied in the model-facing reason. */
+/** Evaluates the policy, failing closed (src/policy/fail-closed.ts); a failure is counted. */
 export function decide(
   gw: Pick<Gateway, "policy" | "metrics">,
   input: PolicyInput,
-  what: "call" | "approval",
+  what: Decided,
 ): Evaluation {
-  const started = process.hrtime.bigint();
-  try {
-    const evaluated = gw.policy.evaluate(input);
-    return {
-      input,
-      decision: evaluated.decision,
-      revision: evaluated.revision,
-      failure: undefined,
-      evalNs: Number(process.hrtime.bigint() - started),
-    };
-  } catch (error) {
-    if (!(error instanceof PolicyFailure)) throw error;
-    gw.metrics.policyFailures.inc({ reason: error.code });
-    return {
-      input,
-      decision: {
-        decision: "deny",
-        reasons: [
-          { code: error.code, message: error.message, visible_to_model: false },
-          {
-            code: "policy_unavailable",
-            message: `the policy could not decide this ${what}, so it is denied`,
-            visible_to_model: true,
-          },
-        ],
-        conditions: [],
-      },
-      revision: gw.policy.revision ?? "none",
-      failure: error,
-      evalNs: Number(process.hrtime.bigint() - started),
-    };
-  }
+  const evaluated = evaluateFailClosed(gw.policy, input, what);
+  if (evaluated.failure) gw.metrics.policyFailures.inc({ reason: evaluated.failure.code });
+  return { input, ...evaluated };
 }
 
 /**

@@ -22,7 +22,6 @@
  * request's when OpenTelemetry traces the request, the call itself otherwise.
  */
 import { randomUUID } from "node:crypto";
-import { decodeJwt } from "jose";
 import { WritError } from "../core/errors.ts";
 import type {
   ApprovalView,
@@ -32,41 +31,28 @@ import type {
   IssuedGrantView,
   ProposalRequest,
 } from "../core/gateway.ts";
-import type { GrantClaims, ProposedCall, Subject } from "../core/types.ts";
-import {
-  type ExecutedGrant,
-  type ExecutionFacts,
-  evaluationEntry,
-  executionEntry,
-  refusalEntry,
-} from "../decisionlog/index.ts";
-import { toolDiscovery } from "../discovery/index.ts";
-import { parseProposal } from "../intake/index.ts";
-import { type NormalizedCall, normalize, UnknownToolError } from "../normalize/index.ts";
-import {
-  type CallAttributes,
-  decisionAttributes,
-  stage,
-  subjectAttributes,
-  tracedCall,
-} from "../observability/tracing.ts";
+import type { ProposedCall, Subject } from "../core/types.ts";
+import { refusalEntry } from "../decisionlog/index.ts";
+import type { NormalizedCall } from "../normalize/index.ts";
+import { type CallAttributes, stage, subjectAttributes, tracedCall } from "../observability/tracing.ts";
 import { type LayeredResult, ToolFailedError } from "../results/index.ts";
 import { schedulingOf } from "../schedule/index.ts";
 import { intake } from "./01-intake.ts";
 import { normalizeCalls } from "./02-normalize.ts";
 import { identify } from "./03-identity.ts";
-import { resourceContext } from "./04-resource.ts";
-import { allows, denial, evaluateCall, policyInput, visible } from "./05-decide.ts";
+import { allows, denial, visible } from "./05-decide.ts";
 import { approvalRequired, requestApproval } from "./06-approval.ts";
 import { issueGrant } from "./07-grant.ts";
 import { currentRevision, INTAKE_PATH, logDecision } from "./08-log.ts";
-import { type DispatchRequest, dispatch, GrantRefusedError } from "./09-dispatch.ts";
-import { result } from "./10-result.ts";
+import { type Decision, decideAndLog, type Settled } from "./decide-and-log.ts";
+import { executeGranted, suggestedTo } from "./execute.ts";
 import { runScheduled } from "./schedule.ts";
 
 export { type DiscoveredTool, ToolDiscovery, toolDiscovery } from "../discovery/index.ts";
 export { logRefusedRequest } from "./03-identity.ts";
 export { executorOf, type GrantIssue, issueGrant } from "./07-grant.ts";
+export { type DecideRequest, type Decision, decideAndLog, type Settled } from "./decide-and-log.ts";
+export { executeGranted, executeWithGrant, type GrantedCall } from "./execute.ts";
 export type {
   ApprovalView,
   CallOutcome,
@@ -97,7 +83,7 @@ export async function handleProposal(gw: Gateway, req: ProposalRequest): Promise
     const outcome =
       n instanceof WritError
         ? await refuseCall(gw, req, call, subject, n)
-        : await decideCall(gw, req, call, subject, n);
+        : await decideCall(gw, { req, call, subject, n });
     gw.metrics.decisions.inc({ decision: outcome.decision });
     gw.metrics.decisionSeconds.observe((performance.now() - callStarted) / 1000);
     return outcome;
@@ -126,113 +112,118 @@ export async function handleProposal(gw: Gateway, req: ProposalRequest): Promise
   return results;
 }
 
+/** One well-formed call of an authenticated caller, as the proposal's stages 4–10 take it. */
+interface CallToDecide {
+  req: ProposalRequest;
+  call: ProposedCall;
+  subject: Subject;
+  n: NormalizedCall;
+}
+
 /**
- * Stages 4–10 for one well-formed call of an authenticated caller. A call run at once on an
- * in-process backend takes its resource's turn first (src/schedule/resource-turns.ts): it is
- * decided on the revision it runs on, whatever another such call on the resource changed.
+ * Stages 4–10 for one well-formed call. A call run at once on an in-process backend takes its
+ * resource's turn first (src/schedule/resource-turns.ts): it is decided on the revision it runs
+ * on, whatever another such call on the resource changed.
  */
-async function decideCall(
-  gw: Gateway,
-  req: ProposalRequest,
-  call: ProposedCall,
-  subject: Subject,
-  n: NormalizedCall,
-): Promise<CallOutcome> {
+async function decideCall(gw: Gateway, c: CallToDecide): Promise<CallOutcome> {
+  const { req, n } = c;
   if (!req.execute || n.resource === undefined || n.contract.backend.kind !== "inprocess") {
-    return decideAndRun(gw, req, call, subject, n);
+    return decideAndRun(gw, c);
   }
   const release = await schedulingOf(gw).resources.enter(`${n.resource.type}\u0000${n.resource.id}`);
   try {
-    return await decideAndRun(gw, req, call, subject, n);
+    return await decideAndRun(gw, c);
   } finally {
     release();
   }
 }
 
-async function decideAndRun(
-  gw: Gateway,
-  req: ProposalRequest,
-  call: ProposedCall,
-  subject: Subject,
-  n: NormalizedCall,
-): Promise<CallOutcome> {
+/** Stages 4–8 (`decideAndLog`, which asks `settleCall` for 6 and 7), then with `execute` 9–10. */
+async function decideAndRun(gw: Gateway, c: CallToDecide): Promise<CallOutcome> {
+  const { req, call, subject, n } = c;
   const decisionId = randomUUID();
   const traced = tracedCall(subject, n.action.name, decisionId);
-  const { context: resource, stored } = await stage("resource", traced, () =>
-    resourceContext(gw.store, n.resource),
-  ); // 4
-  const input = policyInput(subject, n.action, resource, {
-    requestId: req.requestId,
-    source: call.source,
-    session: req.session,
-    run: req.run,
-  });
-  const decided = stage("decide", traced, () => evaluateCall(gw, input), decisionAttributes); // 5
-  const evaluation = decided instanceof Promise ? await decided : decided;
-  const { decision, revision: policyRevision } = evaluation;
+  const decided = await decideAndLog(
+    gw,
+    {
+      subject,
+      action: n.action,
+      resource: n.resource,
+      context: { requestId: req.requestId, source: call.source, session: req.session, run: req.run },
+      limits: "charge",
+      decisionId,
+      traced,
+    },
+    (d) => settleCall(gw, c, d, traced), // 6–7
+  );
+  const { outcome, grant, policyRevision } = decided;
+  if (!req.execute || grant === undefined) return outcome;
+  try {
+    outcome.result = await executeGranted(gw, {
+      n,
+      tool: call.tool,
+      subject,
+      token: grant.token,
+      requestId: req.requestId,
+      policyRevision,
+      traced,
+      ...(req.observer ? { observer: req.observer } : {}),
+    }); // 9–10
+  } catch (e) {
+    outcome.error = WritError.from(e).toJSON();
+    if (e instanceof ToolFailedError) outcome.result = e.result;
+  }
+  return outcome;
+}
 
+/** A decided call's outcome, and the grant it runs with. */
+interface DecidedCall {
+  outcome: CallOutcome;
+  grant: IssuedGrantView | undefined;
+  policyRevision: string;
+}
+
+/** Stages 6 and 7: `require_approval` stores a request, an allow gets its grant, else the refusal. */
+async function settleCall(
+  gw: Gateway,
+  { req, call, subject, n }: CallToDecide,
+  { decisionId, evaluation, resource, stored }: Decision,
+  traced: CallAttributes | undefined,
+): Promise<Settled<DecidedCall>> {
+  const { decision, revision: policyRevision } = evaluation;
   let grant: IssuedGrantView | undefined;
   let approval: ApprovalView | undefined;
   let error: WritError | undefined;
   if (decision.decision === "require_approval") {
-    const session = req.session ?? null;
-    const resourceRevision = stored?.revision ?? null;
     const parts = {
       subject,
       call,
       normalized: n,
-      resourceRevision,
+      resourceRevision: stored?.revision ?? null,
       decision,
       decisionId,
       policyRevision,
-      session,
+      session: req.session ?? null,
     };
-    // The same call proposed again gets its open request back; the entry below names it.
+    // The same call proposed again gets its open request back; the entry names it.
     approval = await stage("approval", traced, () => requestApproval(gw, parts)); // 6
     error = approvalRequired(approval);
   } else if (allows(decision)) {
     const { contract, action } = n;
-    grant = await stage("grant", traced, () =>
-      issueGrant(gw, {
-        subject,
-        contract,
-        action,
-        resource: n.resource,
-        resourceRevision: resource.revision,
-        decision,
-        decisionId,
-        policyRevision,
-      }),
-    ); // 7
+    const issue = {
+      subject,
+      contract,
+      action,
+      resource: n.resource,
+      resourceRevision: resource.revision,
+      decision,
+      decisionId,
+      policyRevision,
+    };
+    grant = await stage("grant", traced, () => issueGrant(gw, issue)); // 7
   } else {
     error = evaluation.overruled?.error ?? denial(decision);
   }
-
-  await stage("log", traced, () =>
-    logDecision(
-      gw,
-      evaluationEntry({
-        decisionId,
-        path: gw.policy.entrypoint,
-        input: evaluation.input,
-        evaluation,
-        subject,
-        action: n.action.name,
-        resource: n.resource ?? null,
-        requestId: req.requestId,
-        grantJti: grant?.jti ?? null,
-        approvalId: approval?.id ?? null,
-      }),
-    ),
-  ); // 8
-  // A shadow policy decides too, off the answer's path; its decision never reaches the caller.
-  // It sees the live policy's input (with limits' usage) and is compared with its own decision.
-  gw.shadow?.observe(
-    evaluation.input,
-    { decisionId, decision: evaluation.overruled?.policy ?? decision, revision: policyRevision },
-    { subject, action: n.action.name, resource: n.resource ?? null, requestId: req.requestId },
-  );
-
   const outcome: CallOutcome = {
     call_id: call.callId,
     tool: call.tool,
@@ -243,44 +234,11 @@ async function decideAndRun(
     ...(approval ? { approval } : {}),
     ...(error ? { error: error.toJSON() } : {}),
   };
-  if (req.execute && grant) {
-    try {
-      outcome.result = await run(
-        gw,
-        {
-          n,
-          token: grant.token,
-          requestId: req.requestId,
-          ...(req.observer ? { observer: req.observer } : {}),
-        },
-        traced,
-      ); // 9–10
-    } catch (e) {
-      const error = WritError.from(e);
-      outcome.error = error.toJSON();
-      if (e instanceof ToolFailedError) outcome.result = e.result;
-      // A grant refused at the moment of effect (its resource moved since the decision, say) is on
-      // the chain like a refused POST /v1/execute.
-      if (e instanceof GrantRefusedError) {
-        await stage("log", traced, () =>
-          logDecision(
-            gw,
-            executionEntry({
-              subject,
-              tool: call.tool,
-              action: n.action.name,
-              resource: n.resource ?? null,
-              requestId: req.requestId,
-              policyRevision,
-              grant: presentedGrant(grant.token, e.claims),
-              outcome: { kind: "grant_refused", code: e.code, error },
-            }),
-          ),
-        );
-      }
-    }
-  }
-  return outcome;
+  return {
+    value: { outcome, grant, policyRevision },
+    grantJti: grant?.jti ?? null,
+    approvalId: approval?.id ?? null,
+  };
 }
 
 /** A call that did not normalize: refused without the policy, logged like any decision. */
@@ -326,115 +284,4 @@ async function refuseCall(
     decision_id: entry.decision_id,
     error: error.toJSON(),
   };
-}
-
-/** Stages 9–10: the call runs with its grant, and its output becomes the layered result. */
-async function run(gw: Gateway, req: DispatchRequest, traced?: CallAttributes): Promise<LayeredResult> {
-  const dispatched = await stage("dispatch", traced, () => dispatch(gw, req));
-  return stage("result", traced, () => result(gw, req.n, dispatched, req.requestId));
-}
-
-/**
- * `POST /v1/execute` (and an approved MCP call): an authenticated caller runs a call with the
- * grant Writ issued for it. Every execution is a decision-log entry (`writ/execute`), durable
- * before the answer: what ran (a summary, never the content) or why it was refused.
- */
-export async function executeWithGrant(
-  gw: Gateway,
-  req: ExecuteRequest,
-): Promise<{ tool: string; result: LayeredResult }> {
-  const facts: Omit<ExecutionFacts, "outcome" | "grant"> = {
-    subject: req.subject ?? null,
-    tool: null,
-    action: null,
-    resource: null,
-    requestId: req.requestId,
-    policyRevision: currentRevision(gw),
-  };
-  let claims: GrantClaims | undefined;
-  let traced: CallAttributes | undefined;
-  let caller: Subject | undefined = req.subject;
-  const logExecution = (outcome: ExecutionFacts["outcome"]) =>
-    stage("log", traced, () =>
-      logDecision(gw, executionEntry({ ...facts, grant: presentedGrant(req.grant, claims), outcome })),
-    );
-  try {
-    const subject =
-      req.subject ?? (await stage("identity", undefined, () => gw.identity.verify(req.authorization))); // 3
-    caller = subject;
-    facts.subject = subject;
-    const calls = stage("intake", undefined, () => parseProposal(req.format ?? "canonical", req.call)).calls; // 1
-    const [call] = calls;
-    if (call === undefined || calls.length !== 1) {
-      throw new WritError("invalid_argument", "execute takes exactly one call", {
-        suggestedFix: "send one call per execute request",
-        effectCommitted: false,
-      });
-    }
-    facts.tool = call.tool;
-    const n = stage("normalize", undefined, () => normalize(call, gw.contracts)); // 2
-    facts.action = n.action.name;
-    facts.resource = n.resource ?? null;
-    traced = tracedCall(subject, n.action.name, undefined);
-    const d = await stage("dispatch", traced, () =>
-      dispatch(gw, { n, token: req.grant, requestId: req.requestId, subject, ...observed(req) }),
-    ); // 9
-    claims = d.claims;
-    if (traced) traced["writ.decision_id"] = claims.dec;
-    const layered = await stage("result", traced, () => result(gw, n, d, req.requestId)); // 10
-    await logExecution({ kind: "ran", summary: resultSummary(layered) });
-    return { tool: call.tool, result: layered };
-  } catch (thrown) {
-    const error = caller === undefined ? thrown : suggestedTo(gw, caller, thrown);
-    const e = WritError.from(error);
-    if (error instanceof GrantRefusedError) claims = error.claims;
-    await logExecution(
-      error instanceof GrantRefusedError
-        ? { kind: "grant_refused", code: error.code, error: e }
-        : { kind: "failed", error: e },
-    );
-    throw error;
-  }
-}
-
-function observed(req: ExecuteRequest): Pick<DispatchRequest, "observer"> {
-  return req.observer ? { observer: req.observer } : {};
-}
-
-/** Longest claim value copied from an unverified grant into the log. */
-const UNVERIFIED_CLAIM_LIMIT = 200;
-
-/** The grant's identity for the log: its verified claims, or what it claims (bounded). */
-function presentedGrant(token: string, claims: GrantClaims | undefined): ExecutedGrant {
-  if (claims) return { jti: claims.jti, decision_id: claims.dec, issued_to: claims.sub, verified: true };
-  let payload: Record<string, unknown> = {};
-  try {
-    payload = decodeJwt(token);
-  } catch {
-    // not a JWT at all: nothing to record but that
-  }
-  const claim = (name: string) => {
-    const v = payload[name];
-    return typeof v === "string" ? v.slice(0, UNVERIFIED_CLAIM_LIMIT) : null;
-  };
-  return { jti: claim("jti"), decision_id: claim("dec"), issued_to: claim("sub"), verified: false };
-}
-
-/** What the log keeps of a result: its shape and timing, never its content. */
-function resultSummary(r: LayeredResult): Record<string, unknown> {
-  return {
-    structured_keys: Object.keys(r.structured_content).length,
-    content_items: r.content?.length ?? 0,
-    artifacts: r.artifact_refs.length,
-    redacted: r.redacted?.length ?? 0,
-    target: r.provenance.target,
-    latency_ms: r.execution_meta.latency_ms,
-    attempt: r.execution_meta.attempt,
-  };
-}
-
-/** An unknown tool's refusal suggesting the tools `subject` may see (discovery), never others. */
-function suggestedTo<T>(gw: Gateway, subject: Subject, error: T): T | UnknownToolError {
-  if (!(error instanceof UnknownToolError)) return error;
-  return error.suggesting(toolDiscovery(gw).callableNames(subject, error.call.source));
 }

@@ -14,7 +14,6 @@
  * malformed JWT) fails the evaluation, naming the builtin, instead of being undefined.
  */
 import { createHash } from "node:crypto";
-import { type FSWatcher, type Stats, unwatchFile, watch, watchFile } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import type { PolicyDecision, PolicyInput } from "../core/types.ts";
@@ -26,7 +25,7 @@ import { loadCompiledPolicy, loadPolicyFromBundle, type Policy } from "../rego/p
 import type { RegoVersion } from "../rego/syntax/index.ts";
 import { CompiledPolicyCache } from "./compiled-cache.ts";
 import { validateDecision } from "./decision.ts";
-import { PolicyFailure, PolicyLoadError } from "./errors.ts";
+import { evaluationFailure, PolicyFailure, PolicyLoadError } from "./errors.ts";
 import {
   EvaluationOverrun,
   type EvaluatorPolicy,
@@ -34,17 +33,17 @@ import {
   EvaluatorUnavailable,
 } from "./evaluator.ts";
 import {
-  BUNDLE_FETCH_TIMEOUT_MS,
   bundleOrigin,
   type DirectorySources,
   dataOfFiles,
-  digestOf,
+  fetchBundle,
   isBundleUrl,
   type LoadedRevision,
   readBundleFile,
   readDirectorySources,
   splitPolicyFiles,
 } from "./sources.ts";
+import { pollBundleServer, type ReloadEvents, watchBundleFile, watchDirectory } from "./watch.ts";
 
 export const DEFAULT_ENTRYPOINT = "writ/decision";
 
@@ -114,11 +113,7 @@ export interface PolicyEngineOptions {
 const OPA_RUNTIME_DISABLED =
   "policy.opa_runtime.enabled is false in Writ's configuration: remove the call, or enable it and list the environment variables it may show in policy.opa_runtime.env";
 
-/** What a watcher reports: a reload that worked (its revision) or one that failed. */
-export interface ReloadEvents {
-  onReload?: (revision: string) => void;
-  onError?: (error: Error) => void;
-}
+export type { ReloadEvents } from "./watch.ts";
 
 export class PolicyEngine {
   readonly entrypoint: string;
@@ -128,9 +123,8 @@ export class PolicyEngine {
   private current: LoadedPolicy | undefined;
   /** The evaluator threads of an isolating engine (started with the first revision). */
   private threads: Promise<EvaluatorThreads> | undefined;
-  private watcher: FSWatcher | undefined;
-  private stopPolling: (() => void) | undefined;
-  private reloadTimer: NodeJS.Timeout | undefined;
+  /** Stops the watch of the policy's source (watch.ts), when one runs. */
+  private stopWatching: (() => void) | undefined;
   private readonly bundleHeaders: (() => Promise<Record<string, string>>) | undefined;
   private readonly compiledCache: CompiledPolicyCache;
   private readonly sourceRoot: string | undefined;
@@ -354,34 +348,9 @@ export class PolicyEngine {
     return this.installBundle(bytes, origin);
   }
 
-  /**
-   * Fetches a bundle from a bundle server; with `etag`, a 304 answer means it has not changed
-   * (`bytes` undefined).
-   */
+  /** Fetches a bundle from a bundle server (`fetchBundle` in sources.ts) with its headers. */
   private async fetchBundle(url: string, etag?: string): Promise<{ bytes?: Uint8Array; etag?: string }> {
-    const headers = new Headers(await this.bundleHeaders?.());
-    if (etag !== undefined) headers.set("if-none-match", etag);
-    let response: Response;
-    try {
-      response = await fetch(url, { headers, signal: AbortSignal.timeout(BUNDLE_FETCH_TIMEOUT_MS) });
-    } catch (error) {
-      throw new PolicyLoadError(`cannot fetch the bundle from ${url}`, [
-        error instanceof Error ? error.message : String(error),
-        "check that the bundle server is up and policy.bundle names it",
-      ]);
-    }
-    if (response.status === 304) return etag === undefined ? {} : { etag };
-    if (!response.ok) {
-      await response.body?.cancel();
-      throw new PolicyLoadError(`the bundle server at ${url} answered ${response.status}`, [
-        response.status === 401 || response.status === 403
-          ? "check policy.bundle_credentials_ref"
-          : "check policy.bundle and the bundle server",
-      ]);
-    }
-    const bytes = new Uint8Array(await response.arrayBuffer());
-    const tag = response.headers.get("etag");
-    return tag === null ? { bytes } : { bytes, etag: tag };
+    return fetchBundle(url, await this.bundleHeaders?.(), etag);
   }
 
   /**
@@ -390,36 +359,7 @@ export class PolicyEngine {
    */
   watchDirectory(dir: string, events: ReloadEvents = {}): void {
     this.unwatch();
-    const failed = (error: unknown) => this.reloadFailed(error, events);
-    let arming = false;
-    const arm = () => {
-      this.watcher?.close();
-      arming = true;
-      try {
-        this.watcher = watch(dir, { recursive: true }, onChange);
-      } finally {
-        arming = false;
-      }
-      // Without a listener, a watcher error (a folder removed while being read) would crash Writ.
-      this.watcher.on("error", failed);
-    };
-    const onChange = () => {
-      // The initial scan of a (re)armed watcher is not a change.
-      if (arming) return;
-      clearTimeout(this.reloadTimer);
-      this.reloadTimer = setTimeout(() => {
-        // Node 20's recursive watcher on Linux keeps watching the old inode of a file replaced
-        // by a rename (atomic writes, most editors, config sync tools) and then misses every
-        // later change of it: watch the folder's files afresh before reading them.
-        try {
-          arm();
-        } catch {
-          // The folder is gone; loading it reports that.
-        }
-        this.loadDirectory(dir).then((revision) => events.onReload?.(revision), failed);
-      }, 100);
-    };
-    arm();
+    this.stopWatching = watchDirectory(this, dir, events);
   }
 
   /**
@@ -429,61 +369,19 @@ export class PolicyEngine {
    */
   watchBundle(source: string, events: ReloadEvents = {}, pollIntervalMs = 10_000): void {
     this.unwatch();
-    const failed = (error: unknown) => this.reloadFailed(error, events);
-    if (isBundleUrl(source)) {
-      // Starting from what loadBundle installed, when it came from this server.
-      const known = this.served?.url === source ? this.served : undefined;
-      let etag = known?.etag;
-      let digest = known?.digest;
-      let stopped = false;
-      let timer: NodeJS.Timeout | undefined;
-      const poll = async () => {
-        try {
-          const fetched = await this.fetchBundle(source, etag);
-          etag = fetched.etag;
-          const next = fetched.bytes === undefined ? digest : digestOf(fetched.bytes);
-          if (fetched.bytes === undefined || next === digest) {
-            // The server answered and nothing changed: a failure reported earlier is over.
-            this.lastLoadError = undefined;
-            return;
-          }
-          const revision = await this.installBundle(fetched.bytes, source);
-          digest = next;
-          events.onReload?.(revision);
-        } catch (error) {
-          failed(error);
-        } finally {
-          if (!stopped) timer = setTimeout(() => void poll(), pollIntervalMs);
-        }
-      };
-      timer = setTimeout(() => void poll(), known ? pollIntervalMs : 0);
-      this.stopPolling = () => {
-        stopped = true;
-        clearTimeout(timer);
-      };
-      return;
-    }
-    const listener = (current: Stats, previous: Stats) => {
-      if (current.mtimeMs === previous.mtimeMs && current.size === previous.size) return;
-      this.loadBundle(source).then((revision) => events.onReload?.(revision), failed);
-    };
-    watchFile(source, { interval: 1000 }, listener);
-    this.stopPolling = () => unwatchFile(source, listener);
-  }
-
-  /** A reload that failed: the working policy stays, and the failure is reported. */
-  private reloadFailed(error: unknown, events: ReloadEvents): void {
-    const e = error instanceof Error ? error : new Error(String(error));
-    this.lastLoadError = e.message;
-    events.onError?.(e);
+    this.stopWatching = isBundleUrl(source)
+      ? pollBundleServer(this, source, events, {
+          pollIntervalMs,
+          // Starting from what loadBundle installed, when it came from this server.
+          known: this.served?.url === source ? this.served : undefined,
+          fetch: (etag) => this.fetchBundle(source, etag),
+        })
+      : watchBundleFile(this, source, events);
   }
 
   unwatch(): void {
-    this.stopPolling?.();
-    this.stopPolling = undefined;
-    clearTimeout(this.reloadTimer);
-    this.watcher?.close();
-    this.watcher = undefined;
+    this.stopWatching?.();
+    this.stopWatching = undefined;
   }
 
   /** Evaluates the decision entrypoint. Throws PolicyFailure when the answer cannot be used. */
@@ -533,21 +431,4 @@ export class PolicyEngine {
       evalNs,
     };
   }
-}
-
-/**
- * A failure inside the module as the pipeline logs it. A builtin's error under strict builtin
- * errors (`eval_builtin_error: regex.match: …`) is named as such, with the builtin that failed.
- */
-function evaluationFailure(error: unknown): PolicyFailure {
-  const message = typeof error === "string" ? error : error instanceof Error ? error.message : String(error);
-  const builtin = /\b(eval_[a-z_]+_error): ([A-Za-z_][\w.]*): /.exec(message);
-  if (builtin !== null) {
-    return new PolicyFailure(
-      "policy_builtin_error",
-      `the builtin ${builtin[2]} failed while the policy was evaluated (${builtin[1]}): ${message.slice(builtin.index + builtin[0].length)}`,
-      builtin[2],
-    );
-  }
-  return new PolicyFailure("policy_error", `the policy failed while evaluating: ${message}`);
 }

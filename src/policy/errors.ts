@@ -28,3 +28,20 @@ export class PolicyLoadError extends Error {
     this.name = "PolicyLoadError";
   }
 }
+
+/**
+ * A failure inside the module as the pipeline logs it. A builtin's error under strict builtin
+ * errors (`eval_builtin_error: regex.match: …`) is named as such, with the builtin that failed.
+ */
+export function evaluationFailure(error: unknown): PolicyFailure {
+  const message = typeof error === "string" ? error : error instanceof Error ? error.message : String(error);
+  const builtin = /\b(eval_[a-z_]+_error): ([A-Za-z_][\w.]*): /.exec(message);
+  if (builtin !== null) {
+    return new PolicyFailure(
+      "policy_builtin_error",
+      `the builtin ${builtin[2]} failed while the policy was evaluated (${builtin[1]}): ${message.slice(builtin.index + builtin[0].length)}`,
+      builtin[2],
+    );
+  }
+  return new PolicyFailure("policy_error", `the policy failed while evaluating: ${message}`);
+}

@@ -9,6 +9,13 @@ export {
 } from "./engine.ts";
 export { PolicyFailure, PolicyLoadError } from "./errors.ts";
 export {
+  type Decided,
+  evaluateFailClosed,
+  evaluateStoredFailClosed,
+  type FailClosedEvaluation,
+  failedClosed,
+} from "./fail-closed.ts";
+export {
   archivedEngine,
   archivedRevision,
   loadRevision,

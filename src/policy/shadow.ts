@@ -9,7 +9,7 @@
 import { canonicalJson } from "../core/digest.ts";
 import type { PolicyDecision, PolicyInput } from "../core/types.ts";
 import type { PolicyEngine } from "./engine.ts";
-import { PolicyFailure } from "./errors.ts";
+import { evaluateFailClosed } from "./fail-closed.ts";
 
 /** The live decision a shadow evaluation is compared with. */
 export interface LiveDecision {
@@ -102,23 +102,10 @@ export class ShadowPolicy<Context = unknown> {
   }
 
   #decide({ input, live, context }: Pending<Context>): void {
-    let decision: PolicyDecision;
-    let revision = this.#engine.revision ?? "none";
-    let failure: string | undefined;
-    try {
-      const evaluated = this.#engine.evaluate(input);
-      decision = evaluated.decision;
-      revision = evaluated.revision;
-    } catch (error) {
-      if (!(error instanceof PolicyFailure)) throw error;
-      failure = error.code;
-      // As the live pipeline fails closed: a shadow policy that cannot decide denies.
-      decision = {
-        decision: "deny",
-        reasons: [{ code: error.code, message: error.message, visible_to_model: false }],
-        conditions: [],
-      };
-    }
+    // As the live pipeline fails closed: a shadow policy that cannot decide denies.
+    const evaluated = evaluateFailClosed(this.#engine, input);
+    const { decision, revision } = evaluated;
+    const failure = evaluated.failure?.code;
     const agrees = failure === undefined && sameDecision(live.decision, decision);
     this.#metrics.shadowDecisions.inc({ outcome: failure ? "failed" : agrees ? "agree" : "disagree" });
     if (agrees) return;

@@ -149,3 +149,37 @@ export async function readBundleFile(file: string): Promise<Uint8Array> {
     throw new PolicyLoadError(`cannot read the bundle ${file}`, ["check policy.bundle in the configuration"]);
   }
 }
+
+/**
+ * Fetches a bundle from a bundle server; with `etag`, a 304 answer means it has not changed
+ * (`bytes` undefined).
+ */
+export async function fetchBundle(
+  url: string,
+  requestHeaders: Record<string, string> | undefined,
+  etag?: string,
+): Promise<{ bytes?: Uint8Array; etag?: string }> {
+  const headers = new Headers(requestHeaders);
+  if (etag !== undefined) headers.set("if-none-match", etag);
+  let response: Response;
+  try {
+    response = await fetch(url, { headers, signal: AbortSignal.timeout(BUNDLE_FETCH_TIMEOUT_MS) });
+  } catch (error) {
+    throw new PolicyLoadError(`cannot fetch the bundle from ${url}`, [
+      error instanceof Error ? error.message : String(error),
+      "check that the bundle server is up and policy.bundle names it",
+    ]);
+  }
+  if (response.status === 304) return etag === undefined ? {} : { etag };
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new PolicyLoadError(`the bundle server at ${url} answered ${response.status}`, [
+      response.status === 401 || response.status === 403
+        ? "check policy.bundle_credentials_ref"
+        : "check policy.bundle and the bundle server",
+    ]);
+  }
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  const tag = response.headers.get("etag");
+  return tag === null ? { bytes } : { bytes, etag: tag };
+}

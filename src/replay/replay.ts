@@ -19,7 +19,7 @@
 import type { DecisionKind, Reason } from "../core/types.ts";
 import { policyDecisionSchema } from "../core/types.ts";
 import type { CompiledPolicyCache } from "../policy/compiled-cache.ts";
-import { archivedEngine, type PolicyEngine, PolicyFailure } from "../policy/index.ts";
+import { archivedEngine, evaluateStoredFailClosed, type PolicyEngine } from "../policy/index.ts";
 import type { DecisionFilter, DecisionLogEntry, DecisionStore, PolicyRevisionStore } from "../store/types.ts";
 
 /** What one policy said about one input: its outcome, and why. */
@@ -134,19 +134,14 @@ export function loggedAnswer(entry: DecisionLogEntry): ReplayAnswer {
  * work (and its own garbage collection), and a CI gate must not fail on one slow turn.
  */
 export function candidateAnswer(engine: PolicyEngine, input: unknown, retrySlow = true): ReplayAnswer {
-  try {
-    const { decision, reasons, conditions } = engine.evaluateStored(input).decision;
-    return { decision, reasons, conditions };
-  } catch (error) {
-    if (!(error instanceof PolicyFailure)) throw error;
-    if (error.code === "policy_too_slow" && retrySlow) return candidateAnswer(engine, input, false);
-    return {
-      decision: "deny",
-      reasons: [{ code: error.code, message: error.message, visible_to_model: false }],
-      conditions: [],
-      failure: error.code,
-    };
-  }
+  const { decision, failure } = evaluateStoredFailClosed(engine, input);
+  if (failure?.code === "policy_too_slow" && retrySlow) return candidateAnswer(engine, input, false);
+  const answer: ReplayAnswer = {
+    decision: decision.decision,
+    reasons: decision.reasons,
+    conditions: decision.conditions,
+  };
+  return failure === undefined ? answer : { ...answer, failure: failure.code };
 }
 
 /** Replays the entries of `store` against `engine`: iterate for the results, then read `summary`. */

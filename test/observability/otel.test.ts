@@ -154,7 +154,7 @@ describe("OTLP over http/json", () => {
     });
     const children = await waitFor("every stage's span", async () => {
       const c = spans().filter((s) => s.parentSpanId === request.spanId);
-      return c.length >= REQUEST_STAGES.length + 2 * CALL_STAGES.length ? c : undefined;
+      return c.length >= REQUEST_STAGES.length + 2 * (CALL_STAGES.length + 1) ? c : undefined;
     });
     const named = (name: string) => children.filter((s) => s.name === name);
     for (const name of REQUEST_STAGES) only(named(name), name);
@@ -162,10 +162,10 @@ describe("OTLP over http/json", () => {
     const revision = gw.gateway.policy.revision;
     for (const [i, outcome] of outcomes.entries()) {
       for (const name of CALL_STAGES) {
-        const span = only(
-          named(name).filter((s) => s.attributes["writ.decision_id"] === outcome.decision_id),
-          `${name} of call ${i}`,
-        );
+        const ofCall = named(name).filter((s) => s.attributes["writ.decision_id"] === outcome.decision_id);
+        // An executed call is logged twice: its decision, then its execution (writ/execute).
+        if (name === "log") expect(ofCall, `log of call ${i}`).toHaveLength(2);
+        const span = name === "log" ? ofCall[0]! : only(ofCall, `${name} of call ${i}`);
         expect(span.traceId).toBe(CALLER_TRACE);
         expect(span.attributes).toMatchObject({
           "writ.tenant": "demo",
@@ -180,7 +180,8 @@ describe("OTLP over http/json", () => {
         }
       }
     }
-    expect(children).toHaveLength(REQUEST_STAGES.length + 2 * CALL_STAGES.length);
+    // Each of the two calls: its stages, and the log span of its execution.
+    expect(children).toHaveLength(REQUEST_STAGES.length + 2 * (CALL_STAGES.length + 1));
   });
 
   it("names the service from OTEL_SERVICE_NAME, adds OTEL_RESOURCE_ATTRIBUTES, sends OTEL_EXPORTER_OTLP_HEADERS", async () => {
@@ -306,7 +307,8 @@ describe("OTLP over http/protobuf (the default protocol)", () => {
       expect(request.parentSpanId).toBe(CALLER_SPAN);
       for (const name of [...REQUEST_STAGES, ...CALL_STAGES]) {
         const stage = spans.filter((s) => s.name === name);
-        expect(stage.length, name).toBe(REQUEST_STAGES.includes(name) ? 1 : 2);
+        // Two calls, each logged twice when executed (its decision, its execution).
+        expect(stage.length, name).toBe(REQUEST_STAGES.includes(name) ? 1 : name === "log" ? 4 : 2);
         for (const s of stage) expect(s.parentSpanId).toBe(request.spanId);
       }
       expect(spans.find((s) => s.name === "grant")?.attributes["writ.decision_id"]).toBe(

@@ -1,5 +1,7 @@
 /** The stages composed: handleProposal and executeWithGrant, without an HTTP server. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { WritError } from "../../src/core/errors.ts";
+import type { InProcessHandler } from "../../src/core/handlers.ts";
 import { parseProposal } from "../../src/intake/index.ts";
 import { executeWithGrant, handleProposal } from "../../src/pipeline/index.ts";
 import { type UnitGateway, unitGateway } from "./harness.ts";
@@ -33,6 +35,38 @@ describe("handleProposal", () => {
       decision: "allow",
       grant_jti: outcomes[0]?.grant?.jti,
     });
+  });
+
+  it("logs a proposal's execution as POST /v1/execute does: what ran, and a tool that failed", async () => {
+    const notes: InProcessHandler = async ({ args }) => {
+      if (args.text === "fail")
+        throw new WritError("backend_error", "the notes service is down", { suggestedFix: "try later" });
+      return { summary: "ok", structured_content: { ok: true } };
+    };
+    u.gw.handlers = new Map([["notes", notes]]);
+    const propose = async (args: Record<string, unknown>, requestId: string) => {
+      const [outcome] = await handleProposal(u.gw, {
+        authorization: await u.bearer("alice"),
+        format: "canonical",
+        payload: { tool: "notes_read", arguments: args },
+        execute: true,
+        requestId,
+      });
+      return outcome;
+    };
+    const ran = await propose({ note: "n1" }, "r1");
+    const failed = await propose({ note: "n1", text: "fail" }, "r2");
+    expect(ran?.result?.structured_content).toEqual({ ok: true });
+    expect(failed?.error?.category).toBe("backend_error");
+    const executions = (await u.entries()).filter((e) => e.path === "writ/execute");
+    expect(executions.map((e) => [e.request_id, e.decision, e.error])).toEqual([
+      ["r1", "allow", null],
+      ["r2", "error", "backend_error"],
+    ]);
+    // The grant each ran with (a failed run's as presented: dispatch gave no verified claims).
+    expect(executions[0]?.grant_jti).toBe(ran?.grant?.jti);
+    expect(executions[1]?.input).toMatchObject({ grant: { jti: failed?.grant?.jti } });
+    expect(executions[0]?.input).toMatchObject({ tool: "notes_read", result: { structured_keys: 1 } });
   });
 
   it("answers a denial with the visible reasons only, and an invalid call without the policy", async () => {

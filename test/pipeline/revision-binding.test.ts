@@ -163,10 +163,15 @@ describe("a grant bound to its resource's revision", () => {
     expect(refused.result).toBeUndefined();
     expect(refused.error).toMatchObject({ category: "stale_revision", effect_committed: false });
     expect(reads.count).toBe(0);
+    // Every execution is on the log: the move that ran, and the read refused at dispatch.
     const entries = await executionEntries();
-    expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({
-      action: "notes.read",
+    expect(entries).toHaveLength(2);
+    expect(entries.find((e) => e.action === "notes.move")).toMatchObject({
+      decision: "allow",
+      error: null,
+      grant_jti: moved.grant?.jti,
+    });
+    expect(entries.find((e) => e.action === "notes.read")).toMatchObject({
       decision: "deny",
       error: "stale_revision",
       grant_jti: refused.grant?.jti,

@@ -1,7 +1,7 @@
 /** The approvers' queue and their approve and reject forms. */
 import type { Context, Hono } from "hono";
 import { z } from "zod";
-import { approve, listApprovals, reject } from "../../approvals/index.ts";
+import { approve, isEligibleApprover, listApprovals, reject } from "../../approvals/index.ts";
 import { ApprovalsPage } from "../approvals.tsx";
 import { sendPage } from "../layout.tsx";
 import { CONSOLE_PATH, type ConsoleEnv, checkCsrfToken, requireAbility, type Viewer } from "../session.ts";
@@ -33,10 +33,6 @@ const decidedQuerySchema = z
   })
   .partial()
   .strict();
-
-function isEligibleApprover(viewer: Viewer, approverRoles: string[], tenant: string): boolean {
-  return viewer.subject.tenant === tenant && viewer.subject.roles.some((r) => approverRoles.includes(r));
-}
 
 function decidedPage(id: string, outcome: "approved" | "rejected"): string {
   return `${CONSOLE_PATH}/approvals?${new URLSearchParams({ decided: id, outcome })}`;
@@ -72,9 +68,7 @@ export function approvalRoutes(app: Hono<ConsoleEnv>, ctx: ConsoleContext): void
       notice.cursor,
       requestIdOf(c),
     );
-    const decidable = page.approvals.filter((a) =>
-      isEligibleApprover(viewer, a.approver_roles, a.requester.tenant),
-    );
+    const decidable = page.approvals.filter((a) => isEligibleApprover(viewer.subject, a));
     const pending = await Promise.all(
       decidable.map(async (approval) => ({
         approval,
