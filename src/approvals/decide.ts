@@ -17,13 +17,13 @@ import { randomUUID } from "node:crypto";
 import { WritError } from "../core/errors.ts";
 import type { Gateway } from "../core/gateway.ts";
 import type { Reason, Subject } from "../core/types.ts";
-import { evaluationEntry } from "../decisionlog/index.ts";
+import { approvalRefusalEntry, evaluationEntry } from "../decisionlog/index.ts";
 import { resourceContext } from "../pipeline/04-resource.ts";
 import { chargeLimits, decide, meterCall, policyInput } from "../pipeline/05-decide.ts";
 import { nowOf } from "../pipeline/06-approval.ts";
 import { logDecision } from "../pipeline/08-log.ts";
 import type { ApprovalRecord, ApprovalUpdate } from "../store/types.ts";
-import { APPROVALS_PATH, expireIfDue, isEligibleApprover, isRequester, logTransition } from "./access.ts";
+import { expireIfDue, isEligibleApprover, isRequester, logTransition } from "./access.ts";
 
 /** Loads a request an approver may decide: visible, still pending, not expired, role held. */
 async function decidable(
@@ -90,25 +90,16 @@ interface DecisionAttempt {
 async function logRefusal(gw: Gateway, attempt: DecisionAttempt, error: unknown): Promise<unknown> {
   const e = WritError.from(error);
   const { approver } = attempt;
-  await gw.log.append({
-    path: APPROVALS_PATH,
-    input: {
+  await gw.log.append(
+    approvalRefusalEntry({
       attempt: attempt.op,
-      approval: { id: attempt.id.slice(0, 200) },
-      actor: { id: approver.id, tenant: approver.tenant, roles: approver.roles },
-    },
-    policy_revision: gw.policy.revision ?? "none",
-    subject: approver.id,
-    tenant: approver.tenant,
-    action: `${attempt.op} approval`,
-    resource: null,
-    decision: "deny",
-    reasons: [{ code: "approval_decision_refused", message: e.message, visible_to_model: false }],
-    error: e.category,
-    // On the approver's tenant's record: a request of another tenant is not revealed to its own.
-    approval_id: attempt.id.length <= 200 ? attempt.id : null,
-    request_id: attempt.requestId,
-  });
+      approvalId: attempt.id,
+      approver,
+      error: e,
+      requestId: attempt.requestId,
+      policyRevision: gw.policy.revision ?? "none",
+    }),
+  );
   return error;
 }
 

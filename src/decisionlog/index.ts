@@ -26,25 +26,37 @@ export {
   witnessOf,
 } from "./checkpoint-witness.ts";
 export { detectSecrets, isSensitiveKey, MASK } from "./detectors.ts";
+export type {
+  ApprovalCollectedFacts,
+  ApprovalRefusalFacts,
+  ApprovalTransitionFacts,
+} from "./entries/approvals.ts";
+export type { ConsoleFacts } from "./entries/console.ts";
+export type { ExecutedGrant, ExecutionFacts } from "./entries/execute.ts";
+export type {
+  HttpRefusalFacts,
+  ResourceWriteFacts,
+  TenancyFacts,
+} from "./entries/http.ts";
+export type { EvaluatedFacts, EvaluationFacts, RefusalFacts, ShadowFacts } from "./entries/policy.ts";
+export { hashEntry } from "./hash.ts";
 export {
-  type EvaluatedFacts,
-  type EvaluationFacts,
-  EXECUTE_PATH,
-  type ExecutedGrant,
-  type ExecutionFacts,
+  approvalCollectedEntry,
+  approvalRefusalEntry,
+  approvalTransitionEntry,
+  consoleEntry,
+  ENTRY_KINDS,
+  type EntryKind,
+  type EntryKindName,
   evaluationEntry,
   executionEntry,
-  HTTP_PATH,
-  type HttpRefusalFacts,
   httpRefusalEntry,
-  type RefusalFacts,
   refusalEntry,
-  SHADOW_PATH,
-  type ShadowFacts,
+  resourceWriteEntry,
   shadowEntry,
   shadowedDecisionId,
-} from "./entry.ts";
-export { hashEntry } from "./hash.ts";
+  tenancyEntry,
+} from "./kinds.ts";
 export {
   type BreakReason,
   DecisionLog,

@@ -59,7 +59,7 @@ import { resourceContext } from "./04-resource.ts";
 import { allows, denial, evaluateCall, policyInput, visible } from "./05-decide.ts";
 import { approvalRequired, requestApproval } from "./06-approval.ts";
 import { issueGrant } from "./07-grant.ts";
-import { currentRevision, INTAKE_PATH, logDecision } from "./08-log.ts";
+import { currentRevision, logDecision } from "./08-log.ts";
 import { type DispatchRequest, dispatch, GrantRefusedError } from "./09-dispatch.ts";
 import { result } from "./10-result.ts";
 import { runScheduled } from "./schedule.ts";
@@ -300,7 +300,6 @@ async function refuseCall(
       logDecision(
         gw,
         refusalEntry({
-          path: INTAKE_PATH,
           input: {
             tool: call.tool,
             source: call.source,
