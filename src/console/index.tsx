@@ -230,7 +230,7 @@ export function consoleRoutes(
       requested,
       platformRoles: roles.platform ?? [],
       surface,
-      requestId: c.req.header("x-request-id") ?? randomUUID(),
+      requestId: c.var.requestId,
       policyRevision: currentRevision(gw),
     });
 
@@ -391,7 +391,7 @@ export function consoleRoutes(
       viewer,
       id,
       form: parseExternal(schema, form, what),
-      requestId: c.req.header("x-request-id") ?? randomUUID(),
+      requestId: c.var.requestId,
     };
   }
   const decidedPage = (id: string, outcome: "approved" | "rejected") =>

@@ -60,7 +60,11 @@ export interface Viewer {
 }
 
 export interface ConsoleEnv {
-  Variables: { viewer: Viewer };
+  /**
+   * `requestId` is set by the app's request-id middleware before the console (Writ's own id, as on
+   * every entrance); `subject` (the viewer's) for the audit interceptor.
+   */
+  Variables: { viewer: Viewer; subject: Subject; requestId: string };
 }
 
 /** A session id as the cookie carries it: 32 random bytes, base64url. */
@@ -106,8 +110,10 @@ function isHttps(c: Context): boolean {
   return new URL(c.req.url).protocol === "https:";
 }
 
+/** Writ's id of the request (the app's request-id middleware runs before the console). */
 function requestIdOf(c: Context): string {
-  return c.req.header("x-request-id") ?? randomUUID();
+  const id: unknown = c.get("requestId");
+  return typeof id === "string" ? id : randomUUID();
 }
 
 /** A sign-in or sign-out: who, which session (the entry keeps a prefix of its hash), until when. */
@@ -272,6 +278,7 @@ export function requireSession(
       });
     }
     c.set("viewer", viewer);
+    c.set("subject", viewer.subject);
     await next();
   };
 }

@@ -1,6 +1,5 @@
 /** The tamper-evident decision log (DESIGN section 8). */
 
-export { callerRequestIdOf, noteCallerRequestId } from "./caller-request-ids.ts";
 export {
   Checkpointer,
   type CheckpointerOptions,
@@ -73,10 +72,9 @@ export {
 } from "./monitor.ts";
 export { type Redacted, type RedactionRules, redact, redactionRulesSchema } from "./redact.ts";
 export {
-  noteAppend,
   RefusalAggregator,
   type RefusalAggregatorOptions,
   type RefusalLog,
   refusalReason,
-  trackRefusals,
 } from "./refusals.ts";
+export { type OpenRequest, OpenRequests } from "./requests.ts";
