@@ -2,11 +2,9 @@
 import { WritError } from "../core/errors.ts";
 import type { Gateway } from "../core/gateway.ts";
 import type { Reason, Subject } from "../core/types.ts";
+import { approvalTransitionEntry } from "../decisionlog/index.ts";
 import { nowOf } from "../pipeline/06-approval.ts";
 import type { ApprovalRecord, ApprovalStatus } from "../store/types.ts";
-
-/** The decision-log path of approval transitions that are not policy evaluations. */
-export const APPROVALS_PATH = "writ/approvals";
 
 export function isRequester(viewer: Subject, a: ApprovalRecord): boolean {
   return viewer.id === a.requester.id && viewer.tenant === a.requester.tenant;
@@ -68,23 +66,5 @@ export async function logTransition(
   a: ApprovalRecord,
   t: { from: ApprovalStatus; actor: Subject | null; error: string | null; requestId: string },
 ): Promise<void> {
-  await gw.log.append({
-    path: APPROVALS_PATH,
-    input: {
-      approval: { id: a.id, from: t.from, to: a.status, resolution: a.resolution },
-      actor: t.actor ? { id: t.actor.id, roles: t.actor.roles } : null,
-      reason: a.reason,
-      action: { name: a.action.name, version: a.action.version, args_digest: a.action.args_digest },
-    },
-    policy_revision: a.policy_revision,
-    subject: a.requester.id,
-    tenant: a.requester.tenant,
-    action: a.action.name,
-    resource: a.resource,
-    decision: "deny",
-    reasons: a.reasons,
-    error: t.error,
-    approval_id: a.id,
-    request_id: t.requestId,
-  });
+  await gw.log.append(approvalTransitionEntry({ approval: a, ...t }));
 }

@@ -13,10 +13,11 @@
 import { randomUUID } from "node:crypto";
 import type { Gateway } from "../core/gateway.ts";
 import type { Reason, Subject } from "../core/types.ts";
+import { approvalCollectedEntry } from "../decisionlog/index.ts";
 import { nowOf } from "../pipeline/06-approval.ts";
 import { issueGrant } from "../pipeline/07-grant.ts";
 import type { ApprovalRecord } from "../store/types.ts";
-import { APPROVALS_PATH, isRequester, logTransition } from "./access.ts";
+import { isRequester, logTransition } from "./access.ts";
 import { contractOf } from "./decide.ts";
 import { approvalFor } from "./read.ts";
 
@@ -63,32 +64,7 @@ async function collectGrant(gw: Gateway, a: ApprovalRecord, requestId: string): 
   });
   // On the record before it can leave Writ. Should another collection win the race below, this
   // grant is never handed out and its entry names a jti nobody holds.
-  await gw.log.append({
-    path: APPROVALS_PATH,
-    input: {
-      approval: { id: a.id, from: a.status, to: a.status, resolution: a.resolution },
-      collected: { jti: grant.jti, expires_at: grant.expires_at, decision_id: release.decision_id },
-      action: { name: a.action.name, version: a.action.version, args_digest: a.action.args_digest },
-    },
-    policy_revision: release.policy_revision,
-    subject: a.requester.id,
-    tenant: a.requester.tenant,
-    action: a.action.name,
-    resource: a.resource,
-    decision: release.decision.decision,
-    reasons: [
-      {
-        code: "approval_grant_collected",
-        message: `the requester collected the grant of approval ${a.id}`,
-        visible_to_model: true,
-      },
-    ],
-    conditions: release.decision.conditions,
-    error: null,
-    grant_jti: grant.jti,
-    approval_id: a.id,
-    request_id: requestId,
-  });
+  await gw.log.append(approvalCollectedEntry({ approval: a, release, grant, requestId }));
   const collected = await gw.store.collectApprovalGrant(a.id, grant, now);
   return collected ?? (await current(gw, a));
 }

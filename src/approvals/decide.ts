@@ -17,11 +17,12 @@ import { randomUUID } from "node:crypto";
 import { WritError } from "../core/errors.ts";
 import type { Gateway } from "../core/gateway.ts";
 import type { Reason, Subject } from "../core/types.ts";
+import { approvalRefusalEntry } from "../decisionlog/index.ts";
 import { chargeLimits } from "../pipeline/05-decide.ts";
 import { nowOf } from "../pipeline/06-approval.ts";
 import { type Decision, decideAndLog, type Settled } from "../pipeline/decide-and-log.ts";
 import type { ApprovalRecord, ApprovalUpdate } from "../store/types.ts";
-import { APPROVALS_PATH, expireIfDue, isEligibleApprover, isRequester, logTransition } from "./access.ts";
+import { expireIfDue, isEligibleApprover, isRequester, logTransition } from "./access.ts";
 
 /** Loads a request an approver may decide: visible, still pending, not expired, role held. */
 async function decidable(
@@ -88,25 +89,16 @@ interface DecisionAttempt {
 async function logRefusal(gw: Gateway, attempt: DecisionAttempt, error: unknown): Promise<unknown> {
   const e = WritError.from(error);
   const { approver } = attempt;
-  await gw.log.append({
-    path: APPROVALS_PATH,
-    input: {
+  await gw.log.append(
+    approvalRefusalEntry({
       attempt: attempt.op,
-      approval: { id: attempt.id.slice(0, 200) },
-      actor: { id: approver.id, tenant: approver.tenant, roles: approver.roles },
-    },
-    policy_revision: gw.policy.revision ?? "none",
-    subject: approver.id,
-    tenant: approver.tenant,
-    action: `${attempt.op} approval`,
-    resource: null,
-    decision: "deny",
-    reasons: [{ code: "approval_decision_refused", message: e.message, visible_to_model: false }],
-    error: e.category,
-    // On the approver's tenant's record: a request of another tenant is not revealed to its own.
-    approval_id: attempt.id.length <= 200 ? attempt.id : null,
-    request_id: attempt.requestId,
-  });
+      approvalId: attempt.id,
+      approver,
+      error: e,
+      requestId: attempt.requestId,
+      policyRevision: gw.policy.revision ?? "none",
+    }),
+  );
   return error;
 }
 

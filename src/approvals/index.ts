@@ -1,6 +1,6 @@
 /** Approvals (DESIGN section 6): requests stored by the pipeline's approval stage, decided by approvers. */
 export { type ApprovalRequestParts, requestApproval } from "../pipeline/06-approval.ts";
-export { APPROVALS_PATH, isEligibleApprover } from "./access.ts";
+export { isEligibleApprover } from "./access.ts";
 // Reading an approval as its requester collects the grant of an approved request (collect.ts).
 export { readApproval } from "./collect.ts";
 export { type ApproveResult, approve, reject } from "./decide.ts";

@@ -24,13 +24,12 @@ import { z } from "zod";
 import { WritError } from "../core/errors.ts";
 import type { Gateway } from "../core/gateway.ts";
 import type { Subject } from "../core/types.ts";
+import { consoleEntry } from "../decisionlog/index.ts";
 import { currentRevision } from "../pipeline/08-log.ts";
 import type { ConsoleSession, ConsoleSessionUse } from "../store/types.ts";
 
 export const SESSION_COOKIE = "writ_console";
 export const CONSOLE_PATH = "/console";
-/** The decision-log path of console sign-ins and sign-outs. */
-export const CONSOLE_LOG_PATH = "writ/console";
 
 export interface ConsoleRoles {
   reviewer: readonly string[];
@@ -61,7 +60,11 @@ export interface Viewer {
 }
 
 export interface ConsoleEnv {
-  Variables: { viewer: Viewer };
+  /**
+   * `requestId` is set by the app's request-id middleware before the console (Writ's own id, as on
+   * every entrance); `subject` (the viewer's) for the audit interceptor.
+   */
+  Variables: { viewer: Viewer; subject: Subject; requestId: string };
 }
 
 /** A session id as the cookie carries it: 32 random bytes, base64url. */
@@ -107,62 +110,41 @@ function isHttps(c: Context): boolean {
   return new URL(c.req.url).protocol === "https:";
 }
 
+/** Writ's id of the request (the app's request-id middleware runs before the console). */
 function requestIdOf(c: Context): string {
-  return c.req.header("x-request-id") ?? randomUUID();
+  const id: unknown = c.get("requestId");
+  return typeof id === "string" ? id : randomUUID();
 }
 
-type Actor = { id: string; tenant: string; roles: string[] } | null;
-
-/** A console entry on the chain: who (when known), what, and the outcome's one reason. */
-function logConsoleEvent(
-  gw: Gateway,
-  c: Context,
-  event: "sign_in" | "sign_out",
-  actor: Actor,
-  details: Record<string, unknown>,
-  outcome: { code: string; message: string; error: WritError | null },
-): Promise<unknown> {
-  return gw.log.append({
-    path: CONSOLE_LOG_PATH,
-    input: { surface: "console", event, actor, ...details },
-    policy_revision: currentRevision(gw),
-    subject: actor?.id ?? null,
-    tenant: actor?.tenant ?? null,
-    action: `console.${event}`,
-    resource: null,
-    decision: outcome.error === null ? "allow" : "deny",
-    reasons: [{ code: outcome.code, message: outcome.message, visible_to_model: false }],
-    error: outcome.error?.category ?? null,
-    request_id: requestIdOf(c),
-  });
-}
-
-/** A sign-in or sign-out: who, which session (a prefix of its hash, not the id), until when. */
+/** A sign-in or sign-out: who, which session (the entry keeps a prefix of its hash), until when. */
 function logSession(gw: Gateway, c: Context, event: "sign_in" | "sign_out", session: ConsoleSession) {
-  const actor = { id: session.subject, tenant: session.tenant, roles: session.roles };
-  const details = { session: session.id_hash.slice(0, 16), expires_at: session.expires_at.toISOString() };
   const did = event === "sign_in" ? "signed in to" : "signed out of";
-  return logConsoleEvent(gw, c, event, actor, details, {
-    code: `console_${event}`,
-    message: `${session.subject} ${did} the console`,
-    error: null,
-  });
+  return gw.log.append(
+    consoleEntry({
+      event,
+      actor: { id: session.subject, tenant: session.tenant, roles: session.roles },
+      session: { idHash: session.id_hash, expiresAt: session.expires_at },
+      code: `console_${event}`,
+      message: `${session.subject} ${did} the console`,
+      error: null,
+      requestId: requestIdOf(c),
+      policyRevision: currentRevision(gw),
+    }),
+  );
 }
 
 /** A refused sign-in: who (when the token verified) and why. */
 function logRefusedSignIn(gw: Gateway, c: Context, refused: WritError, subject: Subject | undefined) {
-  const actor = subject ? { id: subject.id, tenant: subject.tenant, roles: subject.roles } : null;
-  return logConsoleEvent(
-    gw,
-    c,
-    "sign_in",
-    actor,
-    {},
-    {
+  return gw.log.append(
+    consoleEntry({
+      event: "sign_in",
+      actor: subject ?? null,
       code: "console_sign_in_refused",
       message: `console sign-in refused: ${refused.message}`,
       error: refused,
-    },
+      requestId: requestIdOf(c),
+      policyRevision: currentRevision(gw),
+    }),
   );
 }
 
@@ -296,6 +278,7 @@ export function requireSession(
       });
     }
     c.set("viewer", viewer);
+    c.set("subject", viewer.subject);
     await next();
   };
 }

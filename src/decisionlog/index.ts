@@ -1,6 +1,5 @@
 /** The tamper-evident decision log (DESIGN section 8). */
 
-export { callerRequestIdOf, noteCallerRequestId } from "./caller-request-ids.ts";
 export {
   Checkpointer,
   type CheckpointerOptions,
@@ -26,25 +25,37 @@ export {
   witnessOf,
 } from "./checkpoint-witness.ts";
 export { detectSecrets, isSensitiveKey, MASK } from "./detectors.ts";
+export type {
+  ApprovalCollectedFacts,
+  ApprovalRefusalFacts,
+  ApprovalTransitionFacts,
+} from "./entries/approvals.ts";
+export type { ConsoleFacts } from "./entries/console.ts";
+export type { ExecutedGrant, ExecutionFacts } from "./entries/execute.ts";
+export type {
+  HttpRefusalFacts,
+  ResourceWriteFacts,
+  TenancyFacts,
+} from "./entries/http.ts";
+export type { EvaluatedFacts, EvaluationFacts, RefusalFacts, ShadowFacts } from "./entries/policy.ts";
+export { hashEntry } from "./hash.ts";
 export {
-  type EvaluatedFacts,
-  type EvaluationFacts,
-  EXECUTE_PATH,
-  type ExecutedGrant,
-  type ExecutionFacts,
+  approvalCollectedEntry,
+  approvalRefusalEntry,
+  approvalTransitionEntry,
+  consoleEntry,
+  ENTRY_KINDS,
+  type EntryKind,
+  type EntryKindName,
   evaluationEntry,
   executionEntry,
-  HTTP_PATH,
-  type HttpRefusalFacts,
   httpRefusalEntry,
-  type RefusalFacts,
   refusalEntry,
-  SHADOW_PATH,
-  type ShadowFacts,
+  resourceWriteEntry,
   shadowEntry,
   shadowedDecisionId,
-} from "./entry.ts";
-export { hashEntry } from "./hash.ts";
+  tenancyEntry,
+} from "./kinds.ts";
 export {
   type BreakReason,
   DecisionLog,
@@ -61,10 +72,9 @@ export {
 } from "./monitor.ts";
 export { type Redacted, type RedactionRules, redact, redactionRulesSchema } from "./redact.ts";
 export {
-  noteAppend,
   RefusalAggregator,
   type RefusalAggregatorOptions,
   type RefusalLog,
   refusalReason,
-  trackRefusals,
 } from "./refusals.ts";
+export { type OpenRequest, OpenRequests } from "./requests.ts";

@@ -20,10 +20,9 @@ import type {
   NewDecisionEntry,
   TenantScope,
 } from "../store/types.ts";
-import { callerRequestIdOf } from "./caller-request-ids.ts";
 import { hashEntry } from "./hash.ts";
 import { type RedactionRules, type ResolvedRedactionRules, redact, resolveRedactionRules } from "./redact.ts";
-import { noteAppend } from "./refusals.ts";
+import { OpenRequests } from "./requests.ts";
 
 /** What a caller knows about a decision; the log adds the id (unless given), time and redaction. */
 /** Most entries written in one transaction. */
@@ -53,7 +52,7 @@ export interface DecisionParts {
   conditions?: Condition[];
   /** Writ's own id of the request (minted per request, never the caller's). */
   request_id: string;
-  /** The id the caller sent, when known; by default the one noted for `request_id` (caller-request-ids.ts). */
+  /** The id the caller sent, when known; by default the one of the open request `request_id` (requests.ts). */
   caller_request_id?: string | undefined;
 }
 
@@ -115,6 +114,9 @@ export class DecisionLog {
   readonly #writing = new Set<Promise<void>>();
   readonly #queue: Waiting[] = [];
 
+  /** The requests being answered: their callers' ids, and whether each logged a refusal. */
+  readonly requests = new OpenRequests();
+
   /** Run when the log drains (shutdown): writers that hold entries back append them. */
   readonly #beforeDrain: Array<() => Promise<void>> = [];
 
@@ -139,7 +141,7 @@ export class DecisionLog {
    * in the chain (`get` reads the whole entry). Appends are written in the order they were called.
    */
   append(parts: DecisionParts): Promise<LoggedDecision> {
-    noteAppend(parts);
+    this.requests.noteAppend(parts);
     let entry: NewDecisionEntry;
     try {
       entry = this.#build(parts);
@@ -307,7 +309,7 @@ export class DecisionLog {
 
   #build(parts: DecisionParts): NewDecisionEntry {
     const redacted = redact(parts.input, this.#rules);
-    const caller = parts.caller_request_id ?? callerRequestIdOf(parts.request_id);
+    const caller = parts.caller_request_id ?? this.requests.callerOf(parts.request_id);
     return {
       decision_id: parts.decision_id ?? randomUUID(),
       timestamp: this.#now().toISOString(),

@@ -1,56 +1,16 @@
 /**
  * Refusals on the record without filling the disk (issue 15).
  *
- * - `trackRefusals(fn)` runs one request and says whether a refusal (an entry deciding `deny` or
- *   `error`) was appended while it ran, so that a surface that logs its own refusals (the
- *   pipeline, tenancy, approvals) is not logged twice by the HTTP layer's catch-all.
+ * - The audit interceptor (`src/http/audit.ts`) logs a refused request that nothing else logged
+ *   (the log notes refusals per request: `requests.ts`).
  * - `RefusalAggregator` turns a flood of identical refusals from one source into a bounded number
  *   of entries: the first of a window is appended at once; the rest of the window are counted,
  *   and summarized in one entry (with their count and first and last request ids) when the
  *   window closes, or when the log drains at shutdown. Nothing is lost: the counts of a key's
  *   entries add up to the refusals seen.
  */
-import { callerRequestIdOf } from "./caller-request-ids.ts";
 import type { DecisionParts } from "./log.ts";
-
-interface TrackedRequest {
-  refusalLogged: boolean;
-}
-
-/**
- * The requests being tracked, by request id. Not an AsyncLocalStorage: one in use makes Node run
- * a promise hook for every promise of the process, a cost every request paid (issue 16). The log
- * knows each append's request id; a caller may send the same `X-Request-Id` on two requests at
- * once, so an append whose id is tracked more than once marks none of them: each such request
- * then logs its own refusal (a refusal on the record twice rather than none).
- */
-const tracked = new Map<string, TrackedRequest[]>();
-
-/** Called by the log for every append: notes a refusal in the request that appended it. */
-export function noteAppend(parts: Pick<DecisionParts, "decision" | "request_id">): void {
-  if (parts.decision !== "deny" && parts.decision !== "error") return;
-  const requests = tracked.get(parts.request_id);
-  if (requests?.length === 1) requests[0]!.refusalLogged = true;
-}
-
-/** Runs `fn` (request `requestId`); answers whether a refusal was appended for it while it ran. */
-export async function trackRefusals(
-  requestId: string,
-  fn: () => Promise<void>,
-): Promise<{ refusalLogged: boolean }> {
-  const request: TrackedRequest = { refusalLogged: false };
-  const requests = tracked.get(requestId);
-  if (requests) requests.push(request);
-  else tracked.set(requestId, [request]);
-  try {
-    await fn();
-  } finally {
-    const list = tracked.get(requestId);
-    if (list?.length === 1) tracked.delete(requestId);
-    else list?.splice(list.indexOf(request), 1);
-  }
-  return request;
-}
+import type { OpenRequests } from "./requests.ts";
 
 /**
  * What makes two refusals "identical" for aggregation: the message with what varies from one
@@ -68,6 +28,8 @@ export function refusalReason(category: string, message: string): string {
 
 export interface RefusalLog {
   append(parts: DecisionParts): Promise<unknown>;
+  /** The requests being answered: a counted refusal is on the record too, with its caller's id. */
+  readonly requests: Pick<OpenRequests, "noteAppend" | "callerOf">;
 }
 
 export interface RefusalAggregatorOptions {
@@ -109,9 +71,9 @@ export class RefusalAggregator {
    */
   async record(key: string, refusal: DecisionParts): Promise<void> {
     // On the record (now or in the window's summary): the request logged its refusal.
-    noteAppend(refusal);
+    this.#log.requests.noteAppend(refusal);
     // Read now, while the request is answered: a summary is appended after it was.
-    const caller = refusal.caller_request_id ?? callerRequestIdOf(refusal.request_id);
+    const caller = refusal.caller_request_id ?? this.#log.requests.callerOf(refusal.request_id);
     const parts = { ...refusal, caller_request_id: caller };
     const open = this.#windows.get(key);
     if (open) {

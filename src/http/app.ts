@@ -15,8 +15,9 @@
  *   /console/…                    the web console for reviewers and approvers (src/console/)
  *
  * With OpenTelemetry on, every `/v1` and `/mcp` request is a span first (middleware/tracing).
- * Every `/v1` request gets its request id (middleware/request-id), is audited (audit.ts: every
- * 400/401/403/413 answer is on the decision log) and passes the body limit; routes that need a
+ * Every `/v1`, `/mcp` and `/console` request gets its request id (middleware/request-id) and is
+ * audited (audit.ts: every 400/401/403/413 answer is on the decision log); `/v1` and `/mcp`
+ * requests pass the body limit (the console has its own); routes that need a
  * caller authenticate it once (middleware/auth). Whatever is thrown becomes
  * a structured WritError body in the one `onError` (errors.ts; DESIGN section 7).
  */
@@ -32,7 +33,7 @@ import {
   transportSecurity,
 } from "../mcp/transport-security.ts";
 import { type Gateway, toolDiscovery } from "../pipeline/index.ts";
-import { auditRefusals } from "./audit.ts";
+import { auditRequests } from "./audit.ts";
 import type { AppOptions, HttpEnv } from "./env.ts";
 import { notFound, onError, payloadTooLarge } from "./errors.ts";
 import { bodyLimit } from "./middleware/body-limit/index.ts";
@@ -72,7 +73,8 @@ export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
     const own = aggregator;
     gw.log.beforeDrain(() => own.flush());
   }
-  const audited = auditRefusals({ log: gw.log, aggregator, policy: gw.policy });
+  // One audit interceptor for every entrance: the API, /mcp and the console.
+  const audited = auditRequests({ log: gw.log, aggregator, policy: gw.policy });
   if (options.tracing) {
     app.use("/v1/*", traceRequests(options.tracing));
     if (options.mcpEndpoint !== false) app.use("/mcp", traceRequests(options.tracing));
@@ -103,6 +105,7 @@ export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
   app.route("/v1/resources", resourceRoutes(gw, options.roles.admin, options.roles.platform));
   app.route("/.well-known", wellKnownRoutes(gw));
   app.route("/", healthRoutes(gw));
+  app.use("/console/*", requestId(), audited);
   app.route("/console", consoleRoutes(gw, options.roles, options.console));
   return app;
 }

@@ -4,7 +4,7 @@ import type { Gateway, ProposalRequest } from "../core/gateway.ts";
 import type { ProposedCall } from "../core/types.ts";
 import { refusalEntry } from "../decisionlog/index.ts";
 import { parseProposal } from "../intake/index.ts";
-import { currentRevision, INTAKE_PATH, logRequestRefusal } from "./08-log.ts";
+import { currentRevision, logRequestRefusal } from "./08-log.ts";
 
 export type IntakeRequest = Pick<
   ProposalRequest,
@@ -21,7 +21,6 @@ export async function intake(gw: Gateway, req: IntakeRequest): Promise<ProposedC
     await logRequestRefusal(
       gw,
       refusalEntry({
-        path: INTAKE_PATH,
         input: { format: req.format, session: req.session ?? null },
         policyRevision: currentRevision(gw),
         subject: null,

@@ -9,7 +9,7 @@ import { refusalEntry, refusalReason } from "../decisionlog/index.ts";
 import type { NormalizedCall } from "../normalize/index.ts";
 import { type IntakeRequest, intake } from "./01-intake.ts";
 import { normalizeCalls } from "./02-normalize.ts";
-import { currentRevision, INTAKE_PATH, logRequestRefusal } from "./08-log.ts";
+import { currentRevision, logRequestRefusal } from "./08-log.ts";
 
 export async function identify(
   gw: Gateway,
@@ -39,7 +39,6 @@ async function logUnauthenticated(
     const n = normalized[i];
     const ok = n !== undefined && !(n instanceof WritError);
     const parts = refusalEntry({
-      path: INTAKE_PATH,
       input: { tool: call.tool, source: call.source, session: req.session ?? null },
       policyRevision: currentRevision(gw),
       subject: null,

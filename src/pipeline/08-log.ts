@@ -5,9 +5,6 @@
 import type { Gateway } from "../core/gateway.ts";
 import type { DecisionParts, LoggedDecision } from "../decisionlog/index.ts";
 
-/** The log path of refusals decided before any policy ran (payload, token, call). */
-export const INTAKE_PATH = "writ/intake";
-
 /** The policy revision a refusal is logged under: the one loaded now. */
 export function currentRevision(gw: Pick<Gateway, "policy">): string {
   return gw.policy.revision ?? "none";

@@ -43,7 +43,7 @@ import { identify } from "./03-identity.ts";
 import { allows, denial, visible } from "./05-decide.ts";
 import { approvalRequired, requestApproval } from "./06-approval.ts";
 import { issueGrant } from "./07-grant.ts";
-import { currentRevision, INTAKE_PATH, logDecision } from "./08-log.ts";
+import { currentRevision, logDecision } from "./08-log.ts";
 import { type Decision, decideAndLog, type Settled } from "./decide-and-log.ts";
 import { executeGranted, suggestedTo } from "./execute.ts";
 import { runScheduled } from "./schedule.ts";
@@ -258,7 +258,6 @@ async function refuseCall(
       logDecision(
         gw,
         refusalEntry({
-          path: INTAKE_PATH,
           input: {
             tool: call.tool,
             source: call.source,

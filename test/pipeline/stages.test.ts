@@ -10,7 +10,7 @@ import { resourceContext } from "../../src/pipeline/04-resource.ts";
 import { allows, decide, denial, policyInput, visible } from "../../src/pipeline/05-decide.ts";
 import { approvalRequired, requestApproval } from "../../src/pipeline/06-approval.ts";
 import { executorOf, issueGrant } from "../../src/pipeline/07-grant.ts";
-import { currentRevision, INTAKE_PATH, logDecision, logRequestRefusal } from "../../src/pipeline/08-log.ts";
+import { currentRevision, logDecision, logRequestRefusal } from "../../src/pipeline/08-log.ts";
 import { dispatch } from "../../src/pipeline/09-dispatch.ts";
 import { result } from "../../src/pipeline/10-result.ts";
 import { type UnitGateway, unitGateway } from "./harness.ts";
@@ -65,7 +65,12 @@ describe("1. intake", () => {
     );
     const [entry, ...rest] = await u.entries();
     expect(rest).toEqual([]);
-    expect(entry).toMatchObject({ path: INTAKE_PATH, decision: "error", subject: null, request_id: "req-1" });
+    expect(entry).toMatchObject({
+      path: "writ/intake",
+      decision: "error",
+      subject: null,
+      request_id: "req-1",
+    });
     expect(entry?.input).toEqual({ format: "canonical", session: "s" });
   });
 });
@@ -265,7 +270,7 @@ describe("7. grant", () => {
 describe("8. log", () => {
   it("appends a decision; a request refusal also counts as an error decision", async () => {
     const parts = {
-      path: INTAKE_PATH,
+      path: "writ/intake",
       input: {},
       policy_revision: currentRevision(u.gw),
       subject: null,

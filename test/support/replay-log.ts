@@ -210,7 +210,6 @@ export async function writeReplayLog(
       });
       parts = {
         ...refusalEntry({
-          path: "writ/intake",
           input: { raw: "{" },
           policyRevision: engine.revision ?? "none",
           subject: who,

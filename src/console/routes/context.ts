@@ -2,7 +2,6 @@
  * What every group of console routes shares: the gateway, the roles and session settings, the
  * chain's status, the viewer's tenant scope, and the strict reading of addresses and forms.
  */
-import { randomUUID } from "node:crypto";
 import type { Context } from "hono";
 import { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../../core/errors.ts";
@@ -39,8 +38,9 @@ export async function formOf(c: Context): Promise<Record<string, unknown>> {
   return { ...(await c.req.parseBody()) };
 }
 
+/** Writ's own id of the request (the app's request-id middleware runs before the console). */
 export function requestIdOf(c: Context<ConsoleEnv>): string {
-  return c.req.header("x-request-id") ?? randomUUID();
+  return c.var.requestId;
 }
 
 /** The viewer's tenant, or the one a platform role names (logged): the same rule as the API. */

@@ -10,17 +10,13 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import { jsonDigest } from "../../core/digest.ts";
 import { WritError } from "../../core/errors.ts";
-import type { DecisionParts } from "../../decisionlog/index.ts";
+import { type ResourceWriteFacts, resourceWriteEntry } from "../../decisionlog/index.ts";
 import type { ResourceStore, StoredResource } from "../../store/types.ts";
 import type { HttpEnv } from "../env.ts";
 import { authenticate, type BearerVerifier, requireRole } from "../middleware/auth/index.ts";
 import { EVERY_TENANT, routeScope, type ScopeLog } from "../middleware/auth/tenancy.ts";
 import { jsonBody, parseWith } from "../request.ts";
-
-/** The decision-log path of resource writes. */
-export const RESOURCES_PATH = "writ/resources";
 
 const tenantName = z
   .string()
@@ -46,12 +42,6 @@ export interface ResourceRoutesGateway {
   policy: { readonly revision: string | undefined };
 }
 
-function versionOf(r: StoredResource | undefined) {
-  return r === undefined
-    ? null
-    : { owner: r.owner, tenant: r.tenant, revision: r.revision, attributes_digest: jsonDigest(r.attributes) };
-}
-
 export function resourceRoutes(
   gw: ResourceRoutesGateway,
   adminRoles: readonly string[],
@@ -59,13 +49,18 @@ export function resourceRoutes(
 ): Hono<HttpEnv> {
   const authenticated = authenticate(gw.identity);
   const scopeOf = routeScope(gw, platformRoles);
-  const logWrite = (parts: Omit<DecisionParts, "path" | "policy_revision" | "action">) =>
-    gw.log.append({
-      ...parts,
-      path: RESOURCES_PATH,
-      policy_revision: gw.policy.revision ?? "none",
-      action: "PUT /v1/resources",
-    });
+  const logWrite = (
+    facts: Omit<ResourceWriteFacts, "surface" | "policyRevision" | "requestId">,
+    requestId: string,
+  ) =>
+    gw.log.append(
+      resourceWriteEntry({
+        ...facts,
+        surface: "PUT /v1/resources",
+        requestId,
+        policyRevision: gw.policy.revision ?? "none",
+      }),
+    );
 
   return new Hono<HttpEnv>()
     .put("/:type/:id", authenticated, requireRole(adminRoles, "writing resources"), async (c) => {
@@ -80,41 +75,24 @@ export function resourceRoutes(
         tenant,
         attributes: body.attributes,
       });
-      const actor = { id: subject.id, tenant: subject.tenant, roles: subject.roles };
       if (!written.ok) {
-        await logWrite({
-          input: { actor, resource: ref, tenant },
-          subject: subject.id,
-          tenant: subject.tenant,
-          resource: ref,
-          decision: "deny",
-          reasons: [
-            {
-              code: "resource_held_elsewhere",
-              message: "another tenant holds this name",
-              visible_to_model: false,
-            },
-          ],
-          error: "conflict",
-          request_id: requestId,
-        });
+        await logWrite(
+          { actor: subject, resource: ref, tenant, outcome: { kind: "held_elsewhere" } },
+          requestId,
+        );
         throw new WritError("conflict", `${ref.type}/${ref.id} cannot be written by tenant ${tenant}`, {
           suggestedFix: "resource names are shared by every tenant: choose another id",
         });
       }
-      await logWrite({
-        input: {
-          actor,
+      await logWrite(
+        {
+          actor: subject,
           resource: ref,
-          before: versionOf(written.previous),
-          after: versionOf(written.resource),
+          tenant,
+          outcome: { kind: "written", before: written.previous, after: written.resource },
         },
-        subject: subject.id,
-        tenant,
-        resource: ref,
-        decision: "allow",
-        request_id: requestId,
-      });
+        requestId,
+      );
       return c.json(written.resource);
     })
     .get("/:type/:id", authenticated, requireRole(adminRoles, "reading resources"), async (c) => {

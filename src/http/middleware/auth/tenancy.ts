@@ -8,11 +8,9 @@
  */
 import { WritError } from "../../../core/errors.ts";
 import type { Subject } from "../../../core/types.ts";
-import type { DecisionParts } from "../../../decisionlog/index.ts";
+import { type DecisionParts, tenancyEntry } from "../../../decisionlog/index.ts";
 import { ALL_TENANTS, type TenantScope } from "../../../store/types.ts";
 
-/** The decision-log path of cross-tenant reach. */
-export const TENANCY_PATH = "writ/tenancy";
 /** What a platform caller names to reach every tenant at once. */
 export const EVERY_TENANT = "*";
 
@@ -61,36 +59,17 @@ export async function tenantScope(log: ScopeLog, r: ScopeRequest): Promise<Tenan
   const own = r.subject.tenant;
   if (r.requested === undefined || r.requested === own) return { tenant: own };
   const allowed = isPlatform(r.subject, r.platformRoles);
-  await log.append({
-    path: TENANCY_PATH,
-    input: {
+  await log.append(
+    tenancyEntry({
       surface: r.surface,
-      actor: { id: r.subject.id, tenant: own, roles: r.subject.roles },
-      target_tenant: r.requested,
-    },
-    policy_revision: r.policyRevision,
-    subject: r.subject.id,
-    // On the target tenant's record, so that its reviewers see who looked (null: every tenant).
-    tenant: r.requested === EVERY_TENANT ? null : r.requested,
-    action: r.surface,
-    resource: null,
-    decision: allowed ? "allow" : "deny",
-    reasons: [
-      allowed
-        ? {
-            code: "platform_reach",
-            message: `${r.subject.id} of tenant ${own} reached tenant ${r.requested} with a platform role`,
-            visible_to_model: false,
-          }
-        : {
-            code: "cross_tenant_refused",
-            message: `${r.subject.id} of tenant ${own} asked for tenant ${r.requested} without a platform role`,
-            visible_to_model: false,
-          },
-    ],
-    error: allowed ? null : "forbidden",
-    request_id: r.requestId,
-  });
+      actor: r.subject,
+      target: r.requested,
+      everyTenant: r.requested === EVERY_TENANT,
+      allowed,
+      requestId: r.requestId,
+      policyRevision: r.policyRevision,
+    }),
+  );
   if (!allowed) {
     throw new WritError("forbidden", `${r.surface} reaches your own tenant (${own}) only`, {
       suggestedFix:

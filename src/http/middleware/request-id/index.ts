@@ -5,13 +5,11 @@
  * it, so no caller can choose it or copy another caller's. The caller's id, when it is within
  * hono's request-id bounds (at most 255 characters, each a letter, digit, `_`, `-` or `=`), is
  * kept beside it: `c.var.callerRequestId`, and `caller_request_id` in the entries the request
- * appends (until its answer has been sent, a stream included); anything else is dropped.
+ * appends (the audit interceptor, `../../audit.ts`, tells the log); anything else is dropped.
  */
 import { randomUUID } from "node:crypto";
 import { createMiddleware } from "hono/factory";
-import { noteCallerRequestId } from "../../../decisionlog/index.ts";
 import type { RequestIdVariables } from "../../env.ts";
-import { afterAnswer } from "../../stream-end.ts";
 
 /** hono's `requestId()` bounds on an id a caller sends: length and characters. */
 export const CALLER_REQUEST_ID = /^[\w\-=]{1,255}$/;
@@ -22,15 +20,7 @@ export function requestId(generate: () => string = randomUUID) {
     c.set("requestId", own);
     c.header("x-request-id", own);
     const sent = c.req.header("x-request-id");
-    if (sent === undefined || !CALLER_REQUEST_ID.test(sent)) return next();
-    c.set("callerRequestId", sent);
-    const forget = noteCallerRequestId(own, sent);
-    try {
-      await next();
-    } catch (error) {
-      forget();
-      throw error;
-    }
-    afterAnswer(c, forget);
+    if (sent !== undefined && CALLER_REQUEST_ID.test(sent)) c.set("callerRequestId", sent);
+    await next();
   });
 }
