@@ -16,7 +16,7 @@ import { startShipper } from "../decisionlog/ship/index.ts";
 import { demoWorkspace, VirtualRepository } from "../demo/repository.ts";
 import type { CredentialResolver } from "../dispatch/index.ts";
 import { GrantSigner } from "../grants/index.ts";
-import { DevIssuer, IdentityVerifier, type IssuerConfigInput } from "../identity/index.ts";
+import { IdentityVerifier, trustedIssuers } from "../identity/index.ts";
 import type { McpUpstreams } from "../mcp/index.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
 import {
@@ -68,16 +68,7 @@ export async function startPolicy(
 
 /** The configured issuers, and the development issuer when it is on. */
 export async function startIdentity(config: GatewayConfig): Promise<IdentityVerifier> {
-  const issuers: IssuerConfigInput[] = [...config.identity.issuers];
-  const dev = config.identity.dev_issuer;
-  if (dev.enabled) {
-    const issuer = await DevIssuer.create({
-      keyFile: dev.key_file,
-      issuer: dev.issuer,
-      audience: dev.audience,
-    });
-    issuers.push(issuer.issuerConfig());
-  }
+  const issuers = await trustedIssuers(config.identity);
   const { resource, scopes_supported: scopes } = config.mcp;
   return new IdentityVerifier(
     { issuers },

@@ -16,7 +16,7 @@ import {
   type PolicyEngineOptions,
   type RevisionArchive,
 } from "../policy/index.ts";
-import { postgresSettings } from "../store/index.ts";
+import { postgresSettings } from "../store/open.ts";
 import type { Closers } from "./closers.ts";
 
 /** Where a policy comes from: a folder, or a bundle file or server (`policy:`, `policy.shadow:`). */
@@ -114,7 +114,7 @@ function opaRuntimeOf(policy: GatewayConfig["policy"]): OpaRuntime | "disabled" 
  * compile again; the package's sample policies are named from the package's root, as the entry
  * the build precompiled for them.
  */
-function compiledPolicyOptions(config: GatewayConfig, dir: string): PolicyEngineOptions {
+export function compiledPolicyOptions(config: GatewayConfig, dir: string): PolicyEngineOptions {
   const sqlite = postgresSettings(config.store) === undefined ? config.store.sqlite : undefined;
   return {
     compiledCache: compiledCacheBeside(sqlite),
