@@ -14,7 +14,7 @@
  * HMAC keyed with the session id, which a page on another site can neither read nor compute (and
  * neither can a reader of the store, which holds only the id's hash).
  */
-import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { csrf } from "hono/csrf";
@@ -24,6 +24,7 @@ import { z } from "zod";
 import { WritError } from "../core/errors.ts";
 import type { Gateway } from "../core/gateway.ts";
 import type { Subject } from "../core/types.ts";
+import { hasAnyRole } from "../identity/roles.ts";
 import { currentRevision } from "../pipeline/08-log.ts";
 import type { ConsoleSession, ConsoleSessionUse } from "../store/types.ts";
 
@@ -81,12 +82,8 @@ function sameToken(given: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function hasAny(subject: Subject, roles: readonly string[]): boolean {
-  return subject.roles.some((role) => roles.includes(role));
-}
-
 function abilitiesOf(subject: Subject, roles: ConsoleRoles) {
-  return { canReview: hasAny(subject, roles.reviewer), canApprove: hasAny(subject, roles.approver) };
+  return { canReview: hasAnyRole(subject, roles.reviewer), canApprove: hasAnyRole(subject, roles.approver) };
 }
 
 /** Why `subject` may not use the console (no reviewer or approver role), or undefined. */
@@ -107,8 +104,9 @@ function isHttps(c: Context): boolean {
   return new URL(c.req.url).protocol === "https:";
 }
 
-function requestIdOf(c: Context): string {
-  return c.req.header("x-request-id") ?? randomUUID();
+/** Writ's own id of the request (`requestId()` runs before every console route). */
+function requestIdOf(c: Context<{ Variables: { requestId: string } }>): string {
+  return c.var.requestId;
 }
 
 type Actor = { id: string; tenant: string; roles: string[] } | null;

@@ -15,9 +15,9 @@
  *   /console/…                    the web console for reviewers and approvers (src/console/)
  *
  * With OpenTelemetry on, every `/v1` and `/mcp` request is a span first (middleware/tracing).
- * Every `/v1` request gets its request id (middleware/request-id), is audited (audit.ts: every
- * 400/401/403/413 answer is on the decision log) and passes the body limit; routes that need a
- * caller authenticate it once (middleware/auth). Whatever is thrown becomes
+ * Every `/v1`, `/mcp` and `/console` request gets its request id (middleware/request-id); every
+ * `/v1` request is audited (audit.ts: every 400/401/403/413 answer is on the decision log) and
+ * passes the body limit; routes that need a caller authenticate it once (middleware/auth). Whatever is thrown becomes
  * a structured WritError body in the one `onError` (errors.ts; DESIGN section 7).
  */
 import { Hono } from "hono";
@@ -103,6 +103,7 @@ export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
   app.route("/v1/resources", resourceRoutes(gw, options.roles.admin, options.roles.platform));
   app.route("/.well-known", wellKnownRoutes(gw));
   app.route("/", healthRoutes(gw));
+  app.use("/console/*", requestId());
   app.route("/console", consoleRoutes(gw, options.roles, options.console));
   return app;
 }

@@ -20,6 +20,7 @@ export {
   type DevJwk,
   type MintOptions,
 } from "./dev-issuer.ts";
+export { hasAnyRole } from "./roles.ts";
 export { type TrustSettings, trustedIssuers } from "./trusted.ts";
 export {
   IdentityVerifier,

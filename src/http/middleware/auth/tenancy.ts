@@ -9,6 +9,7 @@
 import { WritError } from "../../../core/errors.ts";
 import type { Subject } from "../../../core/types.ts";
 import type { DecisionParts } from "../../../decisionlog/index.ts";
+import { hasAnyRole } from "../../../identity/roles.ts";
 import { ALL_TENANTS, type TenantScope } from "../../../store/types.ts";
 
 /** The decision-log path of cross-tenant reach. */
@@ -32,7 +33,7 @@ export interface ScopeLog {
 }
 
 export function isPlatform(subject: Subject, platformRoles: readonly string[]): boolean {
-  return subject.roles.some((role) => platformRoles.includes(role));
+  return hasAnyRole(subject, platformRoles);
 }
 
 /** What a route knows of the request: the verified caller and the request id. */
