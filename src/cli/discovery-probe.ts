@@ -5,22 +5,19 @@
  * same issuers, and discovery's own input (`src/discovery/`). `writ tools --as` prints it;
  * `writ policy check`/`test` warn with it when a policy would hide every tool.
  */
-import path from "node:path";
-import { samplePoliciesDir } from "../config/config.ts";
+import { compiledPolicyOptions } from "../assembly/policy.ts";
 import type { GatewayConfig } from "../config/index.ts";
 import { ContractRegistry, type ModelFamily, type ToolContract } from "../contracts/index.ts";
 import type { Subject } from "../core/types.ts";
 import { type DiscoveryOutcome, discover } from "../discovery/index.ts";
 import { ClaimsError, subjectFromClaims } from "../identity/claims.ts";
 import {
-  DevIssuer,
   IdentityVerifier,
   type IssuerConfigInput,
   parseIdentityConfig,
+  trustedIssuers,
 } from "../identity/index.ts";
-import { compiledCacheBeside } from "../policy/compiled-cache.ts";
 import { loadPolicyBuiltins, PolicyEngine } from "../policy/index.ts";
-import { postgresSettings } from "../store/open.ts";
 
 /** One contract and what discovery answered for it. */
 export interface ToolVisibility {
@@ -42,14 +39,12 @@ export class DiscoveryProbe {
     const contracts = new ContractRegistry(config.tools, { pointer: "/tools" });
     const { policy: settings } = config;
     const builtins = settings.builtins.length > 0 ? await loadPolicyBuiltins(settings.builtins) : undefined;
-    const sqlite = postgresSettings(config.store) === undefined ? config.store.sqlite : undefined;
     const engine = new PolicyEngine({
       entrypoint: settings.entrypoint,
       timeBudgetMs: settings.time_budget_ms,
       regoVersion: settings.rego_version,
-      compiledCache: compiledCacheBeside(sqlite),
       ...(builtins === undefined ? {} : { builtins }),
-      ...(settings.dir === samplePoliciesDir ? { sourceRoot: path.dirname(samplePoliciesDir) } : {}),
+      ...compiledPolicyOptions(config, settings.dir),
     });
     if (settings.bundle) await engine.loadBundle(settings.bundle);
     else await engine.loadDirectory(settings.dir);
@@ -61,19 +56,7 @@ export class DiscoveryProbe {
    * file created, as serve creates it, only when a token or claims are to be read).
    */
   #trusted(): Promise<IssuerConfigInput[]> {
-    this.#issuers ??= (async () => {
-      const issuers: IssuerConfigInput[] = [...this.identity.issuers];
-      const dev = this.identity.dev_issuer;
-      if (dev.enabled) {
-        const issuer = await DevIssuer.create({
-          keyFile: dev.key_file,
-          issuer: dev.issuer,
-          audience: dev.audience,
-        });
-        issuers.push(issuer.issuerConfig());
-      }
-      return issuers;
-    })();
+    this.#issuers ??= trustedIssuers(this.identity);
     return this.#issuers;
   }
 

@@ -14,7 +14,7 @@
  * HMAC keyed with the session id, which a page on another site can neither read nor compute (and
  * neither can a reader of the store, which holds only the id's hash).
  */
-import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { csrf } from "hono/csrf";
@@ -25,6 +25,7 @@ import { WritError } from "../core/errors.ts";
 import type { Gateway } from "../core/gateway.ts";
 import type { Subject } from "../core/types.ts";
 import { consoleEntry } from "../decisionlog/index.ts";
+import { hasAnyRole } from "../identity/roles.ts";
 import { currentRevision } from "../pipeline/08-log.ts";
 import type { ConsoleSession, ConsoleSessionUse } from "../store/types.ts";
 
@@ -84,12 +85,8 @@ function sameToken(given: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function hasAny(subject: Subject, roles: readonly string[]): boolean {
-  return subject.roles.some((role) => roles.includes(role));
-}
-
 function abilitiesOf(subject: Subject, roles: ConsoleRoles) {
-  return { canReview: hasAny(subject, roles.reviewer), canApprove: hasAny(subject, roles.approver) };
+  return { canReview: hasAnyRole(subject, roles.reviewer), canApprove: hasAnyRole(subject, roles.approver) };
 }
 
 /** Why `subject` may not use the console (no reviewer or approver role), or undefined. */
@@ -110,10 +107,9 @@ function isHttps(c: Context): boolean {
   return new URL(c.req.url).protocol === "https:";
 }
 
-/** Writ's id of the request (the app's request-id middleware runs before the console). */
-function requestIdOf(c: Context): string {
-  const id: unknown = c.get("requestId");
-  return typeof id === "string" ? id : randomUUID();
+/** Writ's own id of the request (`requestId()` runs before every console route). */
+function requestIdOf(c: Context<{ Variables: { requestId: string } }>): string {
+  return c.var.requestId;
 }
 
 /** A sign-in or sign-out: who, which session (the entry keeps a prefix of its hash), until when. */

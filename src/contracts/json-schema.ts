@@ -5,6 +5,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import { Ajv as AjvDraft07, type Options } from "ajv/dist/ajv.js";
 import addFormats from "ajv-formats";
+import { escapeToken, unescapeToken } from "../core/json-pointer.ts";
 import { isNormalPath, PATH_FORMAT, RELATIVE_KEYWORD, ROOT_KEYWORD } from "./paths.ts";
 
 /** One way a value fails a schema. */
@@ -79,10 +80,6 @@ export function createSchemaCompiler(): SchemaCompiler {
   return new SchemaCompiler();
 }
 
-function escapeToken(token: string): string {
-  return token.replaceAll("~", "~0").replaceAll("/", "~1");
-}
-
 /** Compiles `schema`; throws `SchemaCompileError` naming what is wrong and where. */
 export function compileSchema(compiler: SchemaCompiler, schema: Record<string, unknown>): ValidateFunction {
   const declared = schema.$schema;
@@ -120,7 +117,7 @@ function describeType(value: unknown): string {
 function valueAt(root: unknown, pointer: string): unknown {
   let current = root;
   for (const token of pointer.split("/").slice(1)) {
-    const key = token.replaceAll("~1", "/").replaceAll("~0", "~");
+    const key = unescapeToken(token);
     if (current === null || typeof current !== "object" || !Object.hasOwn(current, key)) return undefined;
     current = Reflect.get(current, key);
   }

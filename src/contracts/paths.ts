@@ -10,6 +10,7 @@
  * declaration anywhere else (`anyOf`, `$defs`, …) is a configuration error, never ignored.
  */
 import path from "node:path/posix";
+import { escapeToken } from "../core/json-pointer.ts";
 
 /** The keyword naming the root a path is confined to (an absolute, normalized path). */
 export const ROOT_KEYWORD = "x-writ-root";
@@ -54,10 +55,6 @@ type Schema = Record<string, unknown>;
 
 function isSchema(value: unknown): value is Schema {
   return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
-function escapeToken(token: string): string {
-  return token.replaceAll("~", "~0").replaceAll("/", "~1");
 }
 
 function declares(schema: Schema): boolean {

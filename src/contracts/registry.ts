@@ -4,8 +4,8 @@
  * names and what each model family is shown.
  */
 import { type FieldError, WritError } from "../core/errors.ts";
+import { problemsFromZod } from "../core/field-errors.ts";
 import type { ProposalSource } from "../core/types.ts";
-import { problemsFromZod } from "../intake/lib/problems.ts";
 import {
   compileSchema,
   createSchemaCompiler,

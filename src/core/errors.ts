@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { bounded, NAME_LIMIT } from "./bounded.ts";
+import { type FieldError, fieldErrorSchema } from "./field-errors.ts";
 
 export const errorCategories = [
   "invalid_argument",
@@ -30,12 +31,7 @@ export const errorCategories = [
 
 export type ErrorCategory = (typeof errorCategories)[number];
 
-export const fieldErrorSchema = z.object({
-  /** JSON Pointer into the offending document (`/payload/choices/0/message`). */
-  path: z.string(),
-  message: z.string(),
-});
-export type FieldError = z.infer<typeof fieldErrorSchema>;
+export { type FieldError, fieldErrorSchema, fieldErrorsFromZod } from "./field-errors.ts";
 
 export const writErrorSchema = z.object({
   status: z.literal("failed"),
@@ -139,17 +135,6 @@ export class WritError extends Error {
   get httpStatus(): number {
     return httpStatusOf[this.category];
   }
-}
-
-/** Field errors from a zod error, with paths as JSON Pointers under `prefix`. */
-export function fieldErrorsFromZod(error: z.ZodError, prefix = ""): FieldError[] {
-  return error.issues.map((issue) => ({
-    path: `${prefix}/${issue.path.map((p) => String(p).replaceAll("~", "~0").replaceAll("/", "~1")).join("/")}`.replace(
-      /\/$/,
-      "",
-    ),
-    message: issue.message,
-  }));
 }
 
 /**

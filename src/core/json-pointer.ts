@@ -1,18 +1,25 @@
 /** RFC 6901 JSON Pointers: `/a/b`, with `~1` for `/` and `~0` for `~` inside a token. */
 
+/** One reference token as a pointer spells it: `~` as `~0`, then `/` as `~1`. */
+export function escapeToken(token: string): string {
+  return token.replaceAll("~", "~0").replaceAll("/", "~1");
+}
+
+/** One reference token as it names a key: `~1` as `/`, then `~0` as `~` (the reverse order of escaping). */
+export function unescapeToken(token: string): string {
+  return token.replaceAll("~1", "/").replaceAll("~0", "~");
+}
+
 /** The reference tokens of `pointer`, unescaped; undefined when it is not a JSON Pointer. */
 export function parsePointer(pointer: string): string[] | undefined {
   if (pointer === "") return [];
   if (!pointer.startsWith("/") || /~(?![01])/.test(pointer)) return undefined;
-  return pointer
-    .slice(1)
-    .split("/")
-    .map((token) => token.replaceAll("~1", "/").replaceAll("~0", "~"));
+  return pointer.slice(1).split("/").map(unescapeToken);
 }
 
-/** The pointer made of `tokens` (each escaped). */
-export function formatPointer(tokens: readonly string[]): string {
-  return tokens.map((token) => `/${token.replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
+/** The pointer made of `tokens` (each escaped); numbers are array indexes. */
+export function formatPointer(tokens: readonly (string | number)[]): string {
+  return tokens.map((token) => `/${escapeToken(String(token))}`).join("");
 }
 
 /** Array index tokens: `0` or digits without a leading zero (`-`, the end of the array, holds no value). */

@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
 import { isRecord } from "../core/json.ts";
+import { formatPointer, unescapeToken } from "../core/json-pointer.ts";
 import { isSensitiveKey, MASK, scrubString } from "./detectors.ts";
 
 const jsonPointerSchema = z
@@ -198,19 +199,6 @@ function hasToJson(value: object): boolean {
   return "toJSON" in value && typeof Reflect.get(value, "toJSON") === "function";
 }
 
-function escapeToken(token: string): string {
-  return token.includes("~") || token.includes("/")
-    ? token.replaceAll("~", "~0").replaceAll("/", "~1")
-    : token;
-}
-
-/** The JSON Pointer of a path (object keys and array indexes from the root). */
-function pointerOf(path: readonly (string | number)[]): string {
-  let pointer = "";
-  for (const token of path) pointer += `/${typeof token === "number" ? token : escapeToken(token)}`;
-  return pointer;
-}
-
 /** Sets an own property; defineProperty, not assignment: a "__proto__" key is an own property too. */
 function setOwn(object: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
@@ -227,13 +215,7 @@ function setSlot(slot: Slot, value: unknown): void {
 
 /** The slot a pointer names, when a value is there. */
 function locate(holder: Record<string, unknown>, pointer: string): Slot | undefined {
-  const tokens =
-    pointer === ""
-      ? []
-      : pointer
-          .slice(1)
-          .split("/")
-          .map((t) => t.replaceAll("~1", "/").replaceAll("~0", "~"));
+  const tokens = pointer === "" ? [] : pointer.slice(1).split("/").map(unescapeToken);
   let slot: Slot = { parent: holder, key: ROOT };
   for (const token of tokens) {
     const value = getSlot(slot);
@@ -257,7 +239,7 @@ function scan(value: unknown, path: (string | number)[], masked: Set<string>): s
     if (value === MASK) return undefined;
     const scrubbed = scrubString(value);
     if (scrubbed === value) return undefined;
-    masked.add(pointerOf(path));
+    masked.add(formatPointer(path));
     return scrubbed;
   }
   if (Array.isArray(value)) {
@@ -273,7 +255,7 @@ function scan(value: unknown, path: (string | number)[], masked: Set<string>): s
       const child = value[name];
       if (isSensitiveKey(name) && hidesSecret(child)) {
         setOwn(value, name, MASK);
-        masked.add(pointerOf(path));
+        masked.add(formatPointer(path));
       } else {
         const scrubbed = scan(child, path, masked);
         if (scrubbed !== undefined) setOwn(value, name, scrubbed);

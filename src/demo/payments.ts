@@ -141,31 +141,56 @@ export function paymentsContracts(url: string): ToolContractInput[] {
 }
 
 export async function startPaymentsService(options: PaymentsServiceOptions): Promise<PaymentsService> {
-  const hostname = options.hostname ?? "127.0.0.1";
-  const received = { drafts: 0, commits: 0 };
-  const accepted = { drafts: 0, commits: 0 };
-  const drafts = new Map<string, PaymentDraft>();
+  // The grants' audience is the service's own URL, known once it listens: until the app is
+  // built, requests get a 503.
   let app: Hono<GrantEnv> | undefined;
+  const { server, url } = await listen(options, (request) =>
+    app === undefined ? new Response("starting", { status: 503 }) : app.fetch(request),
+  );
+  const ledger: Ledger = {
+    received: { drafts: 0, commits: 0 },
+    accepted: { drafts: 0, commits: 0 },
+    drafts: new Map(),
+  };
+  app = paymentsApp(
+    ledger,
+    { issuer: options.issuer, audience: url, keys: options.jwksUrl },
+    options.credentialToken,
+  );
+  return {
+    url,
+    calls: () => ({ received: { ...ledger.received }, accepted: { ...ledger.accepted } }),
+    drafts: () => [...ledger.drafts.values()].map((draft) => ({ ...draft })),
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error === undefined ? resolve() : reject(error)));
+      }),
+  };
+}
 
+/** What the service counts and keeps. */
+interface Ledger extends PaymentsCalls {
+  drafts: Map<string, PaymentDraft>;
+}
+
+async function listen(
+  options: PaymentsServiceOptions,
+  fetch: (request: Request) => Response | Promise<Response>,
+): Promise<{ server: ServerType; url: string }> {
+  const hostname = options.hostname ?? "127.0.0.1";
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const started = serve(
-      {
-        fetch: (request) =>
-          app === undefined ? new Response("starting", { status: 503 }) : app.fetch(request),
-        port: options.port ?? 0,
-        hostname,
-      },
-      () => resolve(started),
-    );
+    const started = serve({ fetch, port: options.port ?? 0, hostname }, () => resolve(started));
     started.once("error", reject);
   });
   const address = server.address();
   if (address === null || typeof address === "string") throw new Error("payments service has no TCP address");
-  const url = `http://${hostname}:${(address satisfies AddressInfo).port}`;
+  return { server, url: `http://${hostname}:${(address satisfies AddressInfo).port}` };
+}
 
-  const grantOptions = { issuer: options.issuer, audience: url, keys: options.jwksUrl };
-  const expected = Buffer.from(`Bearer ${options.credentialToken}`);
-  const credential: MiddlewareHandler<GrantEnv> = async (c, next) => {
+/** Refuses a request without the service's own bearer credential (compared in constant time). */
+function requireCredential(token: string): MiddlewareHandler<GrantEnv> {
+  const expected = Buffer.from(`Bearer ${token}`);
+  return async (c, next) => {
     const presented = Buffer.from(c.req.header("authorization") ?? "");
     if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
       c.header("WWW-Authenticate", 'Bearer realm="payments"');
@@ -180,46 +205,29 @@ export async function startPaymentsService(options: PaymentsServiceOptions): Pro
     }
     await next();
   };
+}
+
+/** The routes, each counted, then checked for the credential and a grant for its action. */
+function paymentsApp(
+  ledger: Ledger,
+  grantOptions: { issuer: string; audience: string; keys: string },
+  credentialToken: string,
+): Hono<GrantEnv> {
+  const credential = requireCredential(credentialToken);
   const count =
-    (route: keyof typeof received): MiddlewareHandler<GrantEnv> =>
+    (route: keyof Ledger["received"]): MiddlewareHandler<GrantEnv> =>
     async (_c, next) => {
-      received[route] += 1;
+      ledger.received[route] += 1;
       await next();
     };
-
   const hono = new Hono<GrantEnv>();
   hono.post(
     "/drafts",
     count("drafts"),
     credential,
-    requireGrant({
-      ...grantOptions,
-      // The account is in the arguments, which the grant's digest already binds.
-      action: { name: "create_payment_draft" },
-    }),
-    async (c) => {
-      const parsed = draftArgsSchema.safeParse(await c.req.json());
-      if (!parsed.success) {
-        return fail(
-          c,
-          400,
-          new WritError("invalid_argument", "invalid payment draft", {
-            suggestedFix: "send {account, amount, currency, memo?}",
-            retryable: false,
-          }),
-        );
-      }
-      const grant = c.get("grant");
-      const draft: PaymentDraft = {
-        draft_id: `drf_${randomUUID()}`,
-        ...parsed.data,
-        status: "draft",
-        created_by: grant.sub,
-      };
-      drafts.set(draft.draft_id, draft);
-      accepted.drafts += 1;
-      return c.json(draft, 201);
-    },
+    // The account is in the arguments, which the grant's digest already binds.
+    requireGrant({ ...grantOptions, action: { name: "create_payment_draft" } }),
+    (c) => createDraft(c, ledger),
   );
   hono.post(
     "/payments/:draft/commit",
@@ -230,58 +238,74 @@ export async function startPaymentsService(options: PaymentsServiceOptions): Pro
       action: { name: "commit_payment" },
       resource: (c) => ({ type: "payment_draft", id: c.req.param("draft") ?? "" }),
     }),
-    async (c) => {
-      const id = c.req.param("draft");
-      const parsed = commitArgsSchema.safeParse(await c.req.json());
-      if (!parsed.success || parsed.data.draft !== id) {
-        return fail(
-          c,
-          400,
-          new WritError("invalid_argument", "the body's draft must match the URL", {
-            suggestedFix: "send {draft} with the draft id in the URL",
-            retryable: false,
-          }),
-        );
-      }
-      const draft = drafts.get(id);
-      if (draft === undefined) {
-        return fail(
-          c,
-          404,
-          new WritError("not_found", `no payment draft ${id}`, {
-            suggestedFix: "create the draft first with create_payment_draft",
-            retryable: false,
-          }),
-        );
-      }
-      if (draft.status === "committed") {
-        return fail(
-          c,
-          409,
-          new WritError("conflict", `payment draft ${id} is already committed`, {
-            suggestedFix: "a draft commits once; create a new draft for another payment",
-            retryable: false,
-          }),
-        );
-      }
-      draft.status = "committed";
-      draft.committed_at = new Date().toISOString();
-      draft.payment_id = `pay_${randomUUID()}`;
-      accepted.commits += 1;
-      return c.json({ ...draft }, 200);
-    },
+    (c) => commitDraft(c, ledger),
   );
-  app = hono;
+  return hono;
+}
 
-  return {
-    url,
-    calls: () => ({ received: { ...received }, accepted: { ...accepted } }),
-    drafts: () => [...drafts.values()].map((draft) => ({ ...draft })),
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error === undefined ? resolve() : reject(error)));
+async function createDraft(c: Context<GrantEnv>, ledger: Ledger): Promise<Response> {
+  const parsed = draftArgsSchema.safeParse(await c.req.json());
+  if (!parsed.success) {
+    return fail(
+      c,
+      400,
+      new WritError("invalid_argument", "invalid payment draft", {
+        suggestedFix: "send {account, amount, currency, memo?}",
+        retryable: false,
       }),
+    );
+  }
+  const grant = c.get("grant");
+  const draft: PaymentDraft = {
+    draft_id: `drf_${randomUUID()}`,
+    ...parsed.data,
+    status: "draft",
+    created_by: grant.sub,
   };
+  ledger.drafts.set(draft.draft_id, draft);
+  ledger.accepted.drafts += 1;
+  return c.json(draft, 201);
+}
+
+async function commitDraft(c: Context<GrantEnv>, ledger: Ledger): Promise<Response> {
+  const id = c.req.param("draft") ?? "";
+  const parsed = commitArgsSchema.safeParse(await c.req.json());
+  if (!parsed.success || parsed.data.draft !== id) {
+    return fail(
+      c,
+      400,
+      new WritError("invalid_argument", "the body's draft must match the URL", {
+        suggestedFix: "send {draft} with the draft id in the URL",
+        retryable: false,
+      }),
+    );
+  }
+  const draft = ledger.drafts.get(id);
+  if (draft === undefined) {
+    return fail(
+      c,
+      404,
+      new WritError("not_found", `no payment draft ${id}`, {
+        suggestedFix: "create the draft first with create_payment_draft",
+        retryable: false,
+      }),
+    );
+  }
+  if (draft.status === "committed") {
+    return fail(
+      c,
+      409,
+      new WritError("conflict", `payment draft ${id} is already committed`, {
+        suggestedFix: "a draft commits once; create a new draft for another payment",
+        retryable: false,
+      }),
+    );
+  }
+  draft.status = "committed";
+  draft.committed_at = new Date().toISOString();
+  draft.payment_id = `pay_${randomUUID()}`;
+  ledger.accepted.commits += 1;
+  return c.json({ ...draft }, 200);
 }
 
 function fail(c: Context<GrantEnv>, status: 400 | 401 | 404 | 409, error: WritError): Response {

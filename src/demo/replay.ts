@@ -66,6 +66,46 @@ options:
   -h, --help        show this text`;
 
 export async function demoCommand(argv: string[]): Promise<number> {
+  const options = await readOptions(argv);
+  if (typeof options === "number") return options;
+  const { url, config } = options;
+  const tokens = await demoTokens(config);
+  if (tokens === undefined) return 1;
+  if (!(await gatewayAnswers(url))) return 1;
+  const demo = demoRun(url, tokens);
+  const tools = await fetch(`${url}/v1/tools?family=openai`, {
+    headers: { authorization: `Bearer ${tokens.alice}` },
+  });
+  console.log(`== tools alice may use: ${JSON.stringify(await tools.json())}`);
+  const edit = await readRound(demo);
+  await refusalRound(demo, edit);
+  // Code Mode: one program searches, reads both files at once and proposes the fix; its read of
+  // .env is refused inside the run, which ends there (every call decided and logged on its own).
+  await runDemoProgram(
+    url,
+    tokens.alice ?? "",
+    demo.numbered(
+      "propose the fix in one Code Mode program (search, two reads in parallel, the edit, a refused .env read)",
+    ),
+  );
+  await afterFixRound(demo, edit);
+  await paymentsRound(url, config, tokens, demo.propose, demo.numbered);
+  await demo.propose({
+    title: demo.numbered("finish"),
+    as: "alice",
+    format: "canonical",
+    payload: {
+      tool: "repo.finish",
+      arguments: { workspace: WORKSPACE, summary: "sum now adds: proposed `a + b` for src/sum.ts" },
+    },
+  });
+  return 0;
+}
+
+type DemoConfig = Awaited<ReturnType<typeof loadConfig>>;
+
+/** The gateway's URL and configuration from the command line, or the exit code of a usage error. */
+async function readOptions(argv: string[]): Promise<{ url: string; config: DemoConfig } | number> {
   let values: { url?: string | undefined; config?: string | undefined; help?: boolean | undefined };
   try {
     ({ values } = parseArgs({
@@ -80,7 +120,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
     console.log(usage);
     return 0;
   }
-  let config: Awaited<ReturnType<typeof loadConfig>>;
+  let config: DemoConfig;
   try {
     config = await loadConfig(values.config);
   } catch (error) {
@@ -93,36 +133,57 @@ export async function demoCommand(argv: string[]): Promise<number> {
     console.error(`writ demo: ${url.message}\n\n${usage}`);
     return 2;
   }
+  return { url, config };
+}
+
+/** The demo's callers' tokens from the development issuer (undefined, said why, when it is off). */
+async function demoTokens(config: DemoConfig): Promise<Record<string, string> | undefined> {
   const dev = config.identity.dev_issuer;
   if (!dev.enabled) {
     console.error("writ demo: the configuration does not enable the development issuer");
-    return 1;
+    return undefined;
   }
   const issuer = await DevIssuer.create({
     keyFile: dev.key_file,
     issuer: dev.issuer,
     audience: dev.audience,
   });
-  const tokens: Record<string, string> = {
+  return {
     alice: await issuer.mint({ sub: "alice", tenant: "demo", roles: ["developer"] }),
     bob: await issuer.mint({ sub: "bob", tenant: "demo", roles: ["developer"] }),
     ops: await issuer.mint({ sub: "ops", tenant: "demo", roles: ["admin"] }),
     tess: await issuer.mint({ sub: "tess", tenant: "demo", roles: ["treasurer"] }),
   };
+}
 
+/** Whether a gateway answers at `url` (if not, says how to start one). */
+async function gatewayAnswers(url: string): Promise<boolean> {
   try {
     const health = await fetch(`${url}/healthz`);
     if (!health.ok) throw new Error(`healthz answered ${health.status}`);
+    return true;
   } catch (error) {
     console.error(
       `writ demo: no gateway at ${url} (${error instanceof Error ? error.message : String(error)}); start one with \`npm start\`, or point the demo at yours: \`PORT=<port> npm run demo\` or \`npm run demo -- --url <url>\``,
     );
-    return 1;
+    return false;
   }
+}
 
-  // Steps of the repair are numbered in the order they run; refusals are not.
+const WORKSPACE = "ws-demo";
+
+/** What every round of the demo uses: the gateway, the callers' tokens, proposing and numbering. */
+interface DemoRun {
+  url: string;
+  tokens: Record<string, string>;
+  /** Proposes a step's calls (executed) and prints every decision. */
+  propose(step: Step): Promise<Outcome[]>;
+  /** Steps of the repair are numbered in the order they run; refusals are not. */
+  numbered(title: string): string;
+}
+
+function demoRun(url: string, tokens: Record<string, string>): DemoRun {
   let stepCount = 0;
-  const numbered = (title: string) => `${++stepCount}. ${title}`;
   const propose = async (step: Step): Promise<Outcome[]> => {
     const response = await fetch(`${url}/v1/proposals`, {
       method: "POST",
@@ -136,24 +197,25 @@ export async function demoCommand(argv: string[]): Promise<number> {
       console.log(`   HTTP ${response.status}: ${JSON.stringify(body)}`);
       return [];
     }
-    for (const r of parsed.data.results) {
-      const reasons = r.reasons.map((x) => `${x.code}: ${x.message}`).join("; ");
-      console.log(
-        `   ${r.tool} -> ${r.decision}${reasons ? ` (${reasons})` : ""}  [decision ${r.decision_id}]`,
-      );
-      if (r.grant) console.log(`   grant ${r.grant.jti}, expires ${r.grant.expires_at}`);
-      if (r.error && r.decision !== "deny") console.log(`   error ${r.error.category}: ${r.error.message}`);
-      if (r.result) console.log(`   result: ${r.result.summary}`);
-    }
+    for (const r of parsed.data.results) printOutcome(r);
     return parsed.data.results;
   };
+  return { url, tokens, propose, numbered: (title) => `${++stepCount}. ${title}` };
+}
 
-  const tools = await fetch(`${url}/v1/tools?family=openai`, {
-    headers: { authorization: `Bearer ${tokens.alice}` },
-  });
-  console.log(`== tools alice may use: ${JSON.stringify(await tools.json())}`);
+function printOutcome(r: Outcome): void {
+  const reasons = r.reasons.map((x) => `${x.code}: ${x.message}`).join("; ");
+  console.log(`   ${r.tool} -> ${r.decision}${reasons ? ` (${reasons})` : ""}  [decision ${r.decision_id}]`);
+  if (r.grant) console.log(`   grant ${r.grant.jti}, expires ${r.grant.expires_at}`);
+  if (r.error && r.decision !== "deny") console.log(`   error ${r.error.category}: ${r.error.message}`);
+  if (r.result) console.log(`   result: ${r.result.summary}`);
+}
 
-  const ws = "ws-demo";
+type Edit = { workspace: string; path: string; base_hash: string; before: string; after: string };
+
+/** alice searches and reads; the edit she will propose is based on the hash she read. */
+async function readRound({ propose, numbered }: DemoRun): Promise<Edit> {
+  const ws = WORKSPACE;
   await propose({
     title: numbered("search for sum"),
     as: "alice",
@@ -174,13 +236,17 @@ export async function demoCommand(argv: string[]): Promise<number> {
   });
   const hash = read[0]?.result?.structured_content.hash;
   const baseHash = typeof hash === "string" ? hash : contentHash(DEMO_FILES["src/sum.ts"] ?? "");
-  const edit = { workspace: ws, path: "src/sum.ts", base_hash: baseHash, before: "a - b", after: "a + b" };
+  return { workspace: ws, path: "src/sum.ts", base_hash: baseHash, before: "a - b", after: "a + b" };
+}
 
+/** The refusals before the fix: paths outside the policy's, a hash never read, a stale hash. */
+async function refusalRound(demo: DemoRun, edit: Edit): Promise<void> {
+  const { propose } = demo;
   await propose({
     title: "refusal: read .env (outside the readable paths)",
     as: "alice",
     format: "openai-chat",
-    payload: openaiCall("call_4", "repo_read", { workspace: ws, path: ".env" }),
+    payload: openaiCall("call_4", "repo_read", { workspace: WORKSPACE, path: ".env" }),
   });
   await propose({
     title: "refusal: edit README.md (outside the editable paths)",
@@ -201,46 +267,39 @@ export async function demoCommand(argv: string[]): Promise<number> {
   });
   // Someone changes src/sum.ts outside the model's session: the repository reports the new hash
   // through the admin API (as a trusted operator would), so the hash alice read is stale.
-  const resourceUrl = `${url}/v1/resources/workspace/${ws}`;
-  const admin = { "content-type": "application/json", authorization: `Bearer ${tokens.ops}` };
-  const current = resourceSchema.parse(await (await fetch(resourceUrl, { headers: admin })).json());
+  const workspace = adminResource(demo, `/v1/resources/workspace/${WORKSPACE}`);
+  const current = await workspace.read();
   const files = z.record(z.string(), z.string()).parse(current.attributes.files ?? {});
-  const changed = {
-    ...current.attributes,
-    files: { ...files, "src/sum.ts": contentHash("export const sum = (a, b) => b - a;\n") },
-  };
-  await fetch(resourceUrl, {
-    method: "PUT",
-    headers: admin,
-    body: JSON.stringify({ owner: current.owner, tenant: current.tenant, attributes: changed }),
-  });
+  const changed = { ...files, "src/sum.ts": contentHash("export const sum = (a, b) => b - a;\n") };
+  await workspace.write(current, { ...current.attributes, files: changed });
   await propose({
     title: "refusal: edit a file that changed since it was read",
     as: "alice",
     format: "openai-chat",
     payload: openaiCall("call_6b", "repo_propose_edit", edit),
   });
-  const after = resourceSchema.parse(await (await fetch(resourceUrl, { headers: admin })).json());
-  await fetch(resourceUrl, {
-    method: "PUT",
-    headers: admin,
-    body: JSON.stringify({
-      owner: after.owner,
-      tenant: after.tenant,
-      attributes: { ...after.attributes, files },
-    }),
-  });
+  const after = await workspace.read();
+  await workspace.write(after, { ...after.attributes, files });
   console.log("\n   (the operator restores the file)");
+}
 
-  // Code Mode: one program searches, reads both files at once and proposes the fix; its read of
-  // .env is refused inside the run, which ends there (every call decided and logged on its own).
-  await runDemoProgram(
-    url,
-    tokens.alice ?? "",
-    numbered(
-      "propose the fix in one Code Mode program (search, two reads in parallel, the edit, a refused .env read)",
-    ),
-  );
+/** A resource read and written through the admin API, as the operator `ops`. */
+function adminResource({ url, tokens }: DemoRun, route: string) {
+  const headers = { "content-type": "application/json", authorization: `Bearer ${tokens.ops}` };
+  return {
+    read: async () => resourceSchema.parse(await (await fetch(`${url}${route}`, { headers })).json()),
+    write: async (was: z.infer<typeof resourceSchema>, attributes: Record<string, unknown>) => {
+      await fetch(`${url}${route}`, {
+        method: "PUT",
+        headers,
+        body: JSON.stringify({ owner: was.owner, tenant: was.tenant, attributes }),
+      });
+    },
+  };
+}
+
+/** The refusals after the fix was proposed: a second proposal, another caller, an ungoverned tool. */
+async function afterFixRound({ propose }: DemoRun, edit: Edit): Promise<void> {
   await propose({
     title: "refusal: a second proposal for the same file",
     as: "alice",
@@ -251,7 +310,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
     title: "refusal: bob reads alice's workspace by its id",
     as: "bob",
     format: "openai-chat",
-    payload: openaiCall("call_9", "repo_read", { workspace: ws, path: "README.md" }),
+    payload: openaiCall("call_9", "repo_read", { workspace: WORKSPACE, path: "README.md" }),
   });
   await propose({
     title: "refusal: a tool that is not governed (shell)",
@@ -259,18 +318,6 @@ export async function demoCommand(argv: string[]): Promise<number> {
     format: "openai-chat",
     payload: openaiCall("call_10", "shell", { cmd: "cat .env" }),
   });
-  await paymentsRound(url, config, tokens, propose, numbered);
-
-  await propose({
-    title: numbered("finish"),
-    as: "alice",
-    format: "canonical",
-    payload: {
-      tool: "repo.finish",
-      arguments: { workspace: ws, summary: "sum now adds: proposed `a + b` for src/sum.ts" },
-    },
-  });
-  return 0;
 }
 
 /**
@@ -280,7 +327,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
  */
 async function paymentsRound(
   url: string,
-  config: Awaited<ReturnType<typeof loadConfig>>,
+  config: DemoConfig,
   tokens: Record<string, string>,
   propose: (step: Step) => Promise<Outcome[]>,
   numbered: (title: string) => string,

@@ -7,33 +7,21 @@
  * and finally single use. A grant is consumed only when every other check passed.
  */
 
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  decodeProtectedHeader,
-  errors,
-  type JWTVerifyGetKey,
-  jwtVerify,
-  type RemoteJWKSet,
-} from "jose";
+import { decodeProtectedHeader, errors, jwtVerify } from "jose";
 import { z } from "zod";
 import { canonicalJson, jsonDigest } from "../core/digest.ts";
 import { errorMessage } from "../core/errors.ts";
 import { atPointer } from "../core/json-pointer.ts";
 import { type Condition, GRANT_TYPE, type GrantClaims } from "../core/types.ts";
 import { GrantError } from "./errors.ts";
+import { type GrantKeys, keyGetter } from "./keys.ts";
 import { MemoryReplayCache, type ReplayGuard } from "./replay.ts";
-import { grantClaimsSchema, jwksSchema, knownConditionTypes } from "./schemas.ts";
+import { grantClaimsSchema, knownConditionTypes } from "./schemas.ts";
 
 /** The only algorithms a grant may be signed with. */
 export const GRANT_ALGORITHMS: readonly string[] = ["EdDSA", "ES256"];
 
-/**
- * Where the verifying keys come from: a JWKS object (`{keys: [...]}`), the URL of Writ's
- * `/.well-known/jwks.json` (fetched and cached, refetched when a grant names an unknown `kid`),
- * or a jose key getter.
- */
-export type GrantKeys = { keys: unknown[] } | string | URL | JWTVerifyGetKey;
+export type { GrantKeys } from "./keys.ts";
 
 export interface VerifyGrantOptions {
   /** Writ's issuer name, as configured on the gateway (`iss`). */
@@ -194,54 +182,6 @@ function readHeader(grant: string): z.output<typeof headerSchema> {
     );
   }
   return header;
-}
-
-const remoteSets = new Map<string, RemoteJWKSet>();
-/**
- * Key sets by the object given and by content: a jose key set imports each key once, so a caller
- * giving a new object per call (with the same keys) gets the one built for the first.
- */
-const localSets = new WeakMap<object, JWTVerifyGetKey>();
-const localSetsByContent = new Map<string, JWTVerifyGetKey>();
-
-function keyGetter(keys: GrantKeys): JWTVerifyGetKey {
-  if (typeof keys === "function") return keys;
-  if (typeof keys === "string" || keys instanceof URL) {
-    let url: URL;
-    try {
-      url = new URL(keys);
-    } catch (error) {
-      throw new GrantError("unavailable", `keys is not a valid URL`, `configure the URL of Writ's JWKS`, {
-        cause: error,
-      });
-    }
-    let remote = remoteSets.get(url.href);
-    if (remote === undefined) {
-      if (remoteSets.size >= 64) remoteSets.clear();
-      remote = createRemoteJWKSet(url);
-      remoteSets.set(url.href, remote);
-    }
-    return remote;
-  }
-  let local = localSets.get(keys);
-  if (local !== undefined) return local;
-  const content = JSON.stringify(keys);
-  local = localSetsByContent.get(content);
-  if (local === undefined) {
-    const parsed = jwksSchema.safeParse(keys);
-    if (!parsed.success) {
-      throw new GrantError(
-        "unavailable",
-        `the keys option is not a valid public JWKS (${parsed.error.issues[0]?.message ?? "invalid"})`,
-        `configure Writ's /.well-known/jwks.json`,
-      );
-    }
-    local = createLocalJWKSet(parsed.data);
-    if (localSetsByContent.size >= 64) localSetsByContent.clear();
-    localSetsByContent.set(content, local);
-  }
-  localSets.set(keys, local);
-  return local;
 }
 
 function fromJoseError(error: unknown, kid: string | undefined, options: VerifyGrantOptions): GrantError {

@@ -10,7 +10,7 @@ import type { Subject } from "../core/types.ts";
 import type { TransportSecurity } from "../mcp/transport-security.ts";
 import type { RequestTracing } from "../observability/tracing.ts";
 
-/** Set by `requestId()` on every `/v1` and `/mcp` request. */
+/** Set by `requestId()` on every `/v1`, `/mcp` and `/console` request. */
 export interface RequestIdVariables {
   /** Writ's own id of the request (minted per request). */
   requestId: string;

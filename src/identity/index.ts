@@ -20,6 +20,8 @@ export {
   type DevJwk,
   type MintOptions,
 } from "./dev-issuer.ts";
+export { hasAnyRole } from "./roles.ts";
+export { type TrustSettings, trustedIssuers } from "./trusted.ts";
 export {
   IdentityVerifier,
   type IdentityVerifierOptions,

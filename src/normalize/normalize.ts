@@ -9,7 +9,7 @@ import { canonicalJson, sha256Hex } from "../core/digest.ts";
 import { WritError } from "../core/errors.ts";
 import type { CanonicalAction, ProposedCall, ResourceRef } from "../core/types.ts";
 import { closestNames } from "./closest-names.ts";
-import { resolvePointer } from "./json-pointer.ts";
+import { formatPointer, resolvePointer } from "./json-pointer.ts";
 import { isTool, promptContract, resourceContract, resourceMatch } from "./mcp.ts";
 import { normalizePaths, type PathRefusal } from "./paths.ts";
 
@@ -300,7 +300,7 @@ function resourceArguments(
       `the arguments of ${call.tool} (call ${call.callId}) disagree with the URI ${uri}: ${disagree.join(", ")}`,
       {
         fieldErrors: disagree.map((key) => ({
-          path: `/arguments/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`,
+          path: formatPointer(["arguments", key]),
           message: Object.hasOwn(args, key)
             ? `must be ${canonicalJson(args[key])}, as the URI says`
             : "is not a variable of the URI template",

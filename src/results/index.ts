@@ -9,6 +9,7 @@ import { resultRedactions } from "../conditions/index.ts";
 import type { ContractRegistry, ToolContract } from "../contracts/index.ts";
 import { WritError } from "../core/errors.ts";
 import { isRecord } from "../core/json.ts";
+import { unescapeToken } from "../core/json-pointer.ts";
 import type { Condition } from "../core/types.ts";
 import { isSensitiveKey, MASK, scrubString } from "../decisionlog/detectors.ts";
 
@@ -69,10 +70,6 @@ const WITHHELD_CLASSIFICATIONS = new Set(["secret"]);
 /** Whether the effect happened once the handler returned (for errors after the handler ran). */
 export function effectAfterRun(contract: ToolContract): boolean {
   return contract.side_effect !== "none";
-}
-
-function unescapeToken(token: string): string {
-  return token.replaceAll("~1", "/").replaceAll("~0", "~");
 }
 
 /** Removes the value at `pointer`; true when something was removed. */

@@ -125,6 +125,21 @@ describe("console sessions", () => {
     ]);
   });
 
+  it("keys its entries by Writ's own request id, never the caller's X-Request-Id (issue 27)", async () => {
+    const token = await gw.token("ivan", { roles: ["reviewer"] });
+    const answer = await postForm(
+      gw,
+      "/console/sign-in",
+      { token },
+      { origin: gw.url, "x-request-id": "chosen-by-caller" },
+    );
+    expect(answer.status).toBe(303);
+    const own = answer.headers.get("x-request-id");
+    expect(own).toMatch(/^[0-9a-f-]{36}$/);
+    const [entry] = (await logEntries(gw, { subject: "ivan" })).filter((e) => e.path === "writ/console");
+    expect(entry).toMatchObject({ action: "console.sign_in", request_id: own });
+  });
+
   it("lasts until the token expires when that comes before the configured maximum", async () => {
     const exp = Math.floor(Date.now() / 1000) + 120;
     const token = await gw.token("rita", { roles: ["reviewer"], claims: { exp } });

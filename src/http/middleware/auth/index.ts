@@ -10,6 +10,7 @@
 import { createMiddleware } from "hono/factory";
 import { WritError } from "../../../core/errors.ts";
 import type { Subject } from "../../../core/types.ts";
+import { hasAnyRole } from "../../../identity/roles.ts";
 import type { SubjectVariables } from "../../env.ts";
 
 /** What authentication needs of the identity stage. */
@@ -27,7 +28,7 @@ export function authenticate(identity: BearerVerifier) {
 /** Refuses a subject that carries none of `allowed`; `what` names the operation in the message. */
 export function requireRole(allowed: readonly string[], what: string) {
   return createMiddleware<{ Variables: SubjectVariables }>(async (c, next) => {
-    if (!c.var.subject.roles.some((r) => allowed.includes(r))) {
+    if (!hasAnyRole(c.var.subject, allowed)) {
       throw new WritError("forbidden", `${what} needs one of the roles ${allowed.join(", ")}`, {
         suggestedFix: "use a token that carries one of those roles",
       });

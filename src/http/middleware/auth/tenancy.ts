@@ -9,6 +9,7 @@
 import { WritError } from "../../../core/errors.ts";
 import type { Subject } from "../../../core/types.ts";
 import { type DecisionParts, tenancyEntry } from "../../../decisionlog/index.ts";
+import { hasAnyRole } from "../../../identity/roles.ts";
 import { ALL_TENANTS, type TenantScope } from "../../../store/types.ts";
 
 /** What a platform caller names to reach every tenant at once. */
@@ -30,7 +31,7 @@ export interface ScopeLog {
 }
 
 export function isPlatform(subject: Subject, platformRoles: readonly string[]): boolean {
-  return subject.roles.some((role) => platformRoles.includes(role));
+  return hasAnyRole(subject, platformRoles);
 }
 
 /** What a route knows of the request: the verified caller and the request id. */
