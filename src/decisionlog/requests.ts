@@ -12,7 +12,6 @@
  * requests at once: an append whose id is open more than once marks none of them, and each such
  * request then logs its own refusal (a refusal on the record twice rather than none).
  */
-import type { DecisionParts } from "./log.ts";
 
 /** One request being answered. */
 export interface OpenRequest {
@@ -63,7 +62,7 @@ export class OpenRequests {
   }
 
   /** Called by the log for every append: notes a refusal in the request that appended it. */
-  noteAppend(parts: Pick<DecisionParts, "decision" | "request_id">): void {
+  noteAppend(parts: { decision: string; request_id: string }): void {
     if (parts.decision !== "deny" && parts.decision !== "error") return;
     const list = this.#open.get(parts.request_id);
     if (list?.length === 1) list[0]!.refusalLogged = true;

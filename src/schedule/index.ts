@@ -2,7 +2,6 @@
  * Scheduling by side effect (src/pipeline/schedule.ts orders a proposal's calls) and concurrency
  * groups (`groups.ts`, entered at dispatch): the gateway's part that holds their bounds.
  */
-import type { Gateway } from "../core/gateway.ts";
 import { type SchedulingConfig, schedulingConfigSchema } from "./config.ts";
 import { ConcurrencyGroups } from "./groups.ts";
 import { ResourceTurns } from "./resource-turns.ts";
@@ -19,10 +18,10 @@ export interface Scheduling {
   resources: ResourceTurns;
 }
 
-export function createScheduling(
-  config: SchedulingConfig,
-  parts: Pick<Gateway, "store" | "metrics">,
-): Scheduling {
+/** What scheduling needs of a gateway (structural: core/gateway.ts names Scheduling). */
+type SchedulingParts = Pick<ConstructorParameters<typeof ConcurrencyGroups>[0], "store" | "metrics">;
+
+export function createScheduling(config: SchedulingConfig, parts: SchedulingParts): Scheduling {
   return {
     maxConcurrentReads: config.max_concurrent_reads,
     groups: new ConcurrencyGroups({
@@ -36,9 +35,11 @@ export function createScheduling(
 }
 
 /** The scheduling of gateways assembled without one (tests, benchmarks): the defaults, one per gateway. */
-const defaults = new WeakMap<Gateway, Scheduling>();
+const defaults = new WeakMap<object, Scheduling>();
 
-export function schedulingOf(gw: Gateway): Scheduling {
+export function schedulingOf(
+  gw: SchedulingParts & { readonly scheduling?: Scheduling | undefined },
+): Scheduling {
   if (gw.scheduling !== undefined) return gw.scheduling;
   let scheduling = defaults.get(gw);
   if (scheduling === undefined) {
