@@ -1,6 +1,6 @@
 /**
  * `writ/executor` stands alone: importing it (here from the sources, through tsx) loads its own
- * folder and a few small core modules (errors, digest, JSON Pointer, the grant types), and of the
+ * folder and a few small core modules (errors and their field errors, digest, JSON Pointer, the grant types), and of the
  * dependencies only zod, jose and canonicalize — no server, store, compiler or MCP front, and no
  * hono (its middleware names hono's types only). test/package/package.test.ts checks the same on
  * the compiled, installed package.

@@ -53,7 +53,7 @@ export async function modulesLoadedBy(
 
 /** What `writ/executor` may load: its own folder, the small core modules, and three packages. */
 const executorAllowance = {
-  own: /^(executor\/[a-z-]+|core\/(errors|digest|json-pointer|types|bounded))$/,
+  own: /^(executor\/[a-z-]+|core\/(errors|field-errors|digest|json-pointer|types|bounded))$/,
   packages: ["canonicalize", "jose", "zod"],
 };
 
