@@ -13,7 +13,8 @@ import { contentHash, DEMO_FILES, demoWorkspace, VirtualRepository } from "../..
 import { SqliteStore } from "../../src/store/index.ts";
 import { canonicalCall, grantViewSchema, onlyOutcome, WS } from "../e2e/api.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
-import { postgresUnavailable, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
+import { postgresUnavailable } from "../support/postgres.ts";
+import { startGatewayOn } from "../support/store-gateway.ts";
 
 const SUM = "src/sum.ts";
 
@@ -157,22 +158,14 @@ describe("the demo's files survive a restart", () => {
  */
 describe.each(["sqlite", "postgres"] as const)("the workspace's files are its tenant's, on %s", (kind) => {
   const skip = kind === "postgres" && postgresUnavailable !== undefined;
-  let postgres: TestPostgres | undefined;
+  let stop: (() => Promise<void>) | undefined;
   let gw: TestGateway;
   beforeAll(async () => {
     if (skip) return;
-    let url: string | undefined;
-    if (kind === "postgres") {
-      postgres = await startTestPostgres();
-      url = await postgres.createDatabase("writ_demo_files");
-    }
-    gw = await startTestGateway(
-      url === undefined ? {} : { configure: (document) => ({ ...document, store: { postgres: { url } } }) },
-    );
+    ({ gw, stop } = await startGatewayOn(kind, "writ_demo_files"));
   }, 60_000);
   afterAll(async () => {
-    await gw?.close();
-    await postgres?.stop();
+    await stop?.();
   });
 
   it.skipIf(skip)("another tenant's pre-created files are never read, nor seeded over", async () => {

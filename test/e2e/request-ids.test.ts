@@ -5,30 +5,23 @@
  * caller's. Over HTTP, on SQLite and PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestGateway, type TestGateway } from "../support/gateway.ts";
-import { postgresUnavailable, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
+import type { TestGateway } from "../support/gateway.ts";
+import { postgresUnavailable } from "../support/postgres.ts";
+import { startGatewayOn } from "../support/store-gateway.ts";
 import { canonicalCall, expectLogVerifies, logEntries, onlyOutcome, README_ARGS } from "./api.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe.each(["sqlite", "postgres"] as const)("request ids, on %s", (kind) => {
   const skip = kind === "postgres" && postgresUnavailable !== undefined;
-  let postgres: TestPostgres | undefined;
+  let stop: (() => Promise<void>) | undefined;
   let gw: TestGateway;
   beforeAll(async () => {
     if (skip) return;
-    let url: string | undefined;
-    if (kind === "postgres") {
-      postgres = await startTestPostgres();
-      url = await postgres.createDatabase("writ_request_ids");
-    }
-    gw = await startTestGateway(
-      url === undefined ? {} : { configure: (document) => ({ ...document, store: { postgres: { url } } }) },
-    );
+    ({ gw, stop } = await startGatewayOn(kind, "writ_request_ids"));
   }, 60_000);
   afterAll(async () => {
-    await gw?.close();
-    await postgres?.stop();
+    await stop?.();
   });
 
   const read = (token: string, requestId: string) =>

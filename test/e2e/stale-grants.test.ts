@@ -11,9 +11,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { writErrorSchema } from "../../src/core/errors.ts";
 import { DEMO_FILES } from "../../src/demo/repository.ts";
-import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import type { TestGateway } from "../support/gateway.ts";
 import { connectMcp } from "../support/mcp-client.ts";
-import { postgresUnavailable, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
+import { postgresUnavailable } from "../support/postgres.ts";
+import { type StoreKind, startGatewayOn } from "../support/store-gateway.ts";
 import {
   canonicalCall,
   errorOf,
@@ -36,12 +37,11 @@ const approvalSchema = z
   })
   .passthrough();
 
-type StoreKind = "sqlite" | "postgres";
 const kinds: StoreKind[] = ["sqlite", "postgres"];
 
 describe.each(kinds)("grants bound to the workspace's revision, on %s", (kind) => {
   const skip = kind === "postgres" && postgresUnavailable !== undefined;
-  let postgres: TestPostgres | undefined;
+  let stop: (() => Promise<void>) | undefined;
   let gw: TestGateway;
   let alice: string;
   let carol: string;
@@ -50,22 +50,14 @@ describe.each(kinds)("grants bound to the workspace's revision, on %s", (kind) =
 
   beforeAll(async () => {
     if (skip) return;
-    let url: string | undefined;
-    if (kind === "postgres") {
-      postgres = await startTestPostgres();
-      url = await postgres.createDatabase("writ_stale");
-    }
-    gw = await startTestGateway(
-      url === undefined ? {} : { configure: (document) => ({ ...document, store: { postgres: { url } } }) },
-    );
+    ({ gw, stop } = await startGatewayOn(kind, "writ_stale"));
     alice = await gw.token("alice");
     carol = await gw.token("carol", { roles: ["maintainer"] });
     admin = await gw.token("root", { roles: ["admin"] });
   }, 60_000);
   afterAll(async () => {
     await mcp?.close();
-    await gw?.close();
-    await postgres?.stop();
+    await stop?.();
   });
   afterEach(async () => {
     if (skip) return;
