@@ -36,6 +36,7 @@ import {
   bundleOrigin,
   type DirectorySources,
   dataOfFiles,
+  digestOf,
   fetchBundle,
   isBundleUrl,
   type LoadedRevision,
@@ -316,10 +317,14 @@ export class PolicyEngine {
    * instance pointed at the same URL runs the same policy.
    */
   async loadBundle(source: string): Promise<string> {
-    const bytes = isBundleUrl(source) ? (await this.fetchBundle(source)).bytes : await readBundleFile(source);
+    if (!isBundleUrl(source)) return this.installBundle(await readBundleFile(source), source);
+    const { bytes, etag } = await this.fetchBundle(source);
     if (bytes === undefined)
       throw new PolicyLoadError(`the bundle server at ${source} answered no bundle`, []);
-    return this.installBundle(bytes, source);
+    const revision = await this.installBundle(bytes, source);
+    // What watchBundle's polling starts from: its first request asks with this ETag.
+    this.served = { url: source, digest: digestOf(bytes), ...(etag === undefined ? {} : { etag }) };
+    return revision;
   }
 
   private async installBundle(bytes: Uint8Array, source: string): Promise<string> {

@@ -129,6 +129,8 @@ describe("a gateway whose policy comes from a bundle server", () => {
     expect((await gw?.health())?.policy_revision).toBe("rev-1");
     await waitFor("a 304 answer", async () => (answered.includes(304) ? true : undefined));
     expect(answered).not.toContain(401);
+    // The first poll asks with the ETag the load got: the bundle is not fetched (or installed) twice.
+    expect(answered.slice(0, 2)).toEqual([200, 304]);
   });
 
   it("swaps in a new bundle, and keeps it while the server fails", async () => {
