@@ -263,7 +263,11 @@ function parsedOrNull(text: string): unknown {
  * its own.
  */
 async function decideRun(gw: Gateway, req: RunRequest, link: RunLink): Promise<WritError | (() => void)> {
-  let admission: (() => void) | WritError | undefined;
+  // The caller's slot is taken before the decision, in one turn (two runs cannot both take the
+  // last one); a run over the cap is decided with its limits only metered, so that the refused
+  // run is not charged to them, and the cap overrules an allow on its entry.
+  const admission = req.admit?.() ?? (() => undefined);
+  const capped = admission instanceof WritError ? admission : undefined;
   let evaluation: Evaluation;
   try {
     evaluation = await decideAndLog(
@@ -274,13 +278,11 @@ async function decideRun(gw: Gateway, req: RunRequest, link: RunLink): Promise<W
         resource: undefined,
         context: { requestId: req.requestId, source: "canonical", session: req.session, run: link },
         // Like any call: its limits (a `code.run` limit) charged when the policy allows it.
-        limits: "charge",
+        limits: capped ? "meter" : "charge",
         decisionId: link.decision_id,
       },
       ({ evaluation }) => {
-        // Admitted in the same turn as the decision: two runs cannot both take the caller's last slot.
-        admission = allows(evaluation.decision) ? (req.admit?.() ?? (() => undefined)) : undefined;
-        const admitted = admission instanceof WritError ? overrule(evaluation, admission) : evaluation;
+        const admitted = capped && allows(evaluation.decision) ? overrule(evaluation, capped) : evaluation;
         return { value: admitted, evaluation: admitted };
       },
     );
@@ -290,7 +292,10 @@ async function decideRun(gw: Gateway, req: RunRequest, link: RunLink): Promise<W
   }
   const { decision } = evaluation;
   gw.metrics.decisions.inc({ decision: decision.decision });
-  if (admission !== undefined) return admission;
+  if (typeof admission === "function") {
+    if (allows(decision)) return admission;
+    admission();
+  }
   if (decision.decision === "require_approval") {
     const shown = visible(decision.reasons).map((r) => r.message);
     return new WritError(
@@ -302,7 +307,7 @@ async function decideRun(gw: Gateway, req: RunRequest, link: RunLink): Promise<W
       },
     );
   }
-  // Denied, or over a limit on `code.run` (the limit's refusal).
+  // Denied, over a limit on `code.run` (the limit's refusal), or over the caller's cap.
   return evaluation.overruled?.error ?? denial(decision);
 }
 

@@ -10,6 +10,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCode } from "../../src/codemode/run.ts";
 import { SandboxPool } from "../../src/codemode/sandbox.ts";
+import { WritError } from "../../src/core/errors.ts";
 import { PolicyEngine } from "../../src/policy/engine.ts";
 import { type Disagreement, ShadowPolicy } from "../../src/policy/shadow.ts";
 import { POLICY, type UnitGateway, unitGateway } from "../pipeline/harness.ts";
@@ -39,7 +40,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-function run(g: UnitGateway, requestId: string) {
+function run(g: UnitGateway, requestId: string, admit?: () => (() => void) | WritError) {
   pool ??= new SandboxPool(1);
   return runCode(g.gw, {
     subject: g.subject("alice", ["dev"]),
@@ -48,6 +49,7 @@ function run(g: UnitGateway, requestId: string) {
     tools: [],
     limits: {},
     pool,
+    ...(admit === undefined ? {} : { admit }),
   });
 }
 
@@ -66,6 +68,39 @@ describe("a Code Mode run's decision", () => {
     ]);
     // The policy saw the limit's usage, as for any call.
     expect(runs[1]?.input).toMatchObject({ context: { usage: { runs: expect.any(Object) } } });
+  });
+
+  it("is not charged to its limits when the caller's cap on runs at once refuses it", async () => {
+    u = await unitGateway({ policy: RUNS_ALLOWED, limits: [{ name: "runs", calls: 2, window_s: 3600 }] });
+    const cap = new WritError(
+      "rate_limited",
+      "alice has 1 program running, the most one caller may run at once",
+      {
+        suggestedFix: "wait for a run to end",
+      },
+    );
+    const capped = await run(u, "r0", () => cap);
+    expect(capped.status).toBe(429);
+    expect(capped.body).toMatchObject({ outcome: "refused", error: { category: "rate_limited" } });
+    // Both runs the limit allows still run: the refused one took nothing from it.
+    expect((await run(u, "r1")).body).toMatchObject({ outcome: "returned", value: 2 });
+    expect((await run(u, "r2")).body).toMatchObject({ outcome: "returned", value: 2 });
+    const runs = (await u.entries()).filter((e) => e.action === "code.run");
+    expect(runs.map((e) => [e.decision, e.error])).toEqual([
+      ["deny", "rate_limited"],
+      ["allow", null],
+      ["allow", null],
+    ]);
+  });
+
+  it("gives back the caller's slot when the policy does not allow the run", async () => {
+    u = await unitGateway({ policy: POLICY });
+    let released = 0;
+    const denied = await run(u, "r1", () => () => {
+      released += 1;
+    });
+    expect(denied.body).toMatchObject({ outcome: "refused", error: { category: "policy_denied" } });
+    expect(released).toBe(1);
   });
 
   it("is seen by a shadow policy, which records its disagreement", async () => {

@@ -358,10 +358,13 @@ describe("GET /v1/run_code/sdk", () => {
         `${original}\ndenials contains reason("hidden", "hidden") if input.action.name == "repo.apply_edit"\n`,
       );
       await expect
-        .poll(async () => {
-          const again = await gw.request("GET", "/v1/run_code/sdk", { token: alice });
-          return z.object({ tools: z.array(z.string()) }).parse(again.json).tools;
-        })
+        .poll(
+          async () => {
+            const again = await gw.request("GET", "/v1/run_code/sdk", { token: alice });
+            return z.object({ tools: z.array(z.string()) }).parse(again.json).tools;
+          },
+          { timeout: 30_000 },
+        )
         .not.toContain("repo_apply_edit");
     } finally {
       await gw.writePolicy(original);
