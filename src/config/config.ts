@@ -12,6 +12,7 @@ import { z } from "zod";
 // Each section's schema from its own module, not the module's index: `writ token` and the other
 // commands that only read a configuration then load no gateway code (a second less per start).
 import { codeModeConfigSchema } from "../codemode/config.ts";
+import { CODE_RUN_ACTION } from "../codemode/contract.ts";
 import { toolContractsSchema } from "../contracts/schema.ts";
 import { checkpointsConfigSchema } from "../decisionlog/checkpoint.ts";
 import { witnessConfigSchema } from "../decisionlog/checkpoint-witness.ts";
@@ -376,7 +377,14 @@ export function parseConfig(document: unknown, base: string, source = "configura
       : [
           `  /decision_log/ship/credentials_ref: no credentials named ${JSON.stringify(parsed.data.decision_log.ship?.credentials_ref)} under credentials:`,
         ]),
-    ...unknownLimitTools(parsed.data.limits, new Set(parsed.data.tools.map((t) => t.name))),
+    ...unknownLimitTools(
+      parsed.data.limits,
+      // A Code Mode run is decided as the action `code.run`, which a limit may meter like a tool.
+      new Set([
+        ...parsed.data.tools.map((t) => t.name),
+        ...(parsed.data.code_mode.enabled ? [CODE_RUN_ACTION] : []),
+      ]),
+    ),
     ...parsed.data.mcp.servers.flatMap((s, i) =>
       s.transport === "http" && !credentials(s.credentials_ref)
         ? [

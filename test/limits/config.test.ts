@@ -46,6 +46,18 @@ describe("the limits section", () => {
     expect(await problemsWith([{ name: "bad name", steps: 1 }])).toContain("/limits/0/name");
   });
 
+  it("lets a limit meter Code Mode's runs (code.run) while Code Mode is on, and only then", async () => {
+    const runs = [{ name: "runs", calls: 10, window_s: 3600, match: { tools: ["code.run"] } }];
+    expect(await problemsWith(runs)).toBe("");
+    expect(
+      await configProblems({
+        ...(await defaultConfigDocument()),
+        limits: runs,
+        code_mode: { enabled: false },
+      }),
+    ).toContain('/limits/0/match/tools/0: no tool named "code.run"');
+  });
+
   it("accepts the README's example", async () => {
     const readme = await readFile(path.join(repoRoot, "README.md"), "utf8");
     const example = /```yaml\n(limits:\n[\s\S]*?)```/.exec(readme)?.[1];
