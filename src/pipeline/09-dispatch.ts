@@ -67,6 +67,11 @@ export interface DispatchRequest {
   subject?: Pick<Subject, "id" | "tenant">;
   /** Who watches the call while it runs (MCP backends report progress and logs, and cancel). */
   observer?: CallObserver;
+  /**
+   * Told the grant's claims once they are verified (and the grant is the caller's), before
+   * anything runs: a run that fails after that still knows which grant it used.
+   */
+  verified?: (claims: GrantClaims) => void;
 }
 
 /**
@@ -135,6 +140,7 @@ export async function dispatch(gw: Gateway, req: DispatchRequest): Promise<Dispa
   if (req.subject && (claims.sub !== req.subject.id || claims.tnt !== req.subject.tenant)) {
     throw new GrantRefusedError("wrong_subject", `it was issued to ${claims.sub}, not to the caller`, claims);
   }
+  req.verified?.(claims);
   const group = n.contract.concurrency_group;
   if (group === undefined) return runGranted(gw, req, args, claims, started);
   // Calls of one group never overlap: the turn comes before the conditions read the resource,

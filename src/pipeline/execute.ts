@@ -105,7 +105,10 @@ export async function executeGranted(gw: Gateway, g: GrantedCall): Promise<Layer
   let claims: GrantClaims | undefined;
   try {
     const observer = g.observer ? { observer: g.observer } : {};
-    const request = { n, token: g.token, requestId: g.requestId, subject: g.subject, ...observer };
+    const verified = (c: GrantClaims) => {
+      claims = c;
+    };
+    const request = { n, token: g.token, requestId: g.requestId, subject: g.subject, verified, ...observer };
     const d = await stage("dispatch", traced, () => dispatch(gw, request)); // 9
     claims = d.claims;
     if (traced) traced["writ.decision_id"] = claims.dec;

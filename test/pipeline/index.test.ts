@@ -63,9 +63,10 @@ describe("handleProposal", () => {
       ["r1", "allow", null],
       ["r2", "error", "backend_error"],
     ]);
-    // The grant each ran with (a failed run's as presented: dispatch gave no verified claims).
+    // The grant each ran with, verified: a run that failed after its grant was checked names it too.
     expect(executions[0]?.grant_jti).toBe(ran?.grant?.jti);
-    expect(executions[1]?.input).toMatchObject({ grant: { jti: failed?.grant?.jti } });
+    expect(executions[1]?.grant_jti).toBe(failed?.grant?.jti);
+    expect(executions[1]?.input).toMatchObject({ grant: { jti: failed?.grant?.jti, verified: true } });
     expect(executions[0]?.input).toMatchObject({ tool: "notes_read", result: { structured_keys: 1 } });
   });
 
