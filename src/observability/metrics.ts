@@ -18,8 +18,23 @@ import * as prom from "prom-client";
 
 type Labels = Record<string, string>;
 
+/** A counter as the code that counts sees it. */
+export interface CounterMetric {
+  inc(labels?: Labels, by?: number): void;
+}
+
+/** A gauge as the code that sets it sees it. */
+export interface GaugeMetric {
+  set(value: number, labels?: Labels): void;
+}
+
+/** A histogram as the code that observes sees it. */
+export interface HistogramMetric {
+  observe(value: number, labels?: Labels): void;
+}
+
 /** A counter: `inc(labels, by)`. */
-class Counter {
+class Counter implements CounterMetric {
   readonly metric: prom.Counter;
   constructor(
     readonly name: string,
@@ -41,7 +56,7 @@ class Counter {
 }
 
 /** A value that goes up and down, set by its owner: `set(value, labels)`. */
-class Gauge {
+class Gauge implements GaugeMetric {
   readonly metric: prom.Gauge;
   constructor(
     readonly name: string,
@@ -61,7 +76,7 @@ class Gauge {
   }
 }
 
-class Histogram {
+class Histogram implements HistogramMetric {
   readonly metric: prom.Histogram;
   private otel: OtelHistogram | undefined;
   constructor(
@@ -152,8 +167,32 @@ async function sampledRegistry(samples: readonly SampledMetric[]): Promise<prom.
   return registry;
 }
 
+/** The gateway's metrics as its parts record them (`Gateway.metrics`); `GatewayMetrics` says what each is. */
+export interface MetricsRecorder {
+  readonly decisions: CounterMetric;
+  readonly decisionSeconds: HistogramMetric;
+  readonly policyFailures: CounterMetric;
+  readonly policyReloads: CounterMetric;
+  readonly dispatches: CounterMetric;
+  readonly logShipped: CounterMetric;
+  readonly logShipFailures: CounterMetric;
+  readonly logShipLag: GaugeMetric;
+  readonly limitCharged: CounterMetric;
+  readonly limitRefusals: CounterMetric;
+  readonly shadowDecisions: CounterMetric;
+  readonly shadowDropped: CounterMetric;
+  readonly groupWaiting: GaugeMetric;
+  readonly groupRunning: GaugeMetric;
+  readonly groupWaits: CounterMetric;
+  readonly groupWaitSeconds: HistogramMetric;
+  readonly scheduledCalls: CounterMetric;
+  readonly concurrentCalls: HistogramMetric;
+  /** The Prometheus text of these metrics, then of `samples` read now. */
+  render(samples?: readonly SampledMetric[]): Promise<string>;
+}
+
 /** The gateway's metrics. */
-export class GatewayMetrics {
+export class GatewayMetrics implements MetricsRecorder {
   readonly registry = new prom.Registry();
 
   readonly decisions = new Counter(
