@@ -17,7 +17,7 @@ import {
 } from "./assembly/parts.ts";
 import { sandboxPool } from "./codemode/index.ts";
 import type { GatewayConfig } from "./config/index.ts";
-import { ContractRegistry } from "./contracts/index.ts";
+import { CompiledContractRegistry } from "./contracts/index.ts";
 import type { Gateway } from "./core/gateway.ts";
 import type { VirtualRepository } from "./demo/repository.ts";
 import { CredentialResolver } from "./dispatch/index.ts";
@@ -68,7 +68,7 @@ export async function createGateway(
   if (!options.store) closers.push(() => store.close());
   try {
     const metrics = new GatewayMetrics();
-    const contracts = new ContractRegistry(config.tools, { pointer: "/tools" });
+    const contracts = new CompiledContractRegistry(config.tools, { pointer: "/tools" });
     const credentials = new CredentialResolver(config.credentials);
     const { policy, parts: policyParts } = await startPolicy(config, store, credentials, metrics, closers);
     const identity = await startIdentity(config);

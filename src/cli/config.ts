@@ -6,7 +6,7 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { ConfigError, gatewayConfigSchema, loadConfig } from "../config/index.ts";
-import { ContractRegistry } from "../contracts/index.ts";
+import { CompiledContractRegistry } from "../contracts/index.ts";
 import { WritError } from "../core/errors.ts";
 
 const usage = `usage: writ config schema            print the JSON Schema of the configuration file
@@ -54,7 +54,7 @@ export async function configCommand(argv: string[]): Promise<number> {
     try {
       const config = await loadConfig(file);
       // What `writ serve` would refuse too: the contracts' JSON Schemas must compile.
-      new ContractRegistry(config.tools, { pointer: "/tools" });
+      new CompiledContractRegistry(config.tools, { pointer: "/tools" });
       console.log(
         `configuration is valid: ${config.tools.length} tool contract(s), policy in ${config.policy.bundle ?? config.policy.dir}`,
       );

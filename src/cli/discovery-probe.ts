@@ -7,7 +7,12 @@
  */
 import { compiledPolicyOptions } from "../assembly/policy.ts";
 import type { GatewayConfig } from "../config/index.ts";
-import { ContractRegistry, type ModelFamily, type ToolContract } from "../contracts/index.ts";
+import {
+  CompiledContractRegistry,
+  type ContractRegistry,
+  type ModelFamily,
+  type ToolContract,
+} from "../contracts/index.ts";
 import type { Subject } from "../core/types.ts";
 import { type DiscoveryOutcome, discover } from "../discovery/index.ts";
 import { ClaimsError, subjectFromClaims } from "../identity/claims.ts";
@@ -36,7 +41,7 @@ export class DiscoveryProbe {
 
   /** Loads the configuration's policy and contracts. Throws PolicyLoadError or WritError. */
   static async load(config: GatewayConfig): Promise<DiscoveryProbe> {
-    const contracts = new ContractRegistry(config.tools, { pointer: "/tools" });
+    const contracts = new CompiledContractRegistry(config.tools, { pointer: "/tools" });
     const { policy: settings } = config;
     const builtins = settings.builtins.length > 0 ? await loadPolicyBuiltins(settings.builtins) : undefined;
     const engine = new PolicyEngine({

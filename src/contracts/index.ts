@@ -2,7 +2,8 @@
 export { contractsJsonSchema } from "./editor-schema.ts";
 export type { SchemaViolation } from "./json-schema.ts";
 export {
-  ContractRegistry,
+  CompiledContractRegistry,
+  type ContractRegistry,
   contractKey,
   defaultModelName,
   modelFamilyOf,

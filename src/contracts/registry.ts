@@ -76,7 +76,25 @@ function configError(problems: FieldError[]): WritError {
   );
 }
 
-export class ContractRegistry {
+/**
+ * The tool contracts as the gateway's parts read them (`Gateway.contracts`): looked up by the
+ * name a model calls, by name and version, listed, and their schemas checked.
+ */
+export interface ContractRegistry {
+  /** The contract a model's call names (its model-facing name for `source`, else the canonical one). */
+  resolve(toolName: string, source: ProposalSource): ToolContract | undefined;
+  get(name: string, version: string): ToolContract | undefined;
+  versionsOf(name: string): string[];
+  list(): readonly ToolContract[];
+  modelNames(family: ModelFamily): string[];
+  modelView(contract: ToolContract, family: ModelFamily): ModelFacingTool;
+  pathsOf(contract: ToolContract): PathShape | undefined;
+  checkInput(contract: ToolContract, args: unknown): SchemaViolation[];
+  checkOutput(contract: ToolContract, result: unknown): SchemaViolation[];
+}
+
+/** The registry with every contract's schemas compiled once and its names indexed. */
+export class CompiledContractRegistry implements ContractRegistry {
   readonly #byKey = new Map<string, CompiledContract>();
   readonly #byCanonicalName = new Map<string, CompiledContract[]>();
   readonly #byModelName = new Map<ModelFamily, Map<string, CompiledContract>>();
@@ -116,8 +134,8 @@ export class ContractRegistry {
   }
 
   /** A registry from the raw `tools:` section of the config (`pointer` is where that section is). */
-  static fromConfig(raw: unknown, pointer = ""): ContractRegistry {
-    return new ContractRegistry(parseToolContracts(raw, pointer), { pointer });
+  static fromConfig(raw: unknown, pointer = ""): CompiledContractRegistry {
+    return new CompiledContractRegistry(parseToolContracts(raw, pointer), { pointer });
   }
 
   #compile(

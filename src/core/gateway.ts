@@ -1,16 +1,18 @@
 /**
  * The gateway's parts and the views its answers carry. Everything here is a type: the pipeline,
- * approvals, discovery and the HTTP and MCP layers import it, and it imports none of them.
+ * approvals, discovery and the HTTP and MCP layers import it, and it imports none of them. Each
+ * part is named by the interface its consumers use, declared beside the class that implements
+ * it in the part's own module (`test/architecture/gateway.test.ts` holds it: no class here).
  */
 import type { ContractRegistry } from "../contracts/index.ts";
-import type { Checkpointer, DecisionLog, RefusalAggregator } from "../decisionlog/index.ts";
-import type { CredentialResolver } from "../dispatch/index.ts";
+import type { AuditLog, CheckpointPublisher, RefusalRecorder } from "../decisionlog/index.ts";
+import type { BackendCredentials } from "../dispatch/index.ts";
 import type { McpUpstreams } from "../dispatch/mcp/upstream.ts";
-import type { GrantSigner } from "../grants/index.ts";
-import type { IdentityVerifier } from "../identity/index.ts";
-import type { Limits } from "../limits/index.ts";
-import type { GatewayMetrics } from "../observability/metrics.ts";
-import type { PolicyEngine } from "../policy/index.ts";
+import type { GrantIssuer } from "../grants/index.ts";
+import type { Authenticator } from "../identity/index.ts";
+import type { LimitMatcher } from "../limits/index.ts";
+import type { MetricsRecorder } from "../observability/metrics.ts";
+import type { PolicyDecider } from "../policy/index.ts";
 import type { LayeredResult } from "../results/index.ts";
 import type { Scheduling } from "../schedule/index.ts";
 import type { Store } from "../store/types.ts";
@@ -30,29 +32,29 @@ import type {
 
 export interface Gateway {
   contracts: ContractRegistry;
-  identity: IdentityVerifier;
+  identity: Authenticator;
   store: Store;
-  policy: PolicyEngine;
-  grants: GrantSigner;
-  log: DecisionLog;
+  policy: PolicyDecider;
+  grants: GrantIssuer;
+  log: AuditLog;
   /** Signs checkpoints of the log's head; publishes their keys (absent when checkpoints are off). */
-  checkpoints?: Checkpointer;
+  checkpoints?: CheckpointPublisher;
   /** Refusals of unauthenticated callers, aggregated so that a flood is a few entries with counts. */
-  refusals?: RefusalAggregator;
+  refusals?: RefusalRecorder;
   handlers: ReadonlyMap<string, InProcessHandler>;
-  metrics: GatewayMetrics;
+  metrics: MetricsRecorder;
   /** The audience of grants for in-process tools. */
   executorId: string;
   /** The clock for approval requests and their expiry (default: the system clock). */
   now?: () => Date;
   /** Backend credentials, attached at dispatch only (HTTP backends' `credentials_ref`). */
-  credentials: CredentialResolver;
+  credentials: BackendCredentials;
   /** Connections to the upstream MCP servers (`backend: {kind: mcp}` contracts). */
   mcp?: McpUpstreams;
   /** How a proposal's calls run side by side, and concurrency groups (default: `scheduling`'s defaults). */
   scheduling?: Scheduling;
   /** Budgets and rate limits (`limits:`), charged at the decision stage; absent: none. */
-  limits?: Limits;
+  limits?: LimitMatcher;
   /** A candidate policy deciding beside the live one, off the answer's path (`policy.shadow`). */
   shadow?: ShadowObserver;
 }

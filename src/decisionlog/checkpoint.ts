@@ -125,7 +125,15 @@ export interface CheckpointerOptions {
 /** Unshipped checkpoints kept for the witness while it is unreachable. */
 const MAX_UNSHIPPED = 100;
 
-export class Checkpointer {
+/** Checkpoints as the gateway's parts use them (`Gateway.checkpoints`). */
+export interface CheckpointPublisher {
+  /** The keys checkpoints are signed with, as a JWK set. */
+  jwks(): CheckpointJwks;
+  /** Signs a checkpoint of the log's head now (undefined: the head has one already). */
+  checkpoint(): Promise<StoredCheckpoint | undefined>;
+}
+
+export class Checkpointer implements CheckpointPublisher {
   readonly #store: DecisionStore & CheckpointStore;
   readonly #keys: CheckpointKeys;
   readonly #intervalMs: number;

@@ -3,6 +3,7 @@
 export {
   Checkpointer,
   type CheckpointerOptions,
+  type CheckpointPublisher,
   type CheckpointsConfig,
   checkpointPayloadSchema,
   checkpointsConfigSchema,
@@ -57,6 +58,7 @@ export {
   tenancyEntry,
 } from "./kinds.ts";
 export {
+  type AuditLog,
   type BreakReason,
   DecisionLog,
   type DecisionLogOptions,
@@ -75,6 +77,7 @@ export {
   RefusalAggregator,
   type RefusalAggregatorOptions,
   type RefusalLog,
+  type RefusalRecorder,
   refusalReason,
 } from "./refusals.ts";
 export { type OpenRequest, OpenRequests } from "./requests.ts";

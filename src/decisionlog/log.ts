@@ -103,7 +103,28 @@ type Waiting = {
 const DEFAULT_VERIFY_BATCH = 1000;
 const EXPORT_BATCH = 1000;
 
-export class DecisionLog {
+/** The decision log as the gateway's parts use it (`Gateway.log`): appended, read, verified. */
+export interface AuditLog {
+  /** The requests being answered: their callers' ids, and whether each logged a refusal. */
+  readonly requests: OpenRequests;
+  beforeDrain(hook: () => Promise<void>): void;
+  append(parts: DecisionParts): Promise<LoggedDecision>;
+  /** Resolves once every entry appended so far is written. */
+  drain(): Promise<void>;
+  get(decisionId: string): Promise<DecisionLogEntry | undefined>;
+  query(filter?: DecisionFilter, limit?: number, cursor?: string): Promise<DecisionPage>;
+  getIn(scope: TenantScope, decisionId: string): Promise<DecisionLogEntry | undefined>;
+  queryIn(
+    scope: TenantScope,
+    filter?: DecisionFilter,
+    limit?: number,
+    cursor?: string,
+  ): Promise<DecisionPage>;
+  verify(options?: { batch?: number; after?: { seq: number; hash: string } }): Promise<VerifyResult>;
+  exportNdjson(filter?: DecisionFilter): AsyncIterable<string>;
+}
+
+export class DecisionLog implements AuditLog {
   readonly #store: DecisionStore;
   readonly #rules: ResolvedRedactionRules;
   readonly #now: () => Date;

@@ -12,7 +12,7 @@
  */
 import type { DecisionLogEntry } from "../store/types.ts";
 import { hashEntry } from "./hash.ts";
-import type { DecisionLog, VerifyResult } from "./log.ts";
+import type { AuditLog, VerifyResult } from "./log.ts";
 
 export interface ChainStatus {
   result: VerifyResult;
@@ -30,7 +30,7 @@ export interface ChainMonitorOptions {
 export const DEFAULT_FULL_CHECK_MS = 5 * 60_000;
 
 export class ChainMonitor {
-  readonly #log: DecisionLog;
+  readonly #log: Pick<AuditLog, "verify">;
   readonly #fullEveryMs: number;
   readonly #clock: () => number;
   #verified: { seq: number; hash: string } | undefined;
@@ -38,7 +38,7 @@ export class ChainMonitor {
   #fullAt = Number.NEGATIVE_INFINITY;
   #walking: Promise<ChainStatus> | undefined;
 
-  constructor(log: DecisionLog, options: ChainMonitorOptions = {}) {
+  constructor(log: Pick<AuditLog, "verify">, options: ChainMonitorOptions = {}) {
     this.#log = log;
     this.#fullEveryMs = options.fullEveryMs ?? DEFAULT_FULL_CHECK_MS;
     this.#clock = options.clock ?? Date.now;

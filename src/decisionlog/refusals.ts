@@ -50,7 +50,13 @@ interface Window {
   timer: NodeJS.Timeout;
 }
 
-export class RefusalAggregator {
+/** Where the gateway's entrances put an unauthenticated caller's refusal (`Gateway.refusals`). */
+export interface RefusalRecorder {
+  /** Logs `refusal`, aggregated with the others of `key` (its source and route) in its window. */
+  record(key: string, refusal: DecisionParts): Promise<void>;
+}
+
+export class RefusalAggregator implements RefusalRecorder {
   readonly #log: RefusalLog;
   readonly #windowMs: number;
   readonly #windows = new Map<string, Window>();

@@ -46,8 +46,16 @@ interface Step {
   payload: unknown;
 }
 
-function openaiCall(id: string, name: string, args: Record<string, unknown>) {
-  return { id, type: "function", function: { name, arguments: JSON.stringify(args) } };
+/** A step whose one call is an OpenAI chat tool call `id` of `name` with `args`. */
+function openaiStep(
+  title: string,
+  as: string,
+  id: string,
+  name: string,
+  args: Record<string, unknown>,
+): Step {
+  const payload = { id, type: "function", function: { name, arguments: JSON.stringify(args) } };
+  return { title, as, format: "openai-chat", payload };
 }
 
 function anthropicCall(id: string, name: string, input: Record<string, unknown>) {
@@ -216,24 +224,21 @@ type Edit = { workspace: string; path: string; base_hash: string; before: string
 /** alice searches and reads; the edit she will propose is based on the hash she read. */
 async function readRound({ propose, numbered }: DemoRun): Promise<Edit> {
   const ws = WORKSPACE;
-  await propose({
-    title: numbered("search for sum"),
-    as: "alice",
-    format: "openai-chat",
-    payload: openaiCall("call_1", "repo_search", { workspace: ws, query: "sum" }),
-  });
+  await propose(
+    openaiStep(numbered("search for sum"), "alice", "call_1", "repo_search", { workspace: ws, query: "sum" }),
+  );
   await propose({
     title: numbered("read the README"),
     as: "alice",
     format: "anthropic",
     payload: anthropicCall("toolu_2", "repo_read", { workspace: ws, path: "README.md" }),
   });
-  const read = await propose({
-    title: numbered("read src/sum.ts"),
-    as: "alice",
-    format: "openai-chat",
-    payload: openaiCall("call_3", "repo_read", { workspace: ws, path: "src/sum.ts" }),
-  });
+  const read = await propose(
+    openaiStep(numbered("read src/sum.ts"), "alice", "call_3", "repo_read", {
+      workspace: ws,
+      path: "src/sum.ts",
+    }),
+  );
   const hash = read[0]?.result?.structured_content.hash;
   const baseHash = typeof hash === "string" ? hash : contentHash(DEMO_FILES["src/sum.ts"] ?? "");
   return { workspace: ws, path: "src/sum.ts", base_hash: baseHash, before: "a - b", after: "a + b" };
@@ -242,29 +247,35 @@ async function readRound({ propose, numbered }: DemoRun): Promise<Edit> {
 /** The refusals before the fix: paths outside the policy's, a hash never read, a stale hash. */
 async function refusalRound(demo: DemoRun, edit: Edit): Promise<void> {
   const { propose } = demo;
-  await propose({
-    title: "refusal: read .env (outside the readable paths)",
-    as: "alice",
-    format: "openai-chat",
-    payload: openaiCall("call_4", "repo_read", { workspace: WORKSPACE, path: ".env" }),
-  });
-  await propose({
-    title: "refusal: edit README.md (outside the editable paths)",
-    as: "alice",
-    format: "openai-chat",
-    payload: openaiCall("call_5", "repo_propose_edit", {
-      ...edit,
-      path: "README.md",
-      before: "sum",
-      after: "difference",
+  await propose(
+    openaiStep("refusal: read .env (outside the readable paths)", "alice", "call_4", "repo_read", {
+      workspace: WORKSPACE,
+      path: ".env",
     }),
-  });
-  await propose({
-    title: "refusal: edit with a base hash this workspace never read",
-    as: "alice",
-    format: "openai-chat",
-    payload: openaiCall("call_6", "repo_propose_edit", { ...edit, base_hash: "0".repeat(64) }),
-  });
+  );
+  await propose(
+    openaiStep(
+      "refusal: edit README.md (outside the editable paths)",
+      "alice",
+      "call_5",
+      "repo_propose_edit",
+      {
+        ...edit,
+        path: "README.md",
+        before: "sum",
+        after: "difference",
+      },
+    ),
+  );
+  await propose(
+    openaiStep(
+      "refusal: edit with a base hash this workspace never read",
+      "alice",
+      "call_6",
+      "repo_propose_edit",
+      { ...edit, base_hash: "0".repeat(64) },
+    ),
+  );
   // Someone changes src/sum.ts outside the model's session: the repository reports the new hash
   // through the admin API (as a trusted operator would), so the hash alice read is stale.
   const workspace = adminResource(demo, `/v1/resources/workspace/${WORKSPACE}`);
@@ -272,12 +283,15 @@ async function refusalRound(demo: DemoRun, edit: Edit): Promise<void> {
   const files = z.record(z.string(), z.string()).parse(current.attributes.files ?? {});
   const changed = { ...files, "src/sum.ts": contentHash("export const sum = (a, b) => b - a;\n") };
   await workspace.write(current, { ...current.attributes, files: changed });
-  await propose({
-    title: "refusal: edit a file that changed since it was read",
-    as: "alice",
-    format: "openai-chat",
-    payload: openaiCall("call_6b", "repo_propose_edit", edit),
-  });
+  await propose(
+    openaiStep(
+      "refusal: edit a file that changed since it was read",
+      "alice",
+      "call_6b",
+      "repo_propose_edit",
+      edit,
+    ),
+  );
   const after = await workspace.read();
   await workspace.write(after, { ...after.attributes, files });
   console.log("\n   (the operator restores the file)");
@@ -300,24 +314,20 @@ function adminResource({ url, tokens }: DemoRun, route: string) {
 
 /** The refusals after the fix was proposed: a second proposal, another caller, an ungoverned tool. */
 async function afterFixRound({ propose }: DemoRun, edit: Edit): Promise<void> {
-  await propose({
-    title: "refusal: a second proposal for the same file",
-    as: "alice",
-    format: "openai-chat",
-    payload: openaiCall("call_8", "repo_propose_edit", edit),
-  });
-  await propose({
-    title: "refusal: bob reads alice's workspace by its id",
-    as: "bob",
-    format: "openai-chat",
-    payload: openaiCall("call_9", "repo_read", { workspace: WORKSPACE, path: "README.md" }),
-  });
-  await propose({
-    title: "refusal: a tool that is not governed (shell)",
-    as: "alice",
-    format: "openai-chat",
-    payload: openaiCall("call_10", "shell", { cmd: "cat .env" }),
-  });
+  await propose(
+    openaiStep("refusal: a second proposal for the same file", "alice", "call_8", "repo_propose_edit", edit),
+  );
+  await propose(
+    openaiStep("refusal: bob reads alice's workspace by its id", "bob", "call_9", "repo_read", {
+      workspace: WORKSPACE,
+      path: "README.md",
+    }),
+  );
+  await propose(
+    openaiStep("refusal: a tool that is not governed (shell)", "alice", "call_10", "shell", {
+      cmd: "cat .env",
+    }),
+  );
 }
 
 /**

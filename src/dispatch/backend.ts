@@ -7,7 +7,7 @@ import type { ToolBackend, ToolContract } from "../contracts/schema.ts";
 import type { CallObserver, InProcessHandler, ToolOutput } from "../core/handlers.ts";
 import type { GrantClaims } from "../core/types.ts";
 import type { StoredResource } from "../store/types.ts";
-import type { CredentialResolver } from "./credentials.ts";
+import type { BackendCredentials } from "./credentials.ts";
 import type { McpUpstreams } from "./mcp/upstream.ts";
 
 export type BackendKind = ToolBackend["kind"];
@@ -17,7 +17,7 @@ export type BackendOf<K extends BackendKind> = Extract<ToolBackend, { kind: K }>
 export interface BackendDeps {
   handlers: ReadonlyMap<string, InProcessHandler>;
   /** Backend credentials: attached here, at dispatch, only. */
-  credentials: Pick<CredentialResolver, "resolve">;
+  credentials: BackendCredentials;
   /** The upstream MCP servers, when `mcp.servers` names any. */
   mcp?: McpUpstreams | undefined;
 }

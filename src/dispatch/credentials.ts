@@ -62,7 +62,13 @@ interface FileCacheEntry {
   secret: string;
 }
 
-export class CredentialResolver {
+/** Backend credentials as dispatch reads them (`Gateway.credentials`). */
+export interface BackendCredentials {
+  /** The headers of credentials `ref` (read now; throws a `WritError` when unavailable). */
+  resolve(ref: string): Promise<Record<string, string>>;
+}
+
+export class CredentialResolver implements BackendCredentials {
   readonly #config: CredentialsConfig;
   readonly #env: Record<string, string | undefined>;
   readonly #files = new Map<string, FileCacheEntry>();

@@ -11,7 +11,7 @@ import { type ErrorCategory, WritError } from "../core/errors.ts";
 import { isRecord } from "../core/json.ts";
 import { traceHeaders } from "../observability/tracing.ts";
 import type { Backend } from "./backend.ts";
-import type { CredentialResolver } from "./credentials.ts";
+import type { BackendCredentials } from "./credentials.ts";
 
 export interface DispatchHttpOptions {
   contract: ToolContract;
@@ -22,7 +22,7 @@ export interface DispatchHttpOptions {
   requestId: string;
   idempotencyKey?: string;
   /** Resolves `backend.credentials_ref`; required when the contract names one. */
-  credentials?: Pick<CredentialResolver, "resolve">;
+  credentials?: BackendCredentials;
   fetchImpl?: typeof fetch;
   /** Waits between retries (default setTimeout); injectable for tests. */
   sleep?: (ms: number) => Promise<void>;

@@ -6,6 +6,7 @@
 
 export type { Backend, BackendCall, BackendDeps, BackendKind, BackendRun } from "./backend.ts";
 export {
+  type BackendCredentials,
   CredentialResolver,
   type CredentialResolverOptions,
   type CredentialSource,

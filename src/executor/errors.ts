@@ -3,7 +3,8 @@
  * a message that says what the caller should do next.
  */
 
-export const grantErrorCodes = [
+/** Codes where the grant itself is not acceptable as a credential (HTTP 401). */
+const credentialCodes = [
   "missing_grant",
   "malformed",
   "bad_signature",
@@ -13,6 +14,10 @@ export const grantErrorCodes = [
   "wrong_audience",
   "expired",
   "not_yet_valid",
+] as const;
+
+export const grantErrorCodes = [
+  ...credentialCodes,
   "action_mismatch",
   "resource_mismatch",
   "args_mismatch",
@@ -43,18 +48,7 @@ export class GrantError extends Error {
   }
 }
 
-/** Codes where the grant itself is not acceptable as a credential (HTTP 401). */
-const credentialCodes: ReadonlySet<GrantErrorCode> = new Set([
-  "missing_grant",
-  "malformed",
-  "bad_signature",
-  "alg_not_allowed",
-  "wrong_type",
-  "wrong_issuer",
-  "wrong_audience",
-  "expired",
-  "not_yet_valid",
-]);
+const credentialCodeSet: ReadonlySet<GrantErrorCode> = new Set(credentialCodes);
 
 /** How a refusal is answered over HTTP: status and WritError category. */
 export function grantErrorDisposition(code: GrantErrorCode): {
@@ -63,6 +57,6 @@ export function grantErrorDisposition(code: GrantErrorCode): {
 } {
   if (code === "unavailable") return { status: 503, category: "backend_unavailable" };
   if (code === "stale_revision") return { status: 409, category: "stale_revision" };
-  if (credentialCodes.has(code)) return { status: 401, category: "unauthenticated" };
+  if (credentialCodeSet.has(code)) return { status: 401, category: "unauthenticated" };
   return { status: 403, category: "policy_denied" };
 }

@@ -4,6 +4,7 @@
  */
 export {
   type GrantAlgorithm,
+  type GrantIssuer,
   type GrantJwk,
   type GrantRequest,
   GrantSigner,

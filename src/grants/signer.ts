@@ -79,7 +79,18 @@ export interface GrantSignerOptions {
   storage?: KeySetStorage;
 }
 
-export class GrantSigner {
+/** Grants as the gateway's parts use them (`Gateway.grants`): issued, and their keys published. */
+export interface GrantIssuer {
+  readonly issuer: string;
+  issue(request: GrantRequest): Promise<IssuedGrant>;
+  jwks(): { keys: GrantJwk[] };
+  /** Reads the key set again now (a rotation by another instance). */
+  refresh(): Promise<void>;
+  /** Reads the key set again when `kid` is not known yet; whether it is known then. */
+  reloadForKid(kid: string): Promise<boolean>;
+}
+
+export class GrantSigner implements GrantIssuer {
   readonly issuer: string;
   readonly #config: GrantsConfig;
   readonly #clock: () => number;

@@ -69,9 +69,9 @@ export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
   // Refusals on the record; identical ones of unauthenticated callers aggregated per source.
   let aggregator = gw.refusals;
   if (aggregator === undefined) {
-    aggregator = new RefusalAggregator(gw.log, { windowMs: options.refusalWindowMs ?? 10_000 });
-    const own = aggregator;
+    const own = new RefusalAggregator(gw.log, { windowMs: options.refusalWindowMs ?? 10_000 });
     gw.log.beforeDrain(() => own.flush());
+    aggregator = own;
   }
   // One audit interceptor for every entrance: the API, /mcp and the console.
   const audited = auditRequests({ log: gw.log, aggregator, policy: gw.policy });

@@ -22,8 +22,8 @@ import type { Subject } from "../core/types.ts";
 import {
   httpRefusalEntry,
   type OpenRequests,
-  type RefusalAggregator,
   type RefusalLog,
+  type RefusalRecorder,
   refusalReason,
 } from "../decisionlog/index.ts";
 import type { RequestIdVariables } from "./env.ts";
@@ -46,7 +46,7 @@ const AUDITED = new Map<number, { category: ErrorCategory; message: string; fix:
 
 export interface RequestAudit {
   log: RefusalLog & { readonly requests: OpenRequests };
-  aggregator: RefusalAggregator;
+  aggregator: RefusalRecorder;
   policy: { readonly revision: string | undefined };
 }
 

@@ -23,6 +23,7 @@ export {
 export { hasAnyRole } from "./roles.ts";
 export { type TrustSettings, trustedIssuers } from "./trusted.ts";
 export {
+  type Authenticator,
   IdentityVerifier,
   type IdentityVerifierOptions,
   type ProtectedResource,

@@ -75,7 +75,18 @@ function isoOf(seconds: unknown): string {
     : "an unknown time";
 }
 
-export class IdentityVerifier {
+/** How the gateway's entrances know their callers (`Gateway.identity`). */
+export interface Authenticator {
+  /** The MCP endpoint's canonical resource and scopes, when configured. */
+  readonly protectedResource: ProtectedResource | undefined;
+  /** The issuers whose tokens are accepted (`iss`), in configuration order. */
+  readonly issuers: string[];
+  /** The subject of `Authorization: Bearer <jwt>` (with `resource`: a token naming it in `aud`). */
+  verify(authorizationHeader: string | undefined, options?: VerifyOptions): Promise<Subject>;
+  cacheStats(): TokenCacheStats;
+}
+
+export class IdentityVerifier implements Authenticator {
   readonly #issuers = new Map<string, Issuer>();
   readonly #cache: VerifiedTokenCache;
   readonly #clock: () => number;

@@ -27,7 +27,13 @@ export { bucketKey, type Limit, type LimitKind, type MeteredCall } from "./limit
 /** The limits of a call no limit applies to: one shared empty array. */
 export const NO_LIMITS: readonly Limit[] = Object.freeze([]);
 
-export class Limits {
+/** The configured limits as the decision stage reads them (`Gateway.limits`). */
+export interface LimitMatcher {
+  /** The limits that apply to a call of `subject` on `action`, in configuration order. */
+  applicable(subject: MeteredCall["subject"], action: MeteredCall["action"]): readonly Limit[];
+}
+
+export class Limits implements LimitMatcher {
   readonly #all: readonly Limit[];
   /** Per action name: the limits that name it or name no tool, in configuration order. */
   readonly #byAction = new Map<string, readonly Limit[]>();

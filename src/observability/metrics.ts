@@ -18,8 +18,23 @@ import * as prom from "prom-client";
 
 type Labels = Record<string, string>;
 
+/** A counter as the code that counts sees it. */
+export interface CounterMetric {
+  inc(labels?: Labels, by?: number): void;
+}
+
+/** A gauge as the code that sets it sees it. */
+export interface GaugeMetric {
+  set(value: number, labels?: Labels): void;
+}
+
+/** A histogram as the code that observes sees it. */
+export interface HistogramMetric {
+  observe(value: number, labels?: Labels): void;
+}
+
 /** A counter: `inc(labels, by)`. */
-class Counter {
+class Counter implements CounterMetric {
   readonly metric: prom.Counter;
   constructor(
     readonly name: string,
@@ -41,7 +56,7 @@ class Counter {
 }
 
 /** A value that goes up and down, set by its owner: `set(value, labels)`. */
-class Gauge {
+class Gauge implements GaugeMetric {
   readonly metric: prom.Gauge;
   constructor(
     readonly name: string,
@@ -61,7 +76,7 @@ class Gauge {
   }
 }
 
-class Histogram {
+class Histogram implements HistogramMetric {
   readonly metric: prom.Histogram;
   private otel: OtelHistogram | undefined;
   constructor(
@@ -152,146 +167,153 @@ async function sampledRegistry(samples: readonly SampledMetric[]): Promise<prom.
   return registry;
 }
 
-/** The gateway's metrics. */
-export class GatewayMetrics {
-  readonly registry = new prom.Registry();
+/** The gateway's metrics as its parts record them (`Gateway.metrics`); `GatewayMetrics` says what each is. */
+export interface MetricsRecorder {
+  readonly decisions: CounterMetric;
+  readonly decisionSeconds: HistogramMetric;
+  readonly policyFailures: CounterMetric;
+  readonly policyReloads: CounterMetric;
+  readonly dispatches: CounterMetric;
+  readonly logShipped: CounterMetric;
+  readonly logShipFailures: CounterMetric;
+  readonly logShipLag: GaugeMetric;
+  readonly limitCharged: CounterMetric;
+  readonly limitRefusals: CounterMetric;
+  readonly shadowDecisions: CounterMetric;
+  readonly shadowDropped: CounterMetric;
+  readonly groupWaiting: GaugeMetric;
+  readonly groupRunning: GaugeMetric;
+  readonly groupWaits: CounterMetric;
+  readonly groupWaitSeconds: HistogramMetric;
+  readonly scheduledCalls: CounterMetric;
+  readonly concurrentCalls: HistogramMetric;
+  /** The Prometheus text of these metrics, then of `samples` read now. */
+  render(samples?: readonly SampledMetric[]): Promise<string>;
+}
 
-  readonly decisions = new Counter(
+/** The gateway's metrics. */
+export class GatewayMetrics implements MetricsRecorder {
+  readonly registry = new prom.Registry();
+  /** Every metric below, in the order declared (what `mirror` exports). */
+  readonly #all: Array<Counter | Gauge | Histogram> = [];
+
+  readonly decisions = this.#counter(
     "writ_decisions_total",
     "Decisions made, by outcome (allow, deny, require_approval, allow_with_conditions, error).",
     ["decision"],
-    this.registry,
   );
-  readonly decisionSeconds = new Histogram(
+  readonly decisionSeconds = this.#histogram(
     "writ_decision_duration_seconds",
     "Time from receiving a proposal to answering it, per call.",
     [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
     [],
-    this.registry,
   );
-  readonly policyFailures = new Counter(
+  readonly policyFailures = this.#counter(
     "writ_policy_failures_total",
     "Policy evaluations that gave no usable decision, by reason.",
     ["reason"],
-    this.registry,
   );
-  readonly policyReloads = new Counter(
+  readonly policyReloads = this.#counter(
     "writ_policy_reloads_total",
     "Policy reloads, by result (ok, failed).",
     ["result"],
-    this.registry,
   );
 
-  readonly dispatches = new Counter(
+  readonly dispatches = this.#counter(
     "writ_dispatches_total",
     "Calls Writ ran on a backend, by backend kind (inprocess, http, mcp) and result (ok, or the error category).",
     ["backend", "result"],
-    this.registry,
   );
 
-  readonly logShipped = new Counter(
+  readonly logShipped = this.#counter(
     "writ_decision_log_shipped_total",
     "Decision-log entries a decision-log service acknowledged (decision_log.ship).",
     [],
-    this.registry,
   );
-  readonly logShipFailures = new Counter(
+  readonly logShipFailures = this.#counter(
     "writ_decision_log_ship_failures_total",
     "Failed decision-log shipping attempts, by reason (status, network, timeout, credentials, store); each is retried.",
     ["reason"],
-    this.registry,
   );
-  readonly logShipLag = new Gauge(
+  readonly logShipLag = this.#gauge(
     "writ_decision_log_ship_lag_entries",
     "Decision-log entries not yet acknowledged by the decision-log service.",
     [],
-    this.registry,
   );
 
-  readonly limitCharged = new Counter(
+  readonly limitCharged = this.#counter(
     "writ_limit_charged_total",
     "Calls charged to a limit (limits:), by limit: the calls its buckets let through.",
     ["limit"],
-    this.registry,
   );
-  readonly limitRefusals = new Counter(
+  readonly limitRefusals = this.#counter(
     "writ_limit_refusals_total",
     "Calls refused because a limit (limits:) had no room, by limit.",
     ["limit"],
-    this.registry,
   );
-  readonly shadowDecisions = new Counter(
+  readonly shadowDecisions = this.#counter(
     "writ_shadow_decisions_total",
     "Calls a shadow policy (policy.shadow) decided beside the live one, by outcome (agree, disagree, failed: it could not decide).",
     ["outcome"],
-    this.registry,
   );
-  readonly shadowDropped = new Counter(
+  readonly shadowDropped = this.#counter(
     "writ_shadow_dropped_total",
     "Calls the shadow policy skipped because its queue was full (the live answer is never held up by it).",
     [],
-    this.registry,
   );
-  readonly groupWaiting = new Gauge(
+  readonly groupWaiting = this.#gauge(
     "writ_concurrency_group_waiting",
     "Calls of a concurrency group waiting for their turn in this instance, by group.",
     ["group"],
-    this.registry,
   );
-  readonly groupRunning = new Gauge(
+  readonly groupRunning = this.#gauge(
     "writ_concurrency_group_running",
     "Calls of a concurrency group running in this instance (0 or 1), by group.",
     ["group"],
-    this.registry,
   );
-  readonly groupWaits = new Counter(
+  readonly groupWaits = this.#counter(
     "writ_concurrency_group_waits_total",
     "Calls that found their concurrency group busy and waited, by group and result (ran, timed_out, cancelled).",
     ["group", "result"],
-    this.registry,
   );
-  readonly groupWaitSeconds = new Histogram(
+  readonly groupWaitSeconds = this.#histogram(
     "writ_concurrency_group_wait_seconds",
     "Time a call of a concurrency group waited for its turn (0 when the group was free), by group.",
     [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30],
     ["group"],
-    this.registry,
   );
-  readonly scheduledCalls = new Counter(
+  readonly scheduledCalls = this.#counter(
     "writ_scheduled_calls_total",
     "Calls of proposals with several calls, by schedule: concurrent (read-only, run beside each other) or ordered (side effects, run alone in order).",
     ["schedule"],
-    this.registry,
   );
-  readonly concurrentCalls = new Histogram(
+  readonly concurrentCalls = this.#histogram(
     "writ_proposal_concurrent_calls",
     "The most calls of one proposal (with several calls) that ran at the same time.",
     [1, 2, 3, 4, 6, 8, 16, 32],
     [],
-    this.registry,
   );
 
-  private all(): Array<Counter | Gauge | Histogram> {
-    return [
-      this.decisions,
-      this.decisionSeconds,
-      this.policyFailures,
-      this.policyReloads,
-      this.dispatches,
-      this.logShipped,
-      this.logShipFailures,
-      this.logShipLag,
-      this.limitCharged,
-      this.limitRefusals,
-      this.shadowDecisions,
-      this.shadowDropped,
-      this.groupWaiting,
-      this.groupRunning,
-      this.groupWaits,
-      this.groupWaitSeconds,
-      this.scheduledCalls,
-      this.concurrentCalls,
-    ];
+  #counter(name: string, help: string, labelNames: readonly string[]): Counter {
+    return this.#add(new Counter(name, help, labelNames, this.registry));
+  }
+
+  #gauge(name: string, help: string, labelNames: readonly string[]): Gauge {
+    return this.#add(new Gauge(name, help, labelNames, this.registry));
+  }
+
+  #histogram(
+    name: string,
+    help: string,
+    buckets: readonly number[],
+    labelNames: readonly string[],
+  ): Histogram {
+    return this.#add(new Histogram(name, help, buckets, labelNames, this.registry));
+  }
+
+  #add<M extends Counter | Gauge | Histogram>(metric: M): M {
+    this.#all.push(metric);
+    return metric;
   }
 
   /** The Prometheus text of these metrics, then of `samples` read now. */
@@ -303,6 +325,6 @@ export class GatewayMetrics {
 
   /** Exports these metrics through OpenTelemetry too, from now on (counters with their totals). */
   mirror(meter: Meter): void {
-    for (const m of this.all()) m.mirror(meter);
+    for (const m of this.#all) m.mirror(meter);
   }
 }

@@ -116,7 +116,21 @@ const OPA_RUNTIME_DISABLED =
 
 export type { ReloadEvents } from "./watch.ts";
 
-export class PolicyEngine {
+/** The live policy as the gateway's parts use it (`Gateway.policy`): deciding, and what it runs. */
+export interface PolicyDecider {
+  /** The rule a decision is read from (e.g. `writ/decision`). */
+  readonly entrypoint: string;
+  readonly builtins: CustomBuiltins | undefined;
+  /** The revision deciding now (undefined before a policy loaded). */
+  readonly revision: string | undefined;
+  /** Why the last reload failed, while the previous revision goes on deciding. */
+  readonly lastLoadError: string | undefined;
+  evaluate(input: PolicyInput): EvaluatedDecision;
+  /** Evaluates an input read back from the log (`unknown`: parsed first). */
+  evaluateStored(input: unknown): EvaluatedDecision;
+}
+
+export class PolicyEngine implements PolicyDecider {
   readonly entrypoint: string;
   private readonly timeBudgetMs: number;
   private readonly isolate: boolean;

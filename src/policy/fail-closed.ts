@@ -5,7 +5,7 @@
  * malformed answer, no policy loaded) denies, and the failure is kept beside the deny for the log.
  */
 import type { PolicyDecision, PolicyInput } from "../core/types.ts";
-import type { EvaluatedDecision, PolicyEngine } from "./engine.ts";
+import type { EvaluatedDecision, PolicyDecider } from "./engine.ts";
 import { PolicyFailure } from "./errors.ts";
 
 export interface FailClosedEvaluation {
@@ -21,7 +21,7 @@ export interface FailClosedEvaluation {
 /** What was being decided, for the model-facing reason of a fail-closed deny. */
 export type Decided = "call" | "approval";
 
-type Engine = Pick<PolicyEngine, "evaluate" | "evaluateStored" | "revision">;
+type Engine = Pick<PolicyDecider, "evaluate" | "evaluateStored" | "revision">;
 
 /** Evaluates `input` with `engine`, failing closed. */
 export function evaluateFailClosed(

@@ -4,6 +4,7 @@ export { validateDecision } from "./decision.ts";
 export {
   DEFAULT_ENTRYPOINT,
   type EvaluatedDecision,
+  type PolicyDecider,
   PolicyEngine,
   type PolicyEngineOptions,
 } from "./engine.ts";

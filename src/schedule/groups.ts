@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto";
 import type { ToolContract } from "../contracts/index.ts";
 import { WritError } from "../core/errors.ts";
-import type { GatewayMetrics } from "../observability/metrics.ts";
+import type { MetricsRecorder } from "../observability/metrics.ts";
 import type { GroupLeaseStore } from "../store/types.ts";
 
 /** A turn in a group: released once the call ended (whatever its outcome). */
@@ -22,7 +22,7 @@ export interface GroupTurn {
 
 export interface ConcurrencyGroupsOptions {
   store: GroupLeaseStore;
-  metrics: Pick<GatewayMetrics, "groupWaiting" | "groupRunning" | "groupWaits" | "groupWaitSeconds">;
+  metrics: Pick<MetricsRecorder, "groupWaiting" | "groupRunning" | "groupWaits" | "groupWaitSeconds">;
   maxWaitMs: number;
   leaseMs: number;
 }

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { z } from "zod";
 import { parseConfig } from "../../src/config/index.ts";
-import { ContractRegistry } from "../../src/contracts/index.ts";
+import { CompiledContractRegistry } from "../../src/contracts/index.ts";
 import { runWrit as run } from "../support/command.ts";
 import { startTestGateway } from "../support/gateway.ts";
 import { connectMcp } from "../support/mcp-client.ts";
@@ -97,7 +97,7 @@ describe("writ contracts import --stdio (server-memory)", () => {
       { name: "memory", transport: "stdio", command: "node", args: [MEMORY], env: {} },
     ]);
     expect(yaml).toContain("MEMORY_FILE_PATH) is not written");
-    expect(() => new ContractRegistry(config.tools, { pointer: "/tools" })).not.toThrow();
+    expect(() => new CompiledContractRegistry(config.tools, { pointer: "/tools" })).not.toThrow();
   });
 
   it("marks every field taken from a hint as the server's claim, and says so at the top", () => {
@@ -376,7 +376,7 @@ describe("writ contracts import: failures are exit 2 with what to do", () => {
     expect(config.tools.some((c) => c.backend.kind === "mcp_prompt")).toBe(true);
     expect(answer.out).not.toContain("s3cret");
     expect(answer.out).toContain("the headers given are not written");
-    expect(() => new ContractRegistry(config.tools)).not.toThrow();
+    expect(() => new CompiledContractRegistry(config.tools)).not.toThrow();
   }, 30_000);
 
   it("answers --help with exit 0, naming the exit statuses", async () => {

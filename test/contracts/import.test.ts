@@ -14,7 +14,7 @@ import {
   jsonDifferences,
   type ServerCatalog,
 } from "../../src/contracts/import/index.ts";
-import { ContractRegistry, parseToolContracts } from "../../src/contracts/index.ts";
+import { CompiledContractRegistry, parseToolContracts } from "../../src/contracts/index.ts";
 
 const schema = { type: "object" as const, properties: { q: { type: "string" } }, required: ["q"] };
 
@@ -91,7 +91,7 @@ describe("importContracts", () => {
       { server: "docs", trustHints: true },
     );
     const contracts = parseToolContracts(imported.map((item) => item.contract));
-    const registry = new ContractRegistry(contracts);
+    const registry = new CompiledContractRegistry(contracts);
     expect(contracts.map((c) => c.name)).toEqual([
       "docs.search",
       "docs.files_write_v2",

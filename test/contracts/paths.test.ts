@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { configCommand } from "../../src/cli/config.ts";
-import { ContractRegistry, type ToolContractInput } from "../../src/contracts/index.ts";
+import { CompiledContractRegistry, type ToolContractInput } from "../../src/contracts/index.ts";
 import { WritError } from "../../src/core/errors.ts";
 
 function contract(inputSchema: Record<string, unknown>): ToolContractInput {
@@ -28,7 +28,7 @@ const docPath = { type: "string", format: "path", "x-writ-root": "/srv/docs" };
 /** The field errors the registry refuses `inputSchema` with (empty when it accepts it). */
 function problems(inputSchema: Record<string, unknown>): Array<{ path: string; message: string }> {
   try {
-    ContractRegistry.fromConfig([contract(inputSchema)], "/tools");
+    CompiledContractRegistry.fromConfig([contract(inputSchema)], "/tools");
     return [];
   } catch (error) {
     if (!(error instanceof WritError)) throw error;

@@ -1,7 +1,8 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import {
-  ContractRegistry,
+  CompiledContractRegistry,
+  type ContractRegistry,
   contractsJsonSchema,
   parseToolContracts,
   type ToolContractInput,
@@ -10,7 +11,7 @@ import { errorOf } from "../intake/helpers.ts";
 import { repoRead, repoWrite, ticketsSearch } from "./fixtures.ts";
 
 function registryOf(...contracts: ToolContractInput[]): ContractRegistry {
-  return ContractRegistry.fromConfig(contracts);
+  return CompiledContractRegistry.fromConfig(contracts);
 }
 
 describe("ContractRegistry", () => {
@@ -102,14 +103,16 @@ describe("ContractRegistry", () => {
   it("keeps its own frozen copies of the contracts", () => {
     const [given] = parseToolContracts([repoRead()]);
     if (given === undefined) throw new Error("contract missing");
-    const own = new ContractRegistry([given]).get("repo.read", "1");
+    const own = new CompiledContractRegistry([given]).get("repo.read", "1");
     expect(own).toEqual(given);
     expect(Object.isFrozen(own?.input_schema)).toBe(true);
     expect(Object.isFrozen(given.input_schema)).toBe(false);
   });
 
   it("refuses two contracts with one name and version", () => {
-    const error = errorOf(() => ContractRegistry.fromConfig([repoRead(), repoWrite(), repoRead()], "/tools"));
+    const error = errorOf(() =>
+      CompiledContractRegistry.fromConfig([repoRead(), repoWrite(), repoRead()], "/tools"),
+    );
     expect(error.field_errors).toEqual([
       {
         path: "/tools/2/version",

@@ -1,13 +1,13 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { ContractRegistry, type ToolContractInput } from "../../src/contracts/index.ts";
+import { CompiledContractRegistry, type ToolContractInput } from "../../src/contracts/index.ts";
 import { jsonDigest } from "../../src/core/digest.ts";
 import type { ProposedCall } from "../../src/core/types.ts";
 import { normalize, normalizedArgsDigest, UnknownToolError } from "../../src/normalize/index.ts";
 import { repoRead, repoWrite, ticketsSearch } from "../contracts/fixtures.ts";
 import { errorOf } from "../intake/helpers.ts";
 
-const registry = ContractRegistry.fromConfig([repoRead(), repoWrite(), ticketsSearch()]);
+const registry = CompiledContractRegistry.fromConfig([repoRead(), repoWrite(), ticketsSearch()]);
 
 function proposed(
   tool: string,
@@ -106,7 +106,7 @@ describe("normalize", () => {
   });
 
   it("asks for a version when a canonical name has several, and for contracts when there are none", () => {
-    const two = ContractRegistry.fromConfig([
+    const two = CompiledContractRegistry.fromConfig([
       repoRead(),
       { ...repoRead(), version: "2", model_views: [{ family: "default", name: "repo_read_v2" }] },
     ]);
@@ -116,7 +116,7 @@ describe("normalize", () => {
       'tool "repo.read" (call call_1) has several versions (1, 2) and the call names none',
     );
     expect(error.suggested_fix).toMatch(/repo\.read@2/);
-    const empty = errorOf(() => normalize(proposed("anything", {}), new ContractRegistry([])));
+    const empty = errorOf(() => normalize(proposed("anything", {}), new CompiledContractRegistry([])));
     expect(empty.suggested_fix).toMatch(/declare tool contracts/);
   });
 
@@ -163,7 +163,7 @@ describe("resource extraction", () => {
   }
 
   it("follows escaped pointers (~1 for /, ~0 for ~)", () => {
-    const kv = ContractRegistry.fromConfig([
+    const kv = CompiledContractRegistry.fromConfig([
       kvPut({ type: "ref", id: "/refs/heads~1main/name~0x", revision: "/rev/0" }),
     ]);
     const args = { refs: { "heads/main": { "name~x": "release" } }, rev: [7] };
@@ -173,7 +173,7 @@ describe("resource extraction", () => {
   });
 
   it("names the pointer when the id is missing or not a string or number", () => {
-    const kv = ContractRegistry.fromConfig([kvPut({ type: "key", id: "/key/a~1b" })]);
+    const kv = CompiledContractRegistry.fromConfig([kvPut({ type: "key", id: "/key/a~1b" })]);
     const missing = errorOf(() => normalize(proposed("kv_put", { key: { a: "x" } }), kv));
     expect(missing).toMatchObject({
       category: "invalid_argument",

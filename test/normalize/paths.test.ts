@@ -4,7 +4,7 @@
  * `invalid_argument` naming it and the root to stay in.
  */
 import { describe, expect, it } from "vitest";
-import { ContractRegistry, type ToolContractInput } from "../../src/contracts/index.ts";
+import { CompiledContractRegistry, type ToolContractInput } from "../../src/contracts/index.ts";
 import { jsonDigest } from "../../src/core/digest.ts";
 import { WritError } from "../../src/core/errors.ts";
 import type { ProposedCall } from "../../src/core/types.ts";
@@ -38,7 +38,7 @@ const docsCopy: ToolContractInput = {
   backend: { kind: "inprocess", handler: "docs.copy" },
 };
 
-const registry = ContractRegistry.fromConfig([docsCopy]);
+const registry = CompiledContractRegistry.fromConfig([docsCopy]);
 
 function call(args: Record<string, unknown>): ProposedCall {
   return { callId: "c1", tool: "docs.copy", arguments: args, source: "canonical", pointer: "/calls/0" };

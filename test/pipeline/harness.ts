@@ -6,7 +6,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { ContractRegistry } from "../../src/contracts/index.ts";
+import { CompiledContractRegistry } from "../../src/contracts/index.ts";
 import { WritError } from "../../src/core/errors.ts";
 import type { Gateway } from "../../src/core/gateway.ts";
 import type { InProcessHandler } from "../../src/core/handlers.ts";
@@ -145,7 +145,7 @@ export async function unitGateway(
   const runs = { count: 0 };
   const log = new DecisionLog(store);
   const gw: Gateway = {
-    contracts: ContractRegistry.fromConfig(TOOLS),
+    contracts: CompiledContractRegistry.fromConfig(TOOLS),
     identity,
     store,
     policy,

@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { approve, readApproval } from "../../src/approvals/index.ts";
-import { ContractRegistry } from "../../src/contracts/index.ts";
+import { CompiledContractRegistry } from "../../src/contracts/index.ts";
 import type { CallOutcome } from "../../src/core/gateway.ts";
 import type { InProcessHandler } from "../../src/core/handlers.ts";
 import { executeWithGrant, handleProposal } from "../../src/pipeline/index.ts";
@@ -232,7 +232,7 @@ async function withNotes(
       'if input.action.name in {"notes.read", "notes.move"}',
     ),
   });
-  u.gw.contracts = ContractRegistry.fromConfig(tools);
+  u.gw.contracts = CompiledContractRegistry.fromConfig(tools);
   u.gw.handlers = handlers;
 }
 

@@ -3,7 +3,7 @@
  * ran at once), and a unit gateway with those tools (the tests run it with ALLOW_ALL_POLICY of
  * test/support/counting-backend.ts).
  */
-import { ContractRegistry } from "../../src/contracts/index.ts";
+import { CompiledContractRegistry } from "../../src/contracts/index.ts";
 import type { Gateway } from "../../src/core/gateway.ts";
 import type { InProcessHandler } from "../../src/core/handlers.ts";
 import type { UnitGateway } from "./harness.ts";
@@ -104,7 +104,7 @@ export function scheduledGateway(
 ): Gateway {
   return {
     ...u.gw,
-    contracts: ContractRegistry.fromConfig([...SCHEDULED_TOOLS, ...tools]),
+    contracts: CompiledContractRegistry.fromConfig([...SCHEDULED_TOOLS, ...tools]),
     handlers: new Map([
       ["read", rec.read],
       ["write", rec.write],

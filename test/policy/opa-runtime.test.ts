@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CompiledPolicyCache } from "../../src/policy/compiled-cache.ts";
-import { PolicyEngine, PolicyLoadError } from "../../src/policy/index.ts";
+import { type PolicyDecider, PolicyEngine, PolicyLoadError } from "../../src/policy/index.ts";
 import { buildPolicy } from "../../src/rego/build.ts";
 import { writeBundle } from "../../src/rego/bundle/index.ts";
 import { startTestGateway } from "../support/gateway.ts";
@@ -42,7 +42,7 @@ afterEach(async () => {
 });
 
 /** What the policy saw, from its reasons: `env=…`, `entrypoint=…`. */
-const reasonsOf = (engine: PolicyEngine) =>
+const reasonsOf = (engine: PolicyDecider) =>
   engine.evaluate(policyInputFor("notes.read")).decision.reasons.map((r) => `${r.code}=${r.message}`);
 
 describe("PolicyEngine and opa.runtime", () => {

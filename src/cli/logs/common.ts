@@ -125,6 +125,44 @@ export async function withLog(configFile: string | undefined, work: (opened: Ope
   }
 }
 
+/** A command that reads the decision log through the filter flags, as `filteredLogCommand` runs it. */
+export interface FilteredLogCommand<S extends z.ZodType> {
+  usage: string;
+  /** The command's own flags, besides `--config`, `--help` and the filters. */
+  options: FlagOptions;
+  /** Checks the command's own flags (the parsed values, as strings and booleans). */
+  schema: S;
+  /** The usage error when `schema` refuses the flags. */
+  problem: string | ((values: Record<string, unknown>) => string);
+}
+
+/**
+ * What every command that reads the decision log through the filter flags (`logs query`,
+ * `tail`, `export`, `policy replay`) does around its own work: parses `--config`, the filters
+ * and its own flags strictly, prints its usage for `--help`, checks its flags and the filter
+ * (usage errors), then opens the store, runs `work` with them and closes the store.
+ */
+export async function filteredLogCommand<S extends z.ZodType>(
+  argv: string[],
+  io: CommandIo,
+  command: FilteredLogCommand<S>,
+  work: (opened: OpenLog & { filter: DecisionFilter; flags: z.output<S> }) => Promise<number>,
+): Promise<number> {
+  const options: FlagOptions = { ...configOption, ...filterOptions, ...command.options };
+  const { values } = parseFlags(argv, options);
+  if (values.help) {
+    await io.out(command.usage);
+    return EXIT.ok;
+  }
+  const flags = command.schema.safeParse(values);
+  if (!flags.success) {
+    throw new UsageError(typeof command.problem === "string" ? command.problem : command.problem(values));
+  }
+  const filter = filterOf(values);
+  const config = typeof values.config === "string" ? values.config : undefined;
+  return withLog(config, (opened) => work({ ...opened, filter, flags: flags.data }));
+}
+
 /** The configuration or store cannot be read (exit code 3). */
 export class StoreUnavailable extends Error {
   readonly suggestedFix: string;

@@ -6,16 +6,7 @@ import { z } from "zod";
 import { toOpaDecisionEvent } from "../../decisionlog/opa.ts";
 import { matchesDecisionFilter, normalizeFilter } from "../../store/index.ts";
 import type { DecisionFilter, DecisionLogEntry, DecisionStore } from "../../store/types.ts";
-import {
-  configOption,
-  EXIT,
-  filterHelp,
-  filterOf,
-  filterOptions,
-  parseFlags,
-  UsageError,
-  withLog,
-} from "./common.ts";
+import { EXIT, filteredLogCommand, filterHelp } from "./common.ts";
 import type { CommandIo } from "./io.ts";
 
 export const exportUsage = `usage: writ logs export [--config f] [--since t] [--until t] [filters] [--format ndjson|opa]
@@ -44,18 +35,16 @@ async function* entriesOldestFirst(
   }
 }
 
-export async function exportCommand(argv: string[], io: CommandIo): Promise<number> {
-  const { values } = parseFlags(argv, { ...configOption, ...filterOptions, format: { type: "string" } });
-  if (values.help) {
-    await io.out(exportUsage);
-    return EXIT.ok;
-  }
-  const format = z.enum(exportFormats).default("ndjson").safeParse(values.format);
-  if (!format.success) throw new UsageError("--format is ndjson or opa");
-  const filter = filterOf(values);
-  return withLog(values.config, async ({ store }) => {
+export function exportCommand(argv: string[], io: CommandIo): Promise<number> {
+  const command = {
+    usage: exportUsage,
+    options: { format: { type: "string" } },
+    schema: z.object({ format: z.enum(exportFormats).default("ndjson") }),
+    problem: "--format is ndjson or opa",
+  } as const;
+  return filteredLogCommand(argv, io, command, async ({ store, filter, flags }) => {
     for await (const entry of entriesOldestFirst(store, filter)) {
-      await io.out(JSON.stringify(format.data === "opa" ? toOpaDecisionEvent(entry) : entry));
+      await io.out(JSON.stringify(flags.format === "opa" ? toOpaDecisionEvent(entry) : entry));
     }
     return EXIT.ok;
   });

@@ -1,16 +1,7 @@
 /** `writ logs query`: the entries matching the filter flags, newest first, a page at a time. */
 import { z } from "zod";
 import { MAX_PAGE_SIZE } from "../../store/index.ts";
-import {
-  configOption,
-  EXIT,
-  filterHelp,
-  filterOf,
-  filterOptions,
-  parseFlags,
-  UsageError,
-  withLog,
-} from "./common.ts";
+import { EXIT, filteredLogCommand, filterHelp } from "./common.ts";
 import type { CommandIo } from "./io.ts";
 import { entryLine, outputFormats, table } from "./render.ts";
 
@@ -22,37 +13,30 @@ terminal the table fits its width (long subjects, actions, resources and reasons
 "…"; --wide shows them whole); piped or redirected, nothing is cut.
 ${filterHelp}`;
 
-const queryOptions = {
-  ...configOption,
-  ...filterOptions,
-  limit: { type: "string" },
-  cursor: { type: "string" },
-  format: { type: "string" },
-  wide: { type: "boolean" },
-} as const;
-
 const pagingSchema = z.object({
   limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(50),
   cursor: z.string().min(1).optional(),
   format: z.enum(outputFormats).default("table"),
+  wide: z.boolean().default(false),
 });
 
-export async function queryCommand(argv: string[], io: CommandIo): Promise<number> {
-  const { values } = parseFlags(argv, queryOptions);
-  if (values.help) {
-    await io.out(queryUsage);
-    return EXIT.ok;
-  }
-  const paging = pagingSchema.safeParse(values);
-  if (!paging.success) {
-    throw new UsageError(`--limit is 1 to ${MAX_PAGE_SIZE}; --format is table or ndjson`);
-  }
-  const filter = filterOf(values);
-  const { limit, cursor, format } = paging.data;
-  return withLog(values.config, async ({ log }) => {
+export function queryCommand(argv: string[], io: CommandIo): Promise<number> {
+  const command = {
+    usage: queryUsage,
+    options: {
+      limit: { type: "string" },
+      cursor: { type: "string" },
+      format: { type: "string" },
+      wide: { type: "boolean" },
+    },
+    schema: pagingSchema,
+    problem: `--limit is 1 to ${MAX_PAGE_SIZE}; --format is table or ndjson`,
+  } as const;
+  return filteredLogCommand(argv, io, command, async ({ log, filter, flags }) => {
+    const { limit, cursor, format, wide } = flags;
     const page = await log.query(filter, limit, cursor);
     if (format === "table") {
-      for (const line of table(page.entries, values.wide ? undefined : io.columns)) await io.out(line);
+      for (const line of table(page.entries, wide ? undefined : io.columns)) await io.out(line);
     } else for (const entry of page.entries) await io.out(entryLine(entry, format));
     if (page.next_cursor !== undefined) {
       io.err(`more entries match: add --cursor ${page.next_cursor} for the next page`);

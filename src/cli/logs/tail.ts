@@ -5,16 +5,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { matchesDecisionFilter, normalizeFilter } from "../../store/index.ts";
-import {
-  configOption,
-  EXIT,
-  filterHelp,
-  filterOf,
-  filterOptions,
-  parseFlags,
-  UsageError,
-  withLog,
-} from "./common.ts";
+import { EXIT, filteredLogCommand, filterHelp } from "./common.ts";
 import type { CommandIo } from "./io.ts";
 import { entryLine, outputFormats, tableHeader } from "./render.ts";
 
@@ -25,39 +16,33 @@ then follows the log until interrupted (Ctrl-C), checking for new entries every 
 milliseconds (default 1000).
 ${filterHelp}`;
 
-const tailOptions = {
-  ...configOption,
-  ...filterOptions,
-  lines: { type: "string", short: "n" },
-  from: { type: "string" },
-  interval: { type: "string" },
-  format: { type: "string" },
-} as const;
-
-const tailSchema = z.object({
-  lines: z.coerce.number().int().min(0).max(500).default(10),
-  from: z.coerce.number().int().min(1).optional(),
-  interval: z.coerce.number().int().min(50).max(60_000).default(1000),
-  format: z.enum(outputFormats).default("table"),
-});
+const tailSchema = z
+  .object({
+    lines: z.coerce.number().int().min(0).max(500).optional(),
+    from: z.coerce.number().int().min(1).optional(),
+    interval: z.coerce.number().int().min(50).max(60_000).default(1000),
+    format: z.enum(outputFormats).default("table"),
+  })
+  .refine((flags) => flags.from === undefined || flags.lines === undefined);
 
 const READ_BATCH = 500;
 
-export async function tailCommand(argv: string[], io: CommandIo): Promise<number> {
-  const { values } = parseFlags(argv, tailOptions);
-  if (values.help) {
-    await io.out(tailUsage);
-    return EXIT.ok;
-  }
-  const options = tailSchema.safeParse(values);
-  if (!options.success || (values.from !== undefined && values.lines !== undefined)) {
-    throw new UsageError(
+export function tailCommand(argv: string[], io: CommandIo): Promise<number> {
+  const command = {
+    usage: tailUsage,
+    options: {
+      lines: { type: "string", short: "n" },
+      from: { type: "string" },
+      interval: { type: "string" },
+      format: { type: "string" },
+    },
+    schema: tailSchema,
+    problem:
       "-n is 0 to 500, --from a seq (1 or more), --interval 50 to 60000 ms, --format table or ndjson; give -n or --from, not both",
-    );
-  }
-  const { lines, from, interval, format } = options.data;
-  const filter = normalizeFilter(filterOf(values));
-  return withLog(values.config, async ({ log, store }) => {
+  } as const;
+  return filteredLogCommand(argv, io, command, async ({ log, store, filter: given, flags }) => {
+    const { lines = 10, from, interval, format } = flags;
+    const filter = normalizeFilter(given);
     if (format === "table") await io.out(tableHeader());
     let next: number;
     if (from !== undefined) {

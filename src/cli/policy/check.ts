@@ -4,9 +4,9 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import type { RegoSource } from "../../rego/sources.ts";
-import { checkArgs, helpOption, parseCommandArgs, usageError, v0Compatible } from "./args.ts";
-import { builtinsOption, builtinsUsage, loadBuiltinsOption } from "./builtins.ts";
-import { configOption, configUsage, discoveryWarning } from "./discovery.ts";
+import { checkArgs, parseCommandArgs, usageError, v0Compatible } from "./args.ts";
+import { loadBuiltinsOption } from "./builtins.ts";
+import { discoveryWarning, policyCheckFlags } from "./discovery.ts";
 import { reportFailure } from "./output.ts";
 
 const command = "writ policy check";
@@ -22,25 +22,17 @@ there is any.
 options:
   -S, --strict         OPA's strict mode as well (for every module, v0 or v1): unused function
                        arguments, unused local assignments and unused imports are errors
-${builtinsUsage}
-${v0Compatible.usage}
-${configUsage}
-  -h, --help           show this text`;
+${policyCheckFlags.usage}`;
 
 const options = {
   strict: { type: "boolean", short: "S" },
-  ...builtinsOption,
-  ...v0Compatible.option,
-  ...configOption,
-  ...helpOption,
+  ...policyCheckFlags.options,
 } as const;
 
 const argsSchema = z.object({
   positionals: z.array(z.string()).min(1, "name at least one file or folder"),
   strict: z.boolean().default(false),
-  builtins: z.array(z.string()).optional(),
-  "v0-compatible": z.boolean().default(false),
-  config: z.string().optional(),
+  ...policyCheckFlags.schema,
 });
 
 async function regoFilesUnder(target: string): Promise<string[]> {

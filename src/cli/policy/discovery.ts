@@ -6,16 +6,37 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { z } from "zod";
 import { loadConfig } from "../../config/index.ts";
 import { errorMessage } from "../../core/errors.ts";
 import type { Subject } from "../../core/types.ts";
 import { DiscoveryProbe, type ToolVisibility } from "../discovery-probe.ts";
+import { helpOption, v0Compatible } from "./args.ts";
+import { builtinsOption, builtinsUsage } from "./builtins.ts";
 
-export const configOption = { config: { type: "string" } } as const;
-
-export const configUsage = `      --config <file>  the gateway configuration that serves this policy (default: writ.yaml in
+const configUsage = `      --config <file>  the gateway configuration that serves this policy (default: writ.yaml in
                        the current folder, if any): warn when its tool discovery would show
                        no tool to anyone tried (its seeded resources' owners, else "user")`;
+
+/**
+ * The flags `writ policy check` and `writ policy test` end with: custom builtins, Rego v0, the
+ * configuration whose tool discovery is checked (this warning) and help — for the command's
+ * `parseArgs` options, the end of its usage text and its arguments' schema.
+ */
+export const policyCheckFlags = {
+  options: {
+    ...builtinsOption,
+    ...v0Compatible.option,
+    config: { type: "string" },
+    ...helpOption,
+  },
+  usage: `${builtinsUsage}\n${v0Compatible.usage}\n${configUsage}\n  -h, --help           show this text`,
+  schema: {
+    builtins: z.array(z.string()).optional(),
+    "v0-compatible": z.boolean().default(false),
+    config: z.string().optional(),
+  },
+} as const;
 
 /**
  * The warning, or nothing: no configuration found, the configuration serves another folder or a

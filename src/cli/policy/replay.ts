@@ -18,16 +18,7 @@ import {
   type UnreplayableDecision,
 } from "../../replay/index.ts";
 import { postgresSettings } from "../../store/index.ts";
-import {
-  configOption,
-  EXIT,
-  filterHelp,
-  filterOf,
-  filterOptions,
-  parseFlags,
-  UsageError,
-  withLog,
-} from "../logs/common.ts";
+import { EXIT, filteredLogCommand, filterHelp } from "../logs/common.ts";
 import type { CommandIo } from "../logs/io.ts";
 
 export const replayUsage = `usage: writ policy replay --policy <dir|bundle.tar.gz|url> [--config f] [filters]
@@ -59,32 +50,22 @@ const replaySchema = z.object({
   "fail-on-change": z.boolean().default(false),
 });
 
-const replayOptions = {
-  ...configOption,
-  ...filterOptions,
-  policy: { type: "string" },
-  limit: { type: "string" },
-  format: { type: "string" },
-  "fail-on-change": { type: "boolean" },
-} as const;
-
-export async function replayCommand(argv: string[], io: CommandIo): Promise<number> {
-  const { values } = parseFlags(argv, replayOptions);
-  if (values.help) {
-    await io.out(replayUsage);
-    return EXIT.ok;
-  }
-  const parsed = replaySchema.safeParse(values);
-  if (!parsed.success) {
-    throw new UsageError(
+export function replayCommand(argv: string[], io: CommandIo): Promise<number> {
+  const command = {
+    usage: replayUsage,
+    options: {
+      policy: { type: "string" },
+      limit: { type: "string" },
+      format: { type: "string" },
+      "fail-on-change": { type: "boolean" },
+    },
+    schema: replaySchema,
+    problem: (values: Record<string, unknown>) =>
       values.policy === undefined
         ? "name the candidate policy with --policy <dir|bundle>"
         : "--limit is a positive integer; --format is table or json",
-    );
-  }
-  const args = parsed.data;
-  const filter = filterOf(values);
-  return withLog(values.config, async ({ store, config }) => {
+  } as const;
+  return filteredLogCommand(argv, io, command, async ({ store, config, filter, flags: args }) => {
     // A candidate replayed again (CI, a policy author's edits) is compiled once.
     const compiledCache = compiledCacheBeside(
       postgresSettings(config.store) ? undefined : config.store.sqlite,

@@ -8,9 +8,9 @@ import {
   type TestStatus,
   type TestTimings,
 } from "../../rego/tester.ts";
-import { checkArgs, helpOption, parseCommandArgs, usageError, v0Compatible } from "./args.ts";
-import { builtinsOption, builtinsUsage, loadBuiltinsOption } from "./builtins.ts";
-import { configOption, configUsage, discoveryWarning } from "./discovery.ts";
+import { checkArgs, parseCommandArgs, usageError, v0Compatible } from "./args.ts";
+import { loadBuiltinsOption } from "./builtins.ts";
+import { discoveryWarning, policyCheckFlags } from "./discovery.ts";
 import { loadPolicyInputs } from "./inputs.ts";
 import { reportFailure, reportRegoErrors } from "./output.ts";
 
@@ -48,10 +48,7 @@ options:
   -z, --exit-zero-on-skipped
                        skipped tests do not make the exit code 2
       --fail-on-empty  exit 1 when no test was found
-${builtinsUsage}
-${v0Compatible.usage}
-${configUsage}
-  -h, --help           show this text`;
+${policyCheckFlags.usage}`;
 
 const options = {
   verbose: { type: "boolean", short: "v" },
@@ -60,10 +57,7 @@ const options = {
   format: { type: "string" },
   "exit-zero-on-skipped": { type: "boolean", short: "z" },
   "fail-on-empty": { type: "boolean" },
-  ...builtinsOption,
-  ...v0Compatible.option,
-  ...configOption,
-  ...helpOption,
+  ...policyCheckFlags.options,
 } as const;
 
 const argsSchema = z.object({
@@ -77,9 +71,7 @@ const argsSchema = z.object({
     .transform((f) => (f === "text" ? "pretty" : f)),
   "exit-zero-on-skipped": z.boolean().default(false),
   "fail-on-empty": z.boolean().default(false),
-  builtins: z.array(z.string()).optional(),
-  "v0-compatible": z.boolean().default(false),
-  config: z.string().optional(),
+  ...policyCheckFlags.schema,
 });
 
 const RULE = "-".repeat(80);

@@ -9,7 +9,7 @@
  * compile, is left out (and said once). Unless the server entry trusts hints, an imported tool is
  * `committing` with `idempotency: none`, whatever its annotations claim (see `hints.ts`).
  */
-import { ContractRegistry, parseToolContracts } from "../registry.ts";
+import { CompiledContractRegistry, type ContractRegistry, parseToolContracts } from "../registry.ts";
 import { modelFamilies, type ToolContract, type ToolContractInput } from "../schema.ts";
 import { importContracts, type ServerCatalog } from "./build.ts";
 
@@ -85,14 +85,14 @@ export class ImportedContracts {
         imported.push(parsed);
       }
     }
-    return new ContractRegistry([...this.configured.list(), ...imported], { pointer: "/tools" });
+    return new CompiledContractRegistry([...this.configured.list(), ...imported], { pointer: "/tools" });
   }
 
   /** `contract` alone in a registry (its schemas compiled), or undefined (and said) when it does not compile. */
   #compiled(contract: ToolContractInput, what: string): ContractRegistry | undefined {
     let single: ContractRegistry;
     try {
-      single = new ContractRegistry(parseToolContracts([contract]));
+      single = new CompiledContractRegistry(parseToolContracts([contract]));
     } catch (error) {
       this.#once(
         `mcp: ${what} is not imported: ${error instanceof Error ? error.message : String(error)}; write its contract by hand`,

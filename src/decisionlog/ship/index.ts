@@ -1,5 +1,5 @@
 /** Shipping the decision log to an OPA-compatible decision-log service (`decision_log.ship`). */
-import type { GatewayMetrics } from "../../observability/metrics.ts";
+import type { MetricsRecorder } from "../../observability/metrics.ts";
 import type { DecisionStore, LogShippingStore } from "../../store/types.ts";
 import { type ShipConfig, shipUrl } from "./config.ts";
 import { DecisionLogShipper } from "./shipper.ts";
@@ -16,7 +16,7 @@ export function startShipper(
   config: ShipConfig | undefined,
   store: DecisionStore & LogShippingStore,
   credentials: (ref: string) => Promise<Record<string, string>>,
-  metrics?: GatewayMetrics,
+  metrics?: MetricsRecorder,
 ): DecisionLogShipper | undefined {
   if (config === undefined) return undefined;
   const ref = config.credentials_ref;

@@ -16,7 +16,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { errorMessage, WritError } from "../../core/errors.ts";
-import type { GatewayMetrics } from "../../observability/metrics.ts";
+import type { MetricsRecorder } from "../../observability/metrics.ts";
 import type {
   DecisionLogEntry,
   DecisionStore,
@@ -48,7 +48,7 @@ export interface ShipperOptions {
   leaseMs: number;
   /** How long `close()` may keep uploading what is left. */
   flushMs: number;
-  metrics?: Pick<GatewayMetrics, "logShipped" | "logShipFailures" | "logShipLag">;
+  metrics?: Pick<MetricsRecorder, "logShipped" | "logShipFailures" | "logShipLag">;
   /** This instance's name in the lease (default: host, pid and a random suffix). */
   holder?: string;
   /** One line per failure streak, per recovery and per unfinished shutdown (default console.warn). */

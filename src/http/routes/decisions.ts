@@ -8,7 +8,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { WritError } from "../../core/errors.ts";
-import type { DecisionLog } from "../../decisionlog/index.ts";
+import type { AuditLog } from "../../decisionlog/index.ts";
 import { toDecisionFilter } from "../../decisionlog/query.ts";
 import type { HttpEnv } from "../env.ts";
 import { authenticate, type BearerVerifier, requireRole } from "../middleware/auth/index.ts";
@@ -38,7 +38,7 @@ const oneQuerySchema = z.object({ tenant: z.string().min(1).max(200).optional() 
 /** What the decision routes use of the gateway. */
 export interface DecisionRoutesGateway {
   identity: BearerVerifier;
-  log: Pick<DecisionLog, "queryIn" | "getIn"> & ScopeLog;
+  log: Pick<AuditLog, "queryIn" | "getIn"> & ScopeLog;
   policy: { readonly revision: string | undefined };
 }
 
