@@ -16,7 +16,7 @@
 import { createHash } from "node:crypto";
 import path from "node:path";
 import { z } from "zod";
-import type { PolicyDecision, PolicyInput } from "../core/types.ts";
+import type { PolicyInput } from "../core/types.ts";
 import type { RegoSource } from "../rego/build.ts";
 import type { CustomBuiltins } from "../rego/builtins/custom.ts";
 import { importedBuiltin } from "../rego/host/index.ts";
@@ -24,6 +24,7 @@ import type { OpaRuntime } from "../rego/opa-runtime.ts";
 import { loadCompiledPolicy, loadPolicyFromBundle, type Policy } from "../rego/policy.ts";
 import type { RegoVersion } from "../rego/syntax/index.ts";
 import { CompiledPolicyCache } from "./compiled-cache.ts";
+import type { EvaluatedDecision, PolicyDecider } from "./decider.ts";
 import { validateDecision } from "./decision.ts";
 import { evaluationFailure, PolicyFailure, PolicyLoadError } from "./errors.ts";
 import {
@@ -47,12 +48,6 @@ import {
 import { pollBundleServer, type ReloadEvents, watchBundleFile, watchDirectory } from "./watch.ts";
 
 export const DEFAULT_ENTRYPOINT = "writ/decision";
-
-export interface EvaluatedDecision {
-  decision: PolicyDecision;
-  revision: string;
-  evalNs: number;
-}
 
 interface LoadedPolicy {
   revision: string;
@@ -114,21 +109,8 @@ export interface PolicyEngineOptions {
 const OPA_RUNTIME_DISABLED =
   "policy.opa_runtime.enabled is false in Writ's configuration: remove the call, or enable it and list the environment variables it may show in policy.opa_runtime.env";
 
+export type { EvaluatedDecision, PolicyDecider } from "./decider.ts";
 export type { ReloadEvents } from "./watch.ts";
-
-/** The live policy as the gateway's parts use it (`Gateway.policy`): deciding, and what it runs. */
-export interface PolicyDecider {
-  /** The rule a decision is read from (e.g. `writ/decision`). */
-  readonly entrypoint: string;
-  readonly builtins: CustomBuiltins | undefined;
-  /** The revision deciding now (undefined before a policy loaded). */
-  readonly revision: string | undefined;
-  /** Why the last reload failed, while the previous revision goes on deciding. */
-  readonly lastLoadError: string | undefined;
-  evaluate(input: PolicyInput): EvaluatedDecision;
-  /** Evaluates an input read back from the log (`unknown`: parsed first). */
-  evaluateStored(input: unknown): EvaluatedDecision;
-}
 
 export class PolicyEngine implements PolicyDecider {
   readonly entrypoint: string;

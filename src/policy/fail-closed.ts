@@ -5,7 +5,7 @@
  * malformed answer, no policy loaded) denies, and the failure is kept beside the deny for the log.
  */
 import type { PolicyDecision, PolicyInput } from "../core/types.ts";
-import type { EvaluatedDecision, PolicyDecider } from "./engine.ts";
+import type { EvaluatedDecision, PolicyDecider } from "./decider.ts";
 import { PolicyFailure } from "./errors.ts";
 
 export interface FailClosedEvaluation {
