@@ -130,6 +130,30 @@ describe("the revision's headers and envelope", () => {
     expect(refused.writ.category).toBe("not_found");
   });
 
+  it("is refused from an Origin /mcp does not allow, as 2025-11-25 is", async () => {
+    const refused = await rawError(
+      await postModern(gw.url, alice, { method: "tools/list" }, { origin: "https://evil.example" }),
+      403,
+    );
+    expect(refused.writ.category).toBe("forbidden");
+  });
+
+  it("reads the body strictly: a repeated key in a tools/call is refused and logged", async () => {
+    const refused = await rawError(
+      await postModern(gw.url, alice, {
+        id: "strict-1",
+        method: "tools/call",
+        params: { name: "repo_search", arguments: { workspace: WS, query: "strict" } },
+        edit: (text) => text.replace('"query":"strict"', '"query":"strict","query":"other"'),
+      }),
+      200,
+    );
+    expect(refused.code).toBe(-32602);
+    expect(refused.writ.field_errors[0]?.path).toBe("/params/arguments/query");
+    const page = await gw.gateway.log.query({ action: "repo.search", decision: "error" }, 10);
+    expect(page.entries.map((e) => e.error)).toContain("invalid_argument");
+  });
+
   it("still wants a token: 401 with the RFC 9728 challenge", async () => {
     const response = await postModern(gw.url, undefined, { method: "tools/list" });
     expect(response.status).toBe(401);
