@@ -12,7 +12,7 @@ import { z } from "zod";
 import { writErrorSchema } from "../../src/core/errors.ts";
 import { readForEdit, WS } from "../e2e/api.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
-import { connectMcp } from "../support/mcp-client.ts";
+import { connectMcp, postMcp } from "../support/mcp-client.ts";
 import { connectModernMcp, MODERN_REVISION, postModern } from "../support/mcp-v2-client.ts";
 
 const README = { workspace: WS, path: "README.md" };
@@ -108,6 +108,20 @@ describe("the revision's headers and envelope", () => {
       400,
     );
     expect(refused.code).toBe(-32020);
+    expect(refused.writ.category).toBe("invalid_argument");
+  });
+
+  it("serves a request naming 2026-07-28 in its header as that revision: without the envelope it is refused", async () => {
+    const refused = await rawError(
+      await postMcp(
+        gw.url,
+        alice,
+        { jsonrpc: "2.0", id: 3, method: "tools/list" },
+        { headers: { "mcp-protocol-version": MODERN_REVISION, "mcp-method": "tools/list" } },
+      ),
+      400,
+    );
+    expect(refused.code).toBe(-32602);
     expect(refused.writ.category).toBe("invalid_argument");
   });
 
