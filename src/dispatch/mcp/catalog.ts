@@ -5,16 +5,16 @@
  * templates and prompts, and close. Every way this can fail is a WritError that says what to do: a command that
  * cannot start, a URL that refuses, a server that does not speak MCP, one that does not answer.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
-  ErrorCode,
-  McpError,
+  Client,
   type Prompt,
   type Resource,
-  type ResourceTemplate,
+  type ResourceTemplateType as ResourceTemplate,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
   type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/client";
 import { errorMessage, WritError } from "../../core/errors.ts";
 import type { McpServerConfig } from "./config.ts";
 import { upstreamTransport } from "./transport.ts";
@@ -160,7 +160,7 @@ function catalogFailure(
   const said = stderr === "" ? "" : `; it wrote to standard error:\n${stderr}`;
   const unavailable = (message: string, suggestedFix: string) =>
     new WritError("backend_unavailable", message, { suggestedFix, retryable: false, cause: error });
-  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
     return new WritError("timeout", `${what} did not answer within ${timeoutMs} ms${said}`, {
       suggestedFix:
         config.transport === "stdio"
@@ -188,9 +188,9 @@ function catalogFailure(
       "check that the command starts an MCP server speaking MCP on standard input and output: run it by hand and read its errors",
     );
   }
-  if (error instanceof StreamableHTTPError) {
+  if (error instanceof SdkHttpError) {
     return unavailable(
-      `${what} did not answer as an MCP server: HTTP ${error.code ?? "error"} (${errorMessage(error)})`,
+      `${what} did not answer as an MCP server: HTTP ${error.status} (${errorMessage(error)})`,
       "give the server's Streamable HTTP endpoint (often a path ending in /mcp), and the headers it needs with --header",
     );
   }

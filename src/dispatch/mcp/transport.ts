@@ -2,8 +2,8 @@
  * The client transport Writ opens to a configured MCP server: its stdio child, or Streamable HTTP
  * (over fetch.ts) with the server's credentials, resolved per request and only here.
  */
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { CredentialResolver } from "../credentials.ts";
 import type { McpServerConfig } from "./config.ts";
 import { upstreamFetch } from "./fetch.ts";
