@@ -17,7 +17,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { errorMessage, WritError } from "../../core/errors.ts";
 import type { McpServerConfig } from "./config.ts";
-import { upstreamTransport } from "./transport.ts";
+import { UPSTREAM_NEGOTIATION, upstreamTransport } from "./transport.ts";
 
 /** What a server offers right now: its tools, resources, resource templates and prompts. */
 export interface Catalog {
@@ -36,48 +36,24 @@ export interface UpstreamCatalog {
   prompts: readonly Prompt[];
 }
 
-/** Every page of a list (at most 1000 pages): the items of each answer. */
-async function allPages<A extends { nextCursor?: string | undefined }, T>(
-  list: (params: { cursor?: string }) => Promise<A>,
-  itemsOf: (answer: A) => T[],
-): Promise<T[]> {
-  const items: T[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < 1000; page++) {
-    const answer = await list(cursor === undefined ? {} : { cursor });
-    items.push(...itemsOf(answer));
-    cursor = answer.nextCursor;
-    if (cursor === undefined) break;
-  }
-  return items;
-}
-
-/** A server's catalog: its tools, and its resources, templates and prompts when it declares them. */
+/**
+ * A server's catalog: its tools, and its resources, templates and prompts when it declares them.
+ * The SDK walks every page of each list. The catalog is listed only when it must be fresh (at
+ * connect and when the server says a list changed; Writ has no refresh interval), so each list
+ * bypasses the client's response cache: a 2026-07-28 server's `ttlMs` would only let a re-list
+ * after a change read the old list. `cacheScope` does not matter here: the catalog is Writ's one
+ * view of the server, under Writ's own credentials, never a caller's (discovery decides per caller
+ * what each sees).
+ */
 export async function listCatalog(client: Client, timeoutMs: number): Promise<Catalog> {
-  const options = { timeout: timeoutMs };
+  const options = { timeout: timeoutMs, cacheMode: "refresh" } as const;
   const capabilities = client.getServerCapabilities();
-  const tools = await allPages(
-    (p) => client.listTools(p, options),
-    (a) => a.tools,
-  );
-  const resources = capabilities?.resources
-    ? await allPages(
-        (p) => client.listResources(p, options),
-        (a) => a.resources,
-      )
-    : [];
+  const { tools } = await client.listTools(undefined, options);
+  const resources = capabilities?.resources ? (await client.listResources(undefined, options)).resources : [];
   const templates = capabilities?.resources
-    ? await allPages(
-        (p) => client.listResourceTemplates(p, options),
-        (a) => a.resourceTemplates,
-      )
+    ? (await client.listResourceTemplates(undefined, options)).resourceTemplates
     : [];
-  const prompts = capabilities?.prompts
-    ? await allPages(
-        (p) => client.listPrompts(p, options),
-        (a) => a.prompts,
-      )
-    : [];
+  const prompts = capabilities?.prompts ? (await client.listPrompts(undefined, options)).prompts : [];
   return { tools: new Map(tools.map((tool) => [tool.name, tool])), resources, templates, prompts };
 }
 
@@ -116,7 +92,10 @@ export async function readServerCatalog(
       stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_KEPT);
     });
   }
-  const client = new Client({ name: "writ-contracts-import", version: "0.1.0" }, { capabilities: {} });
+  const client = new Client(
+    { name: "writ-contracts-import", version: "0.1.0" },
+    { capabilities: {}, versionNegotiation: UPSTREAM_NEGOTIATION },
+  );
   try {
     await client.connect(transport, { timeout: options.timeoutMs });
     const catalog = await listCatalog(client, options.timeoutMs);

@@ -8,6 +8,15 @@ import type { CredentialResolver } from "../credentials.ts";
 import type { McpServerConfig } from "./config.ts";
 import { upstreamFetch } from "./fetch.ts";
 
+/**
+ * How Writ picks an upstream's protocol revision (the gateway's connections and `writ contracts
+ * import` alike): the SDK's negotiation, which probes with `server/discover` and speaks
+ * 2026-07-28 to a server that offers it (no `initialize`; the `_meta` envelope on every request),
+ * and falls back to the 2025 `initialize` handshake otherwise. A stdio server is probed in a
+ * short-lived sibling process, so a server that exits on the probe is simply a 2025 server.
+ */
+export const UPSTREAM_NEGOTIATION = { mode: "auto" } as const;
+
 export interface TransportOptions {
   credentials?: Pick<CredentialResolver, "resolve">;
   /** Static headers sent with every request to an HTTP server (`writ contracts import --header`). */

@@ -35,15 +35,10 @@ import { type Catalog, listCatalog, type UpstreamCatalog } from "./catalog.ts";
 import type { McpServerConfig } from "./config.ts";
 import { callFailure, cancelled, wrongKind } from "./failures.ts";
 import { requestMeta } from "./meta.ts";
-import { upstreamTransport } from "./transport.ts";
+import { UPSTREAM_NEGOTIATION, upstreamTransport } from "./transport.ts";
 
 const WRIT_CLIENT = { name: "writ-gateway", version: "0.1.0" };
-/**
- * How Writ picks an upstream's protocol revision: the SDK's negotiation, which probes with
- * `server/discover` and speaks 2026-07-28 to a server that offers it, and falls back to the 2025
- * `initialize` handshake otherwise (a stdio server is probed in a short-lived sibling process).
- */
-export const UPSTREAM_NEGOTIATION = { mode: "auto" } as const;
+
 /** Reconnect back-off after an upstream went away: doubles from the first to the last. */
 const RECONNECT_FIRST_MS = 500;
 const RECONNECT_MAX_MS = 30_000;
