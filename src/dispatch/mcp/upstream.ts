@@ -35,6 +35,7 @@ import { type Catalog, listCatalog, type UpstreamCatalog } from "./catalog.ts";
 import type { McpServerConfig } from "./config.ts";
 import { callFailure, cancelled, wrongKind } from "./failures.ts";
 import { requestMeta } from "./meta.ts";
+import type { UpstreamMcpServers, UpstreamStatus } from "./servers.ts";
 import { UPSTREAM_NEGOTIATION, upstreamTransport } from "./transport.ts";
 
 const WRIT_CLIENT = { name: "writ-gateway", version: "0.1.0" };
@@ -42,17 +43,6 @@ const WRIT_CLIENT = { name: "writ-gateway", version: "0.1.0" };
 /** Reconnect back-off after an upstream went away: doubles from the first to the last. */
 const RECONNECT_FIRST_MS = 500;
 const RECONNECT_MAX_MS = 30_000;
-
-export interface UpstreamStatus {
-  name: string;
-  transport: McpServerConfig["transport"];
-  connected: boolean;
-  tools: number;
-  /** The protocol revision negotiated with it ("2026-07-28", or a 2025 revision), while connected. */
-  protocol_version?: string;
-  /** Why it is not connected (no secret: transport errors and the server's own messages). */
-  error?: string;
-}
 
 const EMPTY_CATALOG: Readonly<Catalog> = { tools: new Map(), resources: [], templates: [], prompts: [] };
 
@@ -81,7 +71,7 @@ export interface McpUpstreamsOptions {
   onCatalog?: (server: string) => void;
 }
 
-export class McpUpstreams {
+export class McpUpstreams implements UpstreamMcpServers {
   private readonly upstreams = new Map<string, Upstream>();
   private version = 0;
   private closed = false;
