@@ -10,7 +10,9 @@
  * served on and the `_meta` it carried (grant, trace context).
  *
  * Tools (audience `mcp:notes`): read_note {id} -> notes.read; archive_note {id}, registered by
- * `addArchiveTool()`, which tells listening clients the list changed.
+ * `addArchiveTool()`, which tells listening clients the list changed; and `watch` {hang?}
+ * (no grant check), which reports progress and logs a message, then answers, or with `hang`
+ * waits until its caller cancels it (recorded in `cancelled`).
  */
 import { type ServerType, serve } from "@hono/node-server";
 import {
@@ -39,6 +41,8 @@ export interface V2Upstream {
   /** The JSON-RPC methods POSTed to it, in order, with their MCP-Protocol-Version header. */
   methods: { method: string; protocolVersion: string | null }[];
   calls: V2Call[];
+  /** How many `watch` calls saw their caller cancel them. */
+  cancelled: { count: number };
   addArchiveTool(): Promise<void>;
   close(): Promise<void>;
 }
@@ -59,6 +63,7 @@ export async function startV2Upstream(keys: GrantKeys): Promise<V2Upstream> {
   const calls: V2Call[] = [];
   const notes = new Map([["n1", "buy milk"]]);
   let archive = false;
+  const cancelled = { count: 0 };
   const verify = { issuer: NOTES_ISSUER, audience: NOTES_AUDIENCE, keys };
 
   /** The grant check, with the call recorded as received (and whether it was granted). */
@@ -82,7 +87,7 @@ export async function startV2Upstream(keys: GrantKeys): Promise<V2Upstream> {
   const factory = () => {
     const server = new McpServer(
       { name: "notes-v2", version: "2.0.0" },
-      { capabilities: { tools: { listChanged: true } } },
+      { capabilities: { tools: { listChanged: true }, logging: {} } },
     );
     const idSchema = z.object({ id: z.string() });
     server.registerTool(
@@ -94,6 +99,28 @@ export async function startV2Upstream(keys: GrantKeys): Promise<V2Upstream> {
           ? { isError: true, content: [{ type: "text", text: `no note ${id}` }] }
           : text({ id, text: note });
       }),
+    );
+    server.registerTool(
+      "watch",
+      {
+        description: "Reports progress and logs while it runs",
+        inputSchema: z.object({ hang: z.boolean().optional() }),
+      },
+      async (args, ctx) => {
+        const progressToken = ctx.mcpReq._meta?.progressToken;
+        if (progressToken !== undefined) {
+          await ctx.mcpReq.notify({
+            method: "notifications/progress",
+            params: { progressToken, progress: 1, total: 2, message: "half way" },
+          });
+        }
+        await ctx.mcpReq.log("info", "watching", "watch");
+        if (args.hang === true) {
+          await new Promise<void>((resolve) => ctx.mcpReq.signal.addEventListener("abort", () => resolve()));
+          cancelled.count += 1;
+        }
+        return text({ watched: true });
+      },
     );
     if (archive) {
       server.registerTool(
@@ -131,6 +158,7 @@ export async function startV2Upstream(keys: GrantKeys): Promise<V2Upstream> {
     url: `http://127.0.0.1:${port}/mcp`,
     methods,
     calls,
+    cancelled,
     async addArchiveTool() {
       archive = true;
       await handler.notify.toolsChanged();

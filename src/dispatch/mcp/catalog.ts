@@ -121,10 +121,11 @@ function describe(config: McpServerConfig): string {
     : `the MCP server at ${config.url}`;
 }
 
+/** The system error's code (ENOENT, ECONNREFUSED, …) under the SDK's own errors, if any. */
 function codeOf(error: unknown): string | undefined {
   for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
     const code: unknown = Reflect.get(cause, "code");
-    if (typeof code === "string") return code;
+    if (typeof code === "string" && !(cause instanceof SdkError)) return code;
   }
   return undefined;
 }

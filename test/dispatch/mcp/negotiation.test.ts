@@ -92,7 +92,7 @@ async function readNote(id: string, headers: Record<string, string> = {}) {
 describe("upstream protocol revisions", () => {
   it("speaks 2026-07-28 to a server that offers it, 2025-11-25 to one that does not, and says which in /healthz", async () => {
     expect(await servers()).toEqual([
-      { name: "notes", connected: true, tools: 1, protocol_version: "2026-07-28" },
+      { name: "notes", connected: true, tools: 2, protocol_version: "2026-07-28" },
       { name: "legacy", connected: true, tools: 4, protocol_version: "2025-11-25" },
     ]);
   });
@@ -123,7 +123,7 @@ describe("upstream protocol revisions", () => {
     await modern.addArchiveTool();
     await waitFor(
       "the gateway to list archive_note",
-      async () => ((await servers()).find((s) => s.name === "notes")?.tools === 2 ? true : undefined),
+      async () => ((await servers()).find((s) => s.name === "notes")?.tools === 3 ? true : undefined),
       10_000,
       100,
     );
