@@ -2,7 +2,7 @@
  * The contract between Writ and an in-process tool backend: what a handler receives once its
  * grant is verified and consumed, and what it answers (shaped into the layered result).
  */
-import type { ContentBlock } from "@modelcontextprotocol/sdk/types.js";
+import type { ContentBlock } from "@modelcontextprotocol/client";
 import type { StoredResource } from "../store/types.ts";
 
 export interface ToolInvocation {

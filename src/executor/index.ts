@@ -6,7 +6,13 @@
  */
 export type { GrantClaims } from "../core/types.ts";
 export { GrantError, type GrantErrorCode, grantErrorCodes } from "./errors.ts";
-export { type GrantRequiredOptions, grantRequired, MCP_GRANT_META_KEY, type McpToolExtra } from "./mcp.ts";
+export {
+  type GrantRefusal,
+  type GrantRequiredOptions,
+  grantRequired,
+  MCP_GRANT_META_KEY,
+  type McpToolExtra,
+} from "./mcp.ts";
 export { type GrantEnv, type RequireGrantOptions, requireGrant } from "./middleware.ts";
 export { MemoryReplayCache, type MemoryReplayCacheOptions, type ReplayGuard } from "./replay.ts";
 export {

@@ -1,5 +1,6 @@
 /**
- * `grantRequired`: the grant check for a tool of an MCP server built with the official SDK. Wrap
+ * `grantRequired`: the grant check for a tool of an MCP server built with the official SDK (the v2
+ * packages' `McpServer`, or v1's: both put the request's `_meta` where this reads it). Wrap
  * a tool's handler with it; on every `tools/call` the grant Writ sends in `_meta["writ/grant"]`
  * is verified against the arguments received (signature, issuer, audience, action, resource,
  * args digest, single use) before the handler runs. A refusal is a tool execution error
@@ -14,8 +15,7 @@
  * The arguments checked are the ones the handler receives: give tools input schemas that neither
  * add defaults nor strip fields, or the digest (rightly) no longer matches.
  */
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { WritError } from "../core/errors.ts";
 import type { GrantClaims } from "../core/types.ts";
 import { GrantError, grantErrorDisposition } from "./errors.ts";
@@ -25,7 +25,21 @@ import { type VerifyGrantOptions, verifyGrant } from "./verify.ts";
 /** The `_meta` key Writ puts the grant under. */
 export const MCP_GRANT_META_KEY = "writ/grant";
 
-export type McpToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+type RequestMeta = Readonly<Record<string, unknown>>;
+
+/**
+ * A tool handler's second argument, as far as the guard reads it: the v2 SDK's `ServerContext`
+ * (the request's `_meta` at `ctx.mcpReq._meta`) or the v1 SDK's `RequestHandlerExtra` (at
+ * `extra._meta`).
+ */
+export type McpToolExtra = { mcpReq: { _meta?: RequestMeta } } | { _meta?: RequestMeta };
+
+/** A refused call: a tool execution error carrying Writ's error protocol. */
+export type GrantRefusal = {
+  isError: true;
+  content: { type: "text"; text: string }[];
+  structuredContent: { error: ReturnType<WritError["toJSON"]>; code: string };
+};
 
 type ActionRef = NonNullable<VerifyGrantOptions["action"]>;
 type ResourceRef = NonNullable<VerifyGrantOptions["resource"]>;
@@ -45,13 +59,19 @@ export interface GrantRequiredOptions<Args>
   replay?: ReplayGuard | false;
 }
 
-export function grantRequired<Args extends Record<string, unknown>>(
+/** The handler's result type is its own (the v1 and v2 SDKs' `CallToolResult` differ a little). */
+export function grantRequired<
+  Args extends Record<string, unknown>,
+  Result extends object = CallToolResult,
+  Extra extends McpToolExtra = McpToolExtra,
+>(
   options: GrantRequiredOptions<Args>,
-  handler: (args: Args, extra: McpToolExtra, grant: GrantClaims) => CallToolResult | Promise<CallToolResult>,
-): (args: Args, extra: McpToolExtra) => Promise<CallToolResult> {
+  handler: (args: Args, extra: Extra, grant: GrantClaims) => Result | Promise<Result>,
+): (args: Args, extra: Extra) => Promise<Result | GrantRefusal> {
   const replay = options.replay === undefined ? new MemoryReplayCache() : options.replay;
   return async (args, extra) => {
-    const token = extra._meta?.[MCP_GRANT_META_KEY];
+    const meta = "mcpReq" in extra ? extra.mcpReq._meta : extra._meta;
+    const token = meta?.[MCP_GRANT_META_KEY];
     let claims: GrantClaims;
     try {
       if (typeof token !== "string" || token === "") {
@@ -83,7 +103,7 @@ export function grantRequired<Args extends Record<string, unknown>>(
   };
 }
 
-function refusal(error: GrantError): CallToolResult {
+function refusal(error: GrantError): GrantRefusal {
   const { category } = grantErrorDisposition(error.code);
   const body = new WritError(category, error.problem, {
     suggestedFix: error.suggestedFix,

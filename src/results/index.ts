@@ -4,7 +4,7 @@
  * data classification, the grant's `redact_result` conditions and the secret detectors, and
  * shaped as the layered result.
  */
-import type { ContentBlock } from "@modelcontextprotocol/sdk/types.js";
+import type { ContentBlock } from "@modelcontextprotocol/client";
 import { resultRedactions } from "../conditions/index.ts";
 import type { ContractRegistry, ToolContract } from "../contracts/index.ts";
 import { WritError } from "../core/errors.ts";

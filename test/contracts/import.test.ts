@@ -3,7 +3,7 @@
  * trusted and always marked as claims, names a contract and a model accept, drift as JSON
  * Pointers, and YAML that loads back as the same contracts.
  */
-import type { Prompt, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Prompt, Tool } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import {

@@ -1,11 +1,14 @@
 /**
  * `grantRequired` inside an MCP server built with the official SDK, called by the SDK's client
- * (in-memory transport): the handler runs only for a grant that matches the call, once.
+ * (in-memory transport): the handler runs only for a grant that matches the call, once; on the
+ * v1 SDK's McpServer and on the v2 packages' alike.
  */
+import { Client as V2Client, InMemoryTransport as V2InMemoryTransport } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { McpServer as V2McpServer } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { writErrorSchema } from "../../src/core/errors.ts";
@@ -99,5 +102,48 @@ describe("grantRequired", () => {
     expect((await refusal({ id: "n1" }, other.token)).code).toBe("action_mismatch");
     const elsewhere = await grantFor({ id: "n1" }, { aud: "mcp:files" });
     expect((await refusal({ id: "n1" }, elsewhere.token)).code).toBe("wrong_audience");
+  });
+});
+
+describe("grantRequired on an McpServer of the SDK's v2 packages", () => {
+  it("reads the grant from the handler context's mcpReq._meta", async () => {
+    const v2 = new V2McpServer({ name: "notes-v2", version: "2.0.0" });
+    v2.registerTool(
+      "read_note",
+      { inputSchema: z.object({ id: z.string() }) },
+      grantRequired(
+        {
+          issuer: "writ",
+          audience: "mcp:notes",
+          keys: signer.jwks(),
+          action: { name: "notes.read" },
+          resource: (args: { id: string }) => ({ type: "note", id: args.id }),
+        },
+        async (args: { id: string }, _ctx, grant) => {
+          ran.push(`v2:${args.id}:${grant.jti}`);
+          return { content: [{ type: "text", text: `note ${args.id}` }] };
+        },
+      ),
+    );
+    const [clientSide, serverSide] = V2InMemoryTransport.createLinkedPair();
+    await v2.connect(serverSide);
+    const v2Client = new V2Client({ name: "writ", version: "1.0.0" });
+    await v2Client.connect(clientSide);
+    try {
+      const { token, claims } = await grantFor({ id: "n3" });
+      const granted = await v2Client.callTool({
+        name: "read_note",
+        arguments: { id: "n3" },
+        _meta: { [MCP_GRANT_META_KEY]: token },
+      });
+      expect(granted.isError).toBeFalsy();
+      expect(ran).toContain(`v2:n3:${claims.jti}`);
+      const missing = await v2Client.callTool({ name: "read_note", arguments: { id: "n3" } });
+      expect(missing.isError).toBe(true);
+      expect(refusalSchema.parse(missing.structuredContent).code).toBe("missing_grant");
+    } finally {
+      await v2Client.close();
+      await v2.close();
+    }
   });
 });

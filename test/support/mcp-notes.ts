@@ -57,7 +57,7 @@ export function createNotesServer(options: NotesServerOptions): NotesServer {
     action: string,
     handler: (args: Args) => CallToolResult,
   ) {
-    const checked = grantRequired<Args>({ ...verify, action: { name: action } }, (args, _extra, grant) => {
+    const checked = grantRequired({ ...verify, action: { name: action } }, (args: Args, _extra, grant) => {
       options.record({ tool, args, granted: true, jti: grant.jti });
       return handler(args);
     });

@@ -6,7 +6,12 @@
  * which only read (`side_effect: none` by the protocol, not by a hint). A tool's effect fields come
  * from `hints.ts`. Each contract carries the notes a reviewer needs beside it.
  */
-import type { Prompt, Resource, ResourceTemplate, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type {
+  Prompt,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+  Tool,
+} from "@modelcontextprotocol/client";
 import type { ToolContractInput } from "../schema.ts";
 import { effectDefaults } from "./hints.ts";
 import { canonicalName, modelName } from "./names.ts";

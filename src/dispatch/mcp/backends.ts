@@ -8,7 +8,7 @@ import { WritError } from "../../core/errors.ts";
 import { resourceMatch } from "../../normalize/index.ts";
 import type { Backend, BackendDeps } from "../backend.ts";
 import { promptOutput, resourceOutput, upstreamOutput } from "./output.ts";
-import type { McpUpstreams } from "./upstream.ts";
+import type { UpstreamMcpServers } from "./servers.ts";
 
 export const mcpToolBackend: Backend<"mcp"> = {
   prepare(deps, { contract, backend, grant, requestId, observer }) {
@@ -51,7 +51,7 @@ export const mcpPromptBackend: Backend<"mcp_prompt"> = {
 };
 
 /** The upstream MCP servers, for a call to `server`, one of them. */
-function upstreams(deps: BackendDeps, contract: ToolContract, server: string): McpUpstreams {
+function upstreams(deps: BackendDeps, contract: ToolContract, server: string): UpstreamMcpServers {
   if (deps.mcp) return deps.mcp;
   throw new WritError(
     "backend_unavailable",

@@ -5,19 +5,19 @@
  * templates and prompts, and close. Every way this can fail is a WritError that says what to do: a command that
  * cannot start, a URL that refuses, a server that does not speak MCP, one that does not answer.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
-  ErrorCode,
-  McpError,
+  Client,
   type Prompt,
   type Resource,
-  type ResourceTemplate,
+  type ResourceTemplateType as ResourceTemplate,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
   type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/client";
 import { errorMessage, WritError } from "../../core/errors.ts";
 import type { McpServerConfig } from "./config.ts";
-import { upstreamTransport } from "./transport.ts";
+import { UPSTREAM_NEGOTIATION, upstreamTransport } from "./transport.ts";
 
 /** What a server offers right now: its tools, resources, resource templates and prompts. */
 export interface Catalog {
@@ -36,48 +36,24 @@ export interface UpstreamCatalog {
   prompts: readonly Prompt[];
 }
 
-/** Every page of a list (at most 1000 pages): the items of each answer. */
-async function allPages<A extends { nextCursor?: string | undefined }, T>(
-  list: (params: { cursor?: string }) => Promise<A>,
-  itemsOf: (answer: A) => T[],
-): Promise<T[]> {
-  const items: T[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < 1000; page++) {
-    const answer = await list(cursor === undefined ? {} : { cursor });
-    items.push(...itemsOf(answer));
-    cursor = answer.nextCursor;
-    if (cursor === undefined) break;
-  }
-  return items;
-}
-
-/** A server's catalog: its tools, and its resources, templates and prompts when it declares them. */
+/**
+ * A server's catalog: its tools, and its resources, templates and prompts when it declares them.
+ * The SDK walks every page of each list. The catalog is listed only when it must be fresh (at
+ * connect and when the server says a list changed; Writ has no refresh interval), so each list
+ * bypasses the client's response cache: a 2026-07-28 server's `ttlMs` would only let a re-list
+ * after a change read the old list. `cacheScope` does not matter here: the catalog is Writ's one
+ * view of the server, under Writ's own credentials, never a caller's (discovery decides per caller
+ * what each sees).
+ */
 export async function listCatalog(client: Client, timeoutMs: number): Promise<Catalog> {
-  const options = { timeout: timeoutMs };
+  const options = { timeout: timeoutMs, cacheMode: "refresh" } as const;
   const capabilities = client.getServerCapabilities();
-  const tools = await allPages(
-    (p) => client.listTools(p, options),
-    (a) => a.tools,
-  );
-  const resources = capabilities?.resources
-    ? await allPages(
-        (p) => client.listResources(p, options),
-        (a) => a.resources,
-      )
-    : [];
+  const { tools } = await client.listTools(undefined, options);
+  const resources = capabilities?.resources ? (await client.listResources(undefined, options)).resources : [];
   const templates = capabilities?.resources
-    ? await allPages(
-        (p) => client.listResourceTemplates(p, options),
-        (a) => a.resourceTemplates,
-      )
+    ? (await client.listResourceTemplates(undefined, options)).resourceTemplates
     : [];
-  const prompts = capabilities?.prompts
-    ? await allPages(
-        (p) => client.listPrompts(p, options),
-        (a) => a.prompts,
-      )
-    : [];
+  const prompts = capabilities?.prompts ? (await client.listPrompts(undefined, options)).prompts : [];
   return { tools: new Map(tools.map((tool) => [tool.name, tool])), resources, templates, prompts };
 }
 
@@ -116,7 +92,10 @@ export async function readServerCatalog(
       stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_KEPT);
     });
   }
-  const client = new Client({ name: "writ-contracts-import", version: "0.1.0" }, { capabilities: {} });
+  const client = new Client(
+    { name: "writ-contracts-import", version: "0.1.0" },
+    { capabilities: {}, versionNegotiation: UPSTREAM_NEGOTIATION },
+  );
   try {
     await client.connect(transport, { timeout: options.timeoutMs });
     const catalog = await listCatalog(client, options.timeoutMs);
@@ -142,10 +121,11 @@ function describe(config: McpServerConfig): string {
     : `the MCP server at ${config.url}`;
 }
 
+/** The system error's code (ENOENT, ECONNREFUSED, …) under the SDK's own errors, if any. */
 function codeOf(error: unknown): string | undefined {
   for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
     const code: unknown = Reflect.get(cause, "code");
-    if (typeof code === "string") return code;
+    if (typeof code === "string" && !(cause instanceof SdkError)) return code;
   }
   return undefined;
 }
@@ -160,7 +140,7 @@ function catalogFailure(
   const said = stderr === "" ? "" : `; it wrote to standard error:\n${stderr}`;
   const unavailable = (message: string, suggestedFix: string) =>
     new WritError("backend_unavailable", message, { suggestedFix, retryable: false, cause: error });
-  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
     return new WritError("timeout", `${what} did not answer within ${timeoutMs} ms${said}`, {
       suggestedFix:
         config.transport === "stdio"
@@ -188,9 +168,9 @@ function catalogFailure(
       "check that the command starts an MCP server speaking MCP on standard input and output: run it by hand and read its errors",
     );
   }
-  if (error instanceof StreamableHTTPError) {
+  if (error instanceof SdkHttpError) {
     return unavailable(
-      `${what} did not answer as an MCP server: HTTP ${error.code ?? "error"} (${errorMessage(error)})`,
+      `${what} did not answer as an MCP server: HTTP ${error.status} (${errorMessage(error)})`,
       "give the server's Streamable HTTP endpoint (often a path ending in /mcp), and the headers it needs with --header",
     );
   }

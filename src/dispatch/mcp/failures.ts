@@ -2,13 +2,10 @@
  * How an upstream MCP request failed, as the WritError the caller sees: whether it may be retried
  * and whether its effect may have happened, the server's message quoted with secrets scrubbed.
  */
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import type { ToolContract } from "../../contracts/schema.ts";
 import { errorMessage, WritError } from "../../core/errors.ts";
 import { scrubString } from "../../decisionlog/detectors.ts";
-
-/** MCP's "resource not found" (2025-06-18 and 2025-11-25, server/resources, error handling). */
-const RESOURCE_NOT_FOUND = -32002;
 
 export function wrongKind(contract: ToolContract, kind: string): WritError {
   return new WritError("internal", `${contract.name} has a ${contract.backend.kind} backend, not ${kind}`, {
@@ -40,7 +37,7 @@ export function quoted(message: string): string {
 
 export function callFailure(contract: ToolContract, server: string, error: unknown): WritError {
   const effectful = contract.side_effect !== "none";
-  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
     return new WritError(
       "timeout",
       `${contract.name}: the MCP server ${server} did not answer within ${contract.timeout_ms} ms`,
@@ -53,7 +50,13 @@ export function callFailure(contract: ToolContract, server: string, error: unkno
       },
     );
   }
-  if (error instanceof McpError && error.code === ErrorCode.InvalidParams) {
+  // A resource the server does not have: -32002 from a 2025 server, -32602 (2026-07-28's
+  // resources/read, whose one parameter is the URI) from one on the v2 SDK.
+  const resourceMissing =
+    error instanceof ProtocolError &&
+    (error.code === ProtocolErrorCode.ResourceNotFound ||
+      (error.code === ProtocolErrorCode.InvalidParams && contract.backend.kind === "mcp_resource"));
+  if (error instanceof ProtocolError && error.code === ProtocolErrorCode.InvalidParams && !resourceMissing) {
     // The server refused the arguments before running the tool.
     return new WritError(
       "invalid_argument",
@@ -66,7 +69,7 @@ export function callFailure(contract: ToolContract, server: string, error: unkno
       },
     );
   }
-  if (error instanceof McpError && error.code === RESOURCE_NOT_FOUND) {
+  if (error instanceof ProtocolError && resourceMissing) {
     return new WritError(
       "not_found",
       `${contract.name}: the MCP server ${server} has no such resource: ${quoted(error.message)}`,
@@ -77,7 +80,7 @@ export function callFailure(contract: ToolContract, server: string, error: unkno
       },
     );
   }
-  if (error instanceof McpError && error.code === ErrorCode.MethodNotFound) {
+  if (error instanceof ProtocolError && error.code === ProtocolErrorCode.MethodNotFound) {
     return new WritError(
       "backend_error",
       `${contract.name}: the MCP server ${server} does not offer this call: ${quoted(error.message)}`,
@@ -89,7 +92,7 @@ export function callFailure(contract: ToolContract, server: string, error: unkno
       },
     );
   }
-  if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
+  if (error instanceof ProtocolError) {
     // Any other protocol error: the server failed while handling the call.
     return new WritError(
       "backend_error",

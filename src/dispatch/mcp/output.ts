@@ -7,13 +7,15 @@
  * error is raised as it is. A `resources/read` or `prompts/get` answer becomes content items the
  * same way; src/mcp/results.ts turns the shaped results back into MCP answers.
  */
-import type { CallToolResult, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
 import { z } from "zod";
 import type { ToolContract } from "../../contracts/schema.ts";
 import { WritError, writErrorSchema } from "../../core/errors.ts";
 import type { ToolOutput } from "../../core/handlers.ts";
 
 const writErrorContentSchema = z.object({ error: writErrorSchema });
+/** Writ's structured content is an object (2025's only kind; 2026-07-28 allows any JSON value). */
+const structuredObjectSchema = z.record(z.string(), z.unknown());
 
 export function upstreamOutput(contract: ToolContract, server: string, result: CallToolResult): ToolOutput {
   const target = `mcp:${server}`;
@@ -33,9 +35,10 @@ export function upstreamOutput(contract: ToolContract, server: string, result: C
         },
       );
     }
+    const structured = structuredObjectSchema.safeParse(result.structuredContent);
     return {
       summary: `${contract.name} failed on the MCP server ${server}`,
-      structured_content: result.structuredContent ?? {},
+      structured_content: structured.success ? structured.data : {},
       content: result.content,
       target,
       is_error: true,
@@ -53,9 +56,22 @@ export function upstreamOutput(contract: ToolContract, server: string, result: C
       },
     );
   }
+  const structured = structuredObjectSchema.safeParse(result.structuredContent ?? {});
+  if (!structured.success) {
+    throw new WritError(
+      "backend_error",
+      `${contract.name}: the MCP server ${server} sent a structuredContent that is not an object; the output was withheld`,
+      {
+        suggestedFix:
+          "make the server's tool return an object as structuredContent (Writ's contracts describe objects)",
+        retryable: false,
+        effectCommitted: contract.side_effect === "none" ? false : "unknown",
+      },
+    );
+  }
   return {
     summary: `${contract.name} ran on the MCP server ${server}`,
-    structured_content: result.structuredContent ?? {},
+    structured_content: structured.data,
     content: result.content,
     target,
   };

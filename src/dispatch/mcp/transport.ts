@@ -2,11 +2,20 @@
  * The client transport Writ opens to a configured MCP server: its stdio child, or Streamable HTTP
  * (over fetch.ts) with the server's credentials, resolved per request and only here.
  */
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { CredentialResolver } from "../credentials.ts";
 import type { McpServerConfig } from "./config.ts";
 import { upstreamFetch } from "./fetch.ts";
+
+/**
+ * How Writ picks an upstream's protocol revision (the gateway's connections and `writ contracts
+ * import` alike): the SDK's negotiation, which probes with `server/discover` and speaks
+ * 2026-07-28 to a server that offers it (no `initialize`; the `_meta` envelope on every request),
+ * and falls back to the 2025 `initialize` handshake otherwise. A stdio server is probed in a
+ * short-lived sibling process, so a server that exits on the probe is simply a 2025 server.
+ */
+export const UPSTREAM_NEGOTIATION = { mode: "auto" } as const;
 
 export interface TransportOptions {
   credentials?: Pick<CredentialResolver, "resolve">;

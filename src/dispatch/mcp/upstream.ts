@@ -12,23 +12,19 @@
  * (`onCatalog`, src/contracts/import/serve.ts), its annotations still not trusted unless it says so.
  */
 import { randomUUID } from "node:crypto";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolResult,
-  CallToolResultSchema,
-  ErrorCode,
+  Client,
   type GetPromptResult,
-  LoggingMessageNotificationSchema,
-  McpError,
-  ProgressNotificationSchema,
-  PromptListChangedNotificationSchema,
+  type ListChangedHandlers,
+  ProtocolError,
   type ReadResourceResult,
-  ResourceListChangedNotificationSchema,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+  type RequestOptions,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  type Transport,
+} from "@modelcontextprotocol/client";
 import type { ToolContract } from "../../contracts/schema.ts";
 import { errorMessage, WritError } from "../../core/errors.ts";
 import type { CallLogMessage, CallObserver } from "../../core/handlers.ts";
@@ -36,23 +32,17 @@ import { scrubString } from "../../decisionlog/detectors.ts";
 import { maskSecrets } from "../../results/index.ts";
 import type { CredentialResolver } from "../credentials.ts";
 import { type Catalog, listCatalog, type UpstreamCatalog } from "./catalog.ts";
-import { GRANT_META_KEY, type McpServerConfig } from "./config.ts";
+import type { McpServerConfig } from "./config.ts";
 import { callFailure, cancelled, wrongKind } from "./failures.ts";
-import { upstreamTransport } from "./transport.ts";
+import { requestMeta } from "./meta.ts";
+import type { UpstreamMcpServers, UpstreamStatus } from "./servers.ts";
+import { UPSTREAM_NEGOTIATION, upstreamTransport } from "./transport.ts";
 
 const WRIT_CLIENT = { name: "writ-gateway", version: "0.1.0" };
+
 /** Reconnect back-off after an upstream went away: doubles from the first to the last. */
 const RECONNECT_FIRST_MS = 500;
 const RECONNECT_MAX_MS = 30_000;
-
-export interface UpstreamStatus {
-  name: string;
-  transport: McpServerConfig["transport"];
-  connected: boolean;
-  tools: number;
-  /** Why it is not connected (no secret: transport errors and the server's own messages). */
-  error?: string;
-}
 
 const EMPTY_CATALOG: Readonly<Catalog> = { tools: new Map(), resources: [], templates: [], prompts: [] };
 
@@ -81,7 +71,7 @@ export interface McpUpstreamsOptions {
   onCatalog?: (server: string) => void;
 }
 
-export class McpUpstreams {
+export class McpUpstreams implements UpstreamMcpServers {
   private readonly upstreams = new Map<string, Upstream>();
   private version = 0;
   private closed = false;
@@ -143,6 +133,9 @@ export class McpUpstreams {
       transport: u.config.transport,
       connected: u.client !== undefined,
       tools: u.tools.size,
+      ...(u.client?.getNegotiatedProtocolVersion() === undefined
+        ? {}
+        : { protocol_version: u.client.getNegotiatedProtocolVersion() }),
       ...(u.error === undefined ? {} : { error: u.error }),
     }));
   }
@@ -164,24 +157,10 @@ export class McpUpstreams {
     const backend = contract.backend;
     if (backend.kind !== "mcp") throw wrongKind(contract, "mcp");
     const server = backend.server;
-    return this.#send(contract, server, grant, requestId, observer, async (client, meta, options) => {
-      const result = await client.callTool(
-        { name: backend.tool, arguments: args, _meta: meta },
-        CallToolResultSchema,
-        options,
-      );
-      // The SDK parsed the answer with CallToolResultSchema already; this only narrows its type.
-      if (isCallToolResult(result)) return result;
-      throw new WritError(
-        "backend_error",
-        `${contract.name}: the MCP server ${server} answered with a malformed result`,
-        {
-          suggestedFix: "tell the operator: the server's tools/call result does not follow the MCP schema",
-          retryable: false,
-          effectCommitted: contract.side_effect !== "none" ? "unknown" : false,
-        },
-      );
-    });
+    // The SDK parses the answer (and checks structuredContent against the listed outputSchema).
+    return this.#send(contract, server, grant, requestId, observer, (client, meta, options) =>
+      client.callTool({ name: backend.tool, arguments: args, _meta: meta }, options),
+    );
   }
 
   /** Reads `uri` on the contract's server with the grant in `_meta`; failures as for `call`. */
@@ -235,7 +214,7 @@ export class McpUpstreams {
     try {
       return await this.#sendOnce(upstream, contract, grant, requestId, observer, send);
     } catch (error) {
-      if (!(error instanceof StreamableHTTPError) || error.code !== 404) throw error;
+      if (!isSessionLost(error)) throw error;
       // The server no longer knows Writ's session (it restarted): it did not run the call, so
       // a new session may send it once more.
       await this.#drop(upstream);
@@ -271,19 +250,15 @@ export class McpUpstreams {
     const running = { observer };
     upstream.running.add(running);
     try {
-      const meta = {
-        [GRANT_META_KEY]: grant,
-        "writ/request_id": requestId,
-        ...(progressToken === undefined ? {} : { progressToken }),
-      };
+      const modernLogs = observer?.log !== undefined && client.getProtocolEra() === "modern";
+      const meta = requestMeta({ grant, requestId, progressToken, modernLogs });
       return await send(client, meta, options);
     } catch (error) {
       if (error instanceof WritError) throw error;
       if (observer?.signal?.aborted) throw cancelled(contract, server);
-      if (error instanceof StreamableHTTPError && error.code === 404) throw error;
+      if (isSessionLost(error)) throw error;
       // The server is unreachable or the connection broke: reconnect on the back-off schedule.
-      if (!(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed)
-        await this.#drop(upstream);
+      if (!answered(error)) await this.#drop(upstream);
       throw callFailure(contract, server, error);
     } finally {
       upstream.running.delete(running);
@@ -299,9 +274,9 @@ export class McpUpstreams {
   }
 
   /** Closes the current connection; `lost` then hides its tools and schedules a reconnect. */
-  async #drop(upstream: Upstream): Promise<void> {
+  async #drop(upstream: Upstream, expected?: Client): Promise<void> {
     const client = upstream.client;
-    if (client === undefined) return;
+    if (client === undefined || (expected !== undefined && client !== expected)) return;
     await client.close().catch(() => undefined);
     this.lost(upstream, client);
   }
@@ -328,11 +303,24 @@ export class McpUpstreams {
 
   private async open(upstream: Upstream): Promise<void> {
     const name = upstream.config.name;
-    const client = new Client(WRIT_CLIENT, { capabilities: {} });
+    const relist = async () => {
+      if (upstream.client !== client) return;
+      await this.refresh(upstream, client).catch((error: unknown) => {
+        this.report(`mcp: ${name}: re-listing the catalog failed: ${errorMessage(error)}`);
+      });
+    };
+    // A change to any list re-lists the whole catalog. On a 2025 connection these are the
+    // server's list_changed notifications; on a 2026-07-28 one the SDK opens the
+    // `subscriptions/listen` stream that carries them.
+    const onChanged = { autoRefresh: false, debounceMs: 0, onChanged: () => void relist() };
+    const listChanged: ListChangedHandlers = { tools: onChanged, prompts: onChanged, resources: onChanged };
+    const client: Client = new Client(WRIT_CLIENT, {
+      capabilities: {},
+      versionNegotiation: UPSTREAM_NEGOTIATION,
+      listChanged,
+    });
     try {
-      const transport = this.transportFor(upstream.config);
-      await client.connect(transport, { timeout: this.options.connectTimeoutMs });
-      client.setNotificationHandler(ProgressNotificationSchema, ({ params }) => {
+      client.setNotificationHandler("notifications/progress", ({ params }) => {
         const report = upstream.progress.get(String(params.progressToken));
         report?.({
           progress: params.progress,
@@ -340,7 +328,7 @@ export class McpUpstreams {
           ...(params.message === undefined ? {} : { message: scrubString(params.message) }),
         });
       });
-      client.setNotificationHandler(LoggingMessageNotificationSchema, ({ params }) => {
+      client.setNotificationHandler("notifications/message", ({ params }) => {
         if (upstream.client !== client) return;
         this.#relayLog(upstream, {
           level: params.level,
@@ -348,21 +336,18 @@ export class McpUpstreams {
           data: maskSecrets(params.data),
         });
       });
-      const relist = async () => {
-        if (upstream.client !== client) return;
-        await this.refresh(upstream, client).catch((error: unknown) => {
-          this.report(`mcp: ${name}: re-listing the catalog failed: ${errorMessage(error)}`);
-        });
-      };
-      client.setNotificationHandler(ToolListChangedNotificationSchema, relist);
-      client.setNotificationHandler(ResourceListChangedNotificationSchema, relist);
-      client.setNotificationHandler(PromptListChangedNotificationSchema, relist);
+      await client.connect(this.transportFor(upstream.config), { timeout: this.options.connectTimeoutMs });
       const catalog = await listCatalog(client, this.options.connectTimeoutMs);
       if (this.closed) {
         await client.close();
         return;
       }
       client.onclose = () => this.lost(upstream, client);
+      // A 2026-07-28 server that ends its listen stream (it restarted, or went away) is
+      // connected to again, which lists its catalog and listens anew.
+      void client.autoOpenedSubscription?.closed.then((how) => {
+        if (how !== "local") void this.#drop(upstream, client);
+      });
       upstream.client = client;
       Object.assign(upstream, catalog);
       upstream.error = undefined;
@@ -413,9 +398,17 @@ export class McpUpstreams {
   }
 }
 
-/** A `tools/call` answer of the current protocol (`content`), not the 2024-10-07 `toolResult`. */
-function isCallToolResult(result: CallToolResult | { toolResult: unknown }): result is CallToolResult {
-  return "content" in result && Array.isArray(result.content);
+/** The server no longer knows Writ's session (HTTP 404 on a 2025 connection): it did not run the call. */
+function isSessionLost(error: unknown): boolean {
+  return error instanceof SdkHttpError && error.status === 404;
+}
+
+/** The server answered (with a JSON-RPC error) or is merely slow: the connection is still good. */
+function answered(error: unknown): boolean {
+  return (
+    error instanceof ProtocolError ||
+    (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
+  );
 }
 
 /** Sends one request on a connected client, with Writ's `_meta` and the request options. */

@@ -1,0 +1,175 @@
+/**
+ * A small upstream MCP server built on the SDK's v2 line (`@modelcontextprotocol/server`) and
+ * served with `createMcpHandler` over Streamable HTTP on 127.0.0.1 (a port chosen at run time):
+ * it speaks 2026-07-28 to a client that negotiates it (no `initialize`, the `_meta` envelope on
+ * every request) and 2025-11-25 statelessly to one that does not. Its `read_note` checks Writ's
+ * grant with `writ/executor`'s `grantRequired`, as the v1 notes server does.
+ *
+ * It records, for the tests, what reached it: each JSON-RPC method POSTed (and the
+ * `MCP-Protocol-Version` header it came with), and each `read_note` call with the revision it was
+ * served on and the `_meta` it carried (grant, trace context).
+ *
+ * Tools (audience `mcp:notes`): read_note {id} -> notes.read; archive_note {id}, registered by
+ * `addArchiveTool()`, which tells listening clients the list changed; and `watch` {hang?}
+ * (no grant check), which reports progress and logs a message, then answers, or with `hang`
+ * waits until its caller cancels it (recorded in `cancelled`).
+ */
+import { type ServerType, serve } from "@hono/node-server";
+import {
+  type CallToolResult,
+  createMcpHandler,
+  McpServer,
+  PROTOCOL_VERSION_META_KEY,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { type GrantKeys, grantRequired } from "../../src/executor/index.ts";
+import { NOTES_AUDIENCE, NOTES_ISSUER } from "./mcp-notes.ts";
+
+export interface V2Call {
+  tool: string;
+  /** The revision the request was served on ("2026-07-28"), or "legacy" without the envelope. */
+  revision: string;
+  /** The request's `_meta` as the handler saw it (the envelope's reserved keys lifted out). */
+  meta: Record<string, unknown>;
+  /** Whether the grant was verified and the tool ran. */
+  granted: boolean;
+}
+
+export interface V2Upstream {
+  url: string;
+  /** The JSON-RPC methods POSTed to it, in order, with their MCP-Protocol-Version header. */
+  methods: { method: string; protocolVersion: string | null }[];
+  calls: V2Call[];
+  /** How many `watch` calls saw their caller cancel them. */
+  cancelled: { count: number };
+  addArchiveTool(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const envelopeSchema = z.object({ [PROTOCOL_VERSION_META_KEY]: z.string() });
+const bodySchema = z.union([
+  z.object({ method: z.string() }),
+  z.array(z.object({ method: z.string().optional() })),
+]);
+
+const text = (value: Record<string, unknown>): CallToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(value) }],
+  structuredContent: value,
+});
+
+export async function startV2Upstream(keys: GrantKeys): Promise<V2Upstream> {
+  const methods: V2Upstream["methods"] = [];
+  const calls: V2Call[] = [];
+  const notes = new Map([["n1", "buy milk"]]);
+  let archive = false;
+  const cancelled = { count: 0 };
+  const verify = { issuer: NOTES_ISSUER, audience: NOTES_AUDIENCE, keys };
+
+  /** The grant check, with the call recorded as received (and whether it was granted). */
+  function guarded(tool: string, action: string, run: (id: string) => CallToolResult) {
+    const checked = grantRequired({ ...verify, action: { name: action } }, async (args: { id: string }) =>
+      run(args.id),
+    );
+    return async (args: { id: string }, ctx: ServerContext) => {
+      const envelope = envelopeSchema.safeParse(ctx.mcpReq.envelope);
+      const result = await checked(args, ctx);
+      calls.push({
+        tool,
+        revision: envelope.success ? envelope.data[PROTOCOL_VERSION_META_KEY] : "legacy",
+        meta: { ...ctx.mcpReq._meta },
+        granted: result.isError !== true,
+      });
+      return result;
+    };
+  }
+
+  const factory = () => {
+    const server = new McpServer(
+      { name: "notes-v2", version: "2.0.0" },
+      { capabilities: { tools: { listChanged: true }, logging: {} } },
+    );
+    const idSchema = z.object({ id: z.string() });
+    server.registerTool(
+      "read_note",
+      { description: "Read a note", inputSchema: idSchema },
+      guarded("read_note", "notes.read", (id) => {
+        const note = notes.get(id);
+        return note === undefined
+          ? { isError: true, content: [{ type: "text", text: `no note ${id}` }] }
+          : text({ id, text: note });
+      }),
+    );
+    server.registerTool(
+      "watch",
+      {
+        description: "Reports progress and logs while it runs",
+        inputSchema: z.object({ hang: z.boolean().optional() }),
+      },
+      async (args, ctx) => {
+        const progressToken = ctx.mcpReq._meta?.progressToken;
+        if (progressToken !== undefined) {
+          await ctx.mcpReq.notify({
+            method: "notifications/progress",
+            params: { progressToken, progress: 1, total: 2, message: "half way" },
+          });
+        }
+        await ctx.mcpReq.log("info", "watching", "watch");
+        if (args.hang === true) {
+          await new Promise<void>((resolve) => ctx.mcpReq.signal.addEventListener("abort", () => resolve()));
+          cancelled.count += 1;
+        }
+        return text({ watched: true });
+      },
+    );
+    if (archive) {
+      server.registerTool(
+        "archive_note",
+        { description: "Archive a note", inputSchema: idSchema },
+        guarded("archive_note", "notes.archive", (id) => text({ archived: id })),
+      );
+    }
+    return server;
+  };
+  const handler = createMcpHandler(factory);
+
+  const fetch = async (request: Request): Promise<Response> => {
+    if (request.method === "POST") {
+      const body = bodySchema.safeParse(
+        await request
+          .clone()
+          .json()
+          .catch(() => undefined),
+      );
+      const protocolVersion = request.headers.get("mcp-protocol-version");
+      const posted = !body.success ? [] : Array.isArray(body.data) ? body.data : [body.data];
+      for (const message of posted) {
+        if (message.method !== undefined) methods.push({ method: message.method, protocolVersion });
+      }
+    }
+    return handler.fetch(request);
+  };
+  let server: ServerType | undefined;
+  const port = await new Promise<number>((resolve, reject) => {
+    server = serve({ fetch, hostname: "127.0.0.1", port: 0 }, (info) => resolve(info.port));
+    server.on("error", reject);
+  });
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    methods,
+    calls,
+    cancelled,
+    async addArchiveTool() {
+      archive = true;
+      await handler.notify.toolsChanged();
+    },
+    async close() {
+      await handler.close();
+      await new Promise<void>((resolve) => {
+        if (!server) return resolve();
+        if ("closeAllConnections" in server) server.closeAllConnections();
+        server.close(() => resolve());
+      });
+    },
+  };
+}
