@@ -7,7 +7,7 @@
 import type { ContractRegistry } from "../contracts/index.ts";
 import type { AuditLog, CheckpointPublisher, RefusalRecorder } from "../decisionlog/index.ts";
 import type { BackendCredentials } from "../dispatch/index.ts";
-import type { McpUpstreams } from "../dispatch/mcp/upstream.ts";
+import type { UpstreamMcpServers } from "../dispatch/mcp/servers.ts";
 import type { GrantIssuer } from "../grants/index.ts";
 import type { Authenticator } from "../identity/index.ts";
 import type { LimitMatcher } from "../limits/index.ts";
@@ -50,7 +50,7 @@ export interface Gateway {
   /** Backend credentials, attached at dispatch only (HTTP backends' `credentials_ref`). */
   credentials: BackendCredentials;
   /** Connections to the upstream MCP servers (`backend: {kind: mcp}` contracts). */
-  mcp?: McpUpstreams;
+  mcp?: UpstreamMcpServers;
   /** How a proposal's calls run side by side, and concurrency groups (default: `scheduling`'s defaults). */
   scheduling?: Scheduling;
   /** Budgets and rate limits (`limits:`), charged at the decision stage; absent: none. */

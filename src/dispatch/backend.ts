@@ -8,7 +8,7 @@ import type { CallObserver, InProcessHandler, ToolOutput } from "../core/handler
 import type { GrantClaims } from "../core/types.ts";
 import type { StoredResource } from "../store/types.ts";
 import type { BackendCredentials } from "./credentials.ts";
-import type { McpUpstreams } from "./mcp/upstream.ts";
+import type { UpstreamMcpServers } from "./mcp/servers.ts";
 
 export type BackendKind = ToolBackend["kind"];
 export type BackendOf<K extends BackendKind> = Extract<ToolBackend, { kind: K }>;
@@ -19,7 +19,7 @@ export interface BackendDeps {
   /** Backend credentials: attached here, at dispatch, only. */
   credentials: BackendCredentials;
   /** The upstream MCP servers, when `mcp.servers` names any. */
-  mcp?: McpUpstreams | undefined;
+  mcp?: UpstreamMcpServers | undefined;
 }
 
 /** A granted call on its way to its backend. */

@@ -12,12 +12,6 @@ import { repoRoot } from "../support/paths.ts";
 
 const gatewayFile = path.join(repoRoot, "src/core/gateway.ts");
 
-/**
- * Named by its class until the rewrite of `src/dispatch/mcp/` (issue 29) gives the upstream MCP
- * servers an interface; then this list is empty.
- */
-const STILL_A_CLASS = ["McpUpstreams"];
-
 /** Every name gateway.ts imports, with the kinds of the declarations it resolves to. */
 function importedNames(): { name: string; kinds: ts.SyntaxKind[] }[] {
   const program = ts.createProgram([gatewayFile], {
@@ -57,7 +51,7 @@ describe("the Gateway type", () => {
     const isTypeOnly = (kind: ts.SyntaxKind) =>
       kind === ts.SyntaxKind.InterfaceDeclaration || kind === ts.SyntaxKind.TypeAliasDeclaration;
     const classes = names.filter(({ kinds }) => !kinds.every(isTypeOnly)).map(({ name }) => name);
-    expect(classes).toEqual(STILL_A_CLASS);
+    expect(classes).toEqual([]);
   });
 
   it("declares no class itself", () => {
