@@ -108,7 +108,15 @@ function targetOf(values: Values): Target {
     const { command, args, env } = parseCommandLine(values.stdio);
     const names = Object.keys(env);
     return {
-      config: (name) => ({ name, transport: "stdio", command, args, env, cwd: process.cwd() }),
+      config: (name) => ({
+        name,
+        transport: "stdio",
+        command,
+        args,
+        env,
+        cwd: process.cwd(),
+        protocol_version: "auto",
+      }),
       entry: (name) => ({ name, transport: "stdio", command, args }),
       origin: [command, ...args].join(" "),
       omitted:
@@ -124,7 +132,7 @@ function targetOf(values: Values): Target {
     throw usageError(`--url ${JSON.stringify(url)} is not an http or https URL`);
   const headers = headersOf(values.header ?? []);
   return {
-    config: (name) => ({ name, transport: "http", url }),
+    config: (name) => ({ name, transport: "http", url, protocol_version: "auto" }),
     entry: (name) => ({ name, transport: "http", url }),
     origin: url,
     omitted:

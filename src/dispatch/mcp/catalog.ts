@@ -17,7 +17,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { errorMessage, WritError } from "../../core/errors.ts";
 import type { McpServerConfig } from "./config.ts";
-import { UPSTREAM_NEGOTIATION, upstreamTransport } from "./transport.ts";
+import { upstreamNegotiation, upstreamTransport } from "./transport.ts";
 
 /** What a server offers right now: its tools, resources, resource templates and prompts. */
 export interface Catalog {
@@ -94,7 +94,7 @@ export async function readServerCatalog(
   }
   const client = new Client(
     { name: "writ-contracts-import", version: "0.1.0" },
-    { capabilities: {}, versionNegotiation: UPSTREAM_NEGOTIATION },
+    { capabilities: {}, versionNegotiation: upstreamNegotiation(config.protocol_version) },
   );
   try {
     await client.connect(transport, { timeout: options.timeoutMs });

@@ -31,6 +31,18 @@ const contractsOptionSchema = z
     "import: contracts for the server's tools, resources and prompts from its own lists (configured contracts win)",
   );
 
+/**
+ * Which protocol revision Writ speaks to the server: `auto` (the default) negotiates it at each
+ * connect (a `server/discover` probe, the 2025 handshake when the server does not answer it;
+ * for a stdio server the probe runs in a short-lived second process, so each connect starts it
+ * twice); a revision pins it and skips the probe (`2025-11-25`: the 2025 handshake only;
+ * `2026-07-28`: that revision or a connect error).
+ */
+const protocolVersionSchema = z
+  .enum(["auto", "2025-11-25", "2026-07-28"])
+  .default("auto")
+  .describe("Protocol revision: auto (negotiated at connect), 2025-11-25 or 2026-07-28 (pinned, no probe)");
+
 const stdioServerSchema = z
   .strictObject({
     name: z.string().regex(serverNamePattern, { error: 'must be letters, digits, "_", "." or "-"' }),
@@ -42,6 +54,7 @@ const stdioServerSchema = z
       .default({})
       .describe("Extra environment variables (added to a minimal inherited environment)"),
     cwd: z.string().min(1).optional().describe("Working folder (default: the current folder)"),
+    protocol_version: protocolVersionSchema,
     contracts: contractsOptionSchema,
   })
   .describe("An MCP server Writ starts as a child process and talks to over stdin/stdout");
@@ -58,6 +71,7 @@ const httpServerSchema = z
       .min(1)
       .optional()
       .describe("Name of the credentials Writ sends to this server (never shown to callers)"),
+    protocol_version: protocolVersionSchema,
     contracts: contractsOptionSchema,
   })
   .describe("An MCP server reached over Streamable HTTP");

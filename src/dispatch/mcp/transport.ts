@@ -10,12 +10,18 @@ import { upstreamFetch } from "./fetch.ts";
 
 /**
  * How Writ picks an upstream's protocol revision (the gateway's connections and `writ contracts
- * import` alike): the SDK's negotiation, which probes with `server/discover` and speaks
- * 2026-07-28 to a server that offers it (no `initialize`; the `_meta` envelope on every request),
- * and falls back to the 2025 `initialize` handshake otherwise. A stdio server is probed in a
- * short-lived sibling process, so a server that exits on the probe is simply a 2025 server.
+ * import` alike), from the server's `protocol_version`: `auto` is the SDK's negotiation, which
+ * probes with `server/discover` and speaks 2026-07-28 to a server that offers it (no
+ * `initialize`; the `_meta` envelope on every request), and falls back to the 2025 `initialize`
+ * handshake otherwise (a stdio server is probed in a short-lived sibling process, so a server that
+ * exits on the probe is simply a 2025 server); a pinned revision skips the probe.
  */
-export const UPSTREAM_NEGOTIATION = { mode: "auto" } as const;
+export function upstreamNegotiation(version: McpServerConfig["protocol_version"]): {
+  mode: "auto" | "legacy" | { pin: string };
+} {
+  if (version === "auto") return { mode: "auto" };
+  return version === "2025-11-25" ? { mode: "legacy" } : { mode: { pin: version } };
+}
 
 export interface TransportOptions {
   credentials?: Pick<CredentialResolver, "resolve">;

@@ -36,7 +36,7 @@ import type { McpServerConfig } from "./config.ts";
 import { callFailure, cancelled, wrongKind } from "./failures.ts";
 import { requestMeta } from "./meta.ts";
 import type { UpstreamMcpServers, UpstreamStatus } from "./servers.ts";
-import { UPSTREAM_NEGOTIATION, upstreamTransport } from "./transport.ts";
+import { upstreamNegotiation, upstreamTransport } from "./transport.ts";
 
 const WRIT_CLIENT = { name: "writ-gateway", version: "0.1.0" };
 
@@ -316,7 +316,7 @@ export class McpUpstreams implements UpstreamMcpServers {
     const listChanged: ListChangedHandlers = { tools: onChanged, prompts: onChanged, resources: onChanged };
     const client: Client = new Client(WRIT_CLIENT, {
       capabilities: {},
-      versionNegotiation: UPSTREAM_NEGOTIATION,
+      versionNegotiation: upstreamNegotiation(upstream.config.protocol_version),
       listChanged,
     });
     try {

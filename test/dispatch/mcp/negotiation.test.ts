@@ -38,6 +38,8 @@ const answerSchema = z.object({
 
 let policyDir: string;
 let modern: V2Upstream;
+/** A v2 server the configuration pins to 2025-11-25 (`protocol_version`): no probe. */
+let pinnedLegacy: V2Upstream;
 let legacy: NotesHttpServer;
 let gw: TestGateway;
 
@@ -49,6 +51,7 @@ beforeAll(async () => {
     return jwks(header, token);
   };
   modern = await startV2Upstream(keys);
+  pinnedLegacy = await startV2Upstream(keys);
   legacy = await startNotesHttpServer(keys);
   const notes = withNotes({ transport: "http", url: modern.url }, policyDir);
   gw = await startTestGateway({
@@ -60,6 +63,9 @@ beforeAll(async () => {
           servers: [
             { name: "notes", transport: "http", url: modern.url },
             { name: "legacy", transport: "http", url: legacy.url },
+            { name: "pinned", transport: "http", url: pinnedLegacy.url, protocol_version: "2025-11-25" },
+            // A 2025-only server pinned to 2026-07-28: a connect error, never a silent fallback.
+            { name: "mispinned", transport: "http", url: legacy.url, protocol_version: "2026-07-28" },
           ],
         },
       };
@@ -71,6 +77,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.close();
   await modern?.close();
+  await pinnedLegacy?.close();
   await legacy?.close();
   await rm(policyDir, { recursive: true, force: true });
 });
@@ -94,7 +101,15 @@ describe("upstream protocol revisions", () => {
     expect(await servers()).toEqual([
       { name: "notes", connected: true, tools: 2, protocol_version: "2026-07-28" },
       { name: "legacy", connected: true, tools: 4, protocol_version: "2025-11-25" },
+      { name: "pinned", connected: true, tools: 2, protocol_version: "2025-11-25" },
+      { name: "mispinned", connected: false, tools: 0 },
     ]);
+  });
+
+  it("speaks the revision a server's protocol_version pins, without a probe", () => {
+    const methods = pinnedLegacy.methods.map((m) => m.method);
+    expect(methods[0]).toBe("initialize");
+    expect(methods).not.toContain("server/discover");
   });
 
   it("probes the modern server with server/discover and never sends it initialize", () => {

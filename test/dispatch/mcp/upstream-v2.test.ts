@@ -30,11 +30,14 @@ beforeAll(async () => {
   upstream = await startV2Upstream(() => {
     throw new Error("no grant is checked here");
   });
-  upstreams = new McpUpstreams([{ name: "v2", transport: "http", url: upstream.url }], {
-    credentials: { resolve: async () => ({}) },
-    connectTimeoutMs: 10_000,
-    report: () => undefined,
-  });
+  upstreams = new McpUpstreams(
+    [{ name: "v2", transport: "http", url: upstream.url, protocol_version: "auto" }],
+    {
+      credentials: { resolve: async () => ({}) },
+      connectTimeoutMs: 10_000,
+      report: () => undefined,
+    },
+  );
   await upstreams.start();
 }, 30_000);
 
