@@ -16,12 +16,11 @@ import {
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { CallObserver } from "../../core/handlers.ts";
-import { handleProposal } from "../../pipeline/index.ts";
-import { ToolFailedError } from "../../results/index.ts";
-import { asErrorBody, fromOutcome, success, toolError, toolFailure } from "../answers.ts";
+import { type CallOutcome, handleProposal } from "../../pipeline/index.ts";
+import { asErrorBody, fromOutcome, toolError } from "../answers.ts";
 import { cancelledAnswer } from "../messages.ts";
 import { callRunCode, callsRunCode } from "../run-code.ts";
-import { approvalOf, type ProposedMessage, Refused, runApproved } from "./approved.ts";
+import { answerApproved, approvalOf, type ProposedMessage } from "./approved.ts";
 import type { CallContext, MethodRegistration } from "./context.ts";
 
 /** A `tools/call` (fast-path.ts's or the SDK server's) as MCP answers it. */
@@ -42,40 +41,41 @@ export async function callTool(
         method: "tools/call",
         params: { name: params.name, arguments: params.arguments ?? {} },
       };
-      return await runApproved(ctx, message, approvalId).then(
-        ({ result, decisionId }) => success(result, decisionId),
-        (error: unknown) => {
-          if (error instanceof ToolFailedError) return toolFailure(error.toJSON(), error.result, undefined);
-          if (error instanceof Refused) return toolError(error.error, error.extra);
-          throw error;
-        },
-      );
+      return await answerApproved(ctx, message, approvalId);
     }
-    const outcomes = await handleProposal(ctx.gw, {
-      authorization: ctx.authorization,
-      subject: ctx.subject,
-      observer: ctx.observer,
-      format: "mcp",
-      payload: {
-        jsonrpc: "2.0",
-        id: jsonRpcId,
-        method: "tools/call",
-        params: {
-          name: params.name,
-          ...(params.arguments === undefined ? {} : { arguments: params.arguments }),
-        },
-      },
-      ...(ctx.proposed === undefined ? {} : { proposed: ctx.proposed }),
-      execute: true,
-      requestId: ctx.requestId,
-    });
-    const [outcome] = outcomes;
-    if (outcome === undefined) throw new McpError(ErrorCode.InternalError, "the call produced no decision");
-    return fromOutcome(outcome);
+    return fromOutcome(await proposeCall(ctx, params, jsonRpcId));
   } catch (error) {
     if (error instanceof McpError) throw error;
     return toolError(asErrorBody(error), {});
   }
+}
+
+/** A `tools/call` through the whole pipeline with `execute`: its one outcome. */
+export async function proposeCall(
+  ctx: CallContext,
+  params: { name: string; arguments?: Record<string, unknown> | undefined },
+  jsonRpcId: string | number,
+): Promise<CallOutcome> {
+  const [outcome] = await handleProposal(ctx.gw, {
+    authorization: ctx.authorization,
+    subject: ctx.subject,
+    observer: ctx.observer,
+    format: "mcp",
+    payload: {
+      jsonrpc: "2.0",
+      id: jsonRpcId,
+      method: "tools/call",
+      params: {
+        name: params.name,
+        ...(params.arguments === undefined ? {} : { arguments: params.arguments }),
+      },
+    },
+    ...(ctx.proposed === undefined ? {} : { proposed: ctx.proposed }),
+    execute: true,
+    requestId: ctx.requestId,
+  });
+  if (outcome === undefined) throw new McpError(ErrorCode.InternalError, "the call produced no decision");
+  return outcome;
 }
 
 /**
