@@ -1,0 +1,109 @@
+/**
+ * Two gateways on one PostgreSQL database (its grant key set shared in the store): a call's
+ * approval round starts on one instance and its retry is answered by the other, which accepts
+ * the state the first signed; the grant is spent in the shared store, so a retry on the first
+ * instance again does not run the call twice.
+ */
+import { isInputRequiredResult, ProtocolError } from "@modelcontextprotocol/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ToolDiscovery } from "../../src/discovery/index.ts";
+import {
+  APPROVAL_INPUT_KEY,
+  callToolRound,
+  type FlowContext,
+  type Round,
+} from "../../src/mcp/approval-flow.ts";
+import { CancellableCalls } from "../../src/mcp/cancellation.ts";
+import { readForEdit, WS } from "../e2e/api.ts";
+import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { postgresUnavailable, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
+
+const elicitationSchema = z.object({
+  method: z.literal("elicitation/create"),
+  params: z.object({ mode: z.literal("url"), url: z.string() }),
+});
+
+describe.skipIf(postgresUnavailable !== undefined)("an approval round across two instances", () => {
+  let server: TestPostgres;
+  let a: TestGateway;
+  let b: TestGateway;
+
+  beforeAll(async () => {
+    server = await startTestPostgres();
+    const url = await server.createDatabase("writ_approval_flow");
+    const onPostgres = (document: Record<string, unknown>) => ({ ...document, store: { postgres: { url } } });
+    a = await startTestGateway({ configure: onPostgres });
+    b = await startTestGateway({ configure: onPostgres });
+  }, 60_000);
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await server?.stop();
+  });
+
+  /** alice's call on `gw` (each test gateway trusts an identity provider of its own). */
+  async function contextOn(gw: TestGateway): Promise<FlowContext> {
+    const authorization = `Bearer ${await gw.token("alice")}`;
+    return {
+      gw: gw.gateway,
+      discovery: new ToolDiscovery(gw.gateway),
+      cancellable: new CancellableCalls(gw.gateway.store),
+      subject: await gw.gateway.identity.verify(authorization),
+      authorization,
+      requestId: crypto.randomUUID(),
+      observer: {},
+      requestUrl: `${gw.url}/mcp`,
+    };
+  }
+
+  it("accepts on one instance the state the other minted, and runs the call once", async () => {
+    const args = {
+      workspace: WS,
+      path: "src/sum.ts",
+      base_hash: await readForEdit(a, await a.token("alice"), "src/sum.ts"),
+      before: "a - b",
+      after: "a + b",
+    };
+    const round = async (gw: TestGateway, r: Round) =>
+      callToolRound(await contextOn(gw), { name: "repo_apply_edit", arguments: args }, 1, r);
+
+    const first = await round(a, {});
+    if (!isInputRequiredResult(first) || first.requestState === undefined) {
+      throw new Error(`expected input_required, got ${JSON.stringify(first)}`);
+    }
+    const { url } = elicitationSchema.parse(first.inputRequests?.[APPROVAL_INPUT_KEY]).params;
+    const id = decodeURIComponent(url.replace(`${a.url}/console/approvals#approval-`, ""));
+    expect(url).toBe(`${a.url}/console/approvals#approval-${encodeURIComponent(id)}`);
+
+    const approved = await b.request("POST", `/v1/approvals/${id}/approve`, {
+      token: await b.token("carol", { roles: ["maintainer"] }),
+      body: {},
+    });
+    expect(approved.status, approved.text).toBe(200);
+
+    const retry = {
+      requestState: first.requestState,
+      inputResponses: { [APPROVAL_INPUT_KEY]: { action: "accept" } },
+    };
+    const done = await round(b, retry);
+    expect(done).not.toHaveProperty("isError");
+    expect(await b.repository.read("src/sum.ts")).toContain("a + b");
+
+    const again = z
+      .object({
+        isError: z.literal(true),
+        structuredContent: z.object({ error: z.object({ category: z.string() }) }),
+      })
+      .parse(await round(a, retry));
+    expect(again.structuredContent.error.category).toBe("policy_denied");
+
+    // A state the other instance's keys never signed is refused there too.
+    const [header, payload] = first.requestState.split(".");
+    const forged = await round(b, { requestState: `${header}.${payload}.AAAA` }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(forged).toBeInstanceOf(ProtocolError);
+  });
+});
