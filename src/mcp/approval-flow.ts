@@ -33,9 +33,11 @@ import { CONSOLE_PATH } from "../console/session.ts";
 import type { ApprovalView, CallOutcome } from "../core/gateway.ts";
 import { refusalEntry } from "../decisionlog/index.ts";
 import { currentRevision } from "../pipeline/08-log.ts";
+import type { ApprovalRecord } from "../store/types.ts";
 import { asErrorBody, fromOutcome, toolError } from "./answers.ts";
-import { answerApproved, type ProposedMessage } from "./methods/approved.ts";
+import { answerApproved, type ProposedMessage, runApproved } from "./methods/approved.ts";
 import type { CallContext } from "./methods/context.ts";
+import { proposeMessage, type Ran, ranOf, refusing } from "./methods/proposed.ts";
 import { proposeCall } from "./methods/tools-call.ts";
 import { mintRequestState, RequestStateError, verifyRequestState } from "./request-state.ts";
 import { mcpResourceUrl } from "./resource-metadata.ts";
@@ -78,43 +80,71 @@ export async function callToolRound(
     params: { name: params.name, arguments: params.arguments ?? {} },
   };
   try {
-    if (round.requestState !== undefined) return await retryRound(ctx, message, round.requestState, round);
-    return await answerOutcome(ctx, message, await proposeCall(ctx, params, jsonRpcId));
+    return await roundOf(ctx, message, round, {
+      propose: () => proposeCall(ctx, params, jsonRpcId),
+      answer: fromOutcome,
+      approved: (approval) => answerApproved(ctx, message, approval),
+    });
   } catch (error) {
     if (error instanceof ProtocolError) throw error;
     return toolError(asErrorBody(error), {});
   }
 }
 
-/** A first round's outcome: an approval it waits for as `input_required`, anything else as today. */
-export async function answerOutcome(
+/**
+ * A `resources/read` or `prompts/get` on the 2026-07-28 revision, as `callToolRound`: the shaped
+ * result, `input_required`, or (thrown) a JSON-RPC error carrying Writ's error.
+ */
+export function messageRound(
   ctx: FlowContext,
   message: ProposedMessage,
-  outcome: CallOutcome,
-): Promise<RoundAnswer> {
-  const approval = outcome.approval;
-  if (outcome.error?.category !== "approval_required" || approval === undefined) return fromOutcome(outcome);
-  // Approved already (the same call proposed again before its grant was collected): it runs now.
-  if (approval.status === "approved") return answerApproved(ctx, message, approval.id);
-  return approvalRound(ctx, message, approval);
+  jsonRpcId: string | number,
+  round: Round,
+): Promise<Ran | InputRequiredResult> {
+  return refusing(() =>
+    roundOf(ctx, message, round, {
+      propose: () => proposeMessage(ctx, message, jsonRpcId),
+      answer: (outcome) => ranOf(message, outcome),
+      approved: (approval) => runApproved(ctx, message, approval),
+    }),
+  );
+}
+
+/** How a method proposes a call, answers its outcome, and runs it with an approval's grant. */
+interface RoundSteps<T> {
+  propose(): Promise<CallOutcome>;
+  /** An outcome that waits for no approval, as the method answers it today. */
+  answer(outcome: CallOutcome): T | Promise<T>;
+  /** The call run with an approval's grant, or the approval's refusal (pending, rejected, expired). */
+  approved(approval: string | ApprovalRecord): Promise<T>;
 }
 
 /**
- * A retry with a state: refused unless the state is valid and this caller's for this call; then
- * as the approval stands (run, ask again, or refuse).
+ * One round of a call: a first one proposes it (an approval it waits for becomes
+ * `input_required`; one approved already, the same call proposed again before its grant was
+ * collected, runs now); a retry with a state is refused unless the state is valid and this
+ * caller's for this call, then answered as the approval stands (run once, ask again, refuse).
  */
-async function retryRound(
+async function roundOf<T>(
   ctx: FlowContext,
   message: ProposedMessage,
-  state: string,
   round: Round,
-): Promise<RoundAnswer> {
-  const { approvalId } = await verifiedState(ctx, message, state);
-  const approval = await readApproval(ctx.gw, approvalId, ctx.subject, ctx.requestId);
-  if (approval.status === "pending" && !declined(round.inputResponses))
-    return approvalRound(ctx, message, approval);
-  // Approved: collected and run once. Pending and declined, rejected, expired: the refusal.
-  return answerApproved(ctx, message, approval);
+  steps: RoundSteps<T>,
+): Promise<T | InputRequiredResult> {
+  if (round.requestState !== undefined) {
+    const { approvalId } = await verifiedState(ctx, message, round.requestState);
+    const approval = await readApproval(ctx.gw, approvalId, ctx.subject, ctx.requestId);
+    if (approval.status === "pending" && !declined(round.inputResponses)) {
+      return approvalRound(ctx, message, approval);
+    }
+    // Approved: collected and run once. Pending and declined, rejected, expired: the refusal.
+    return steps.approved(approval);
+  }
+  const outcome = await steps.propose();
+  const approval = outcome.approval;
+  if (outcome.error?.category !== "approval_required" || approval === undefined) return steps.answer(outcome);
+  if (approval.status === "approved") return steps.approved(approval.id);
+  return approvalRound(ctx, message, approval);
 }
 
 /** The approval's round: its page to open, who may approve it and until when, and a fresh state. */
