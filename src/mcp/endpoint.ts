@@ -1,9 +1,11 @@
 /**
  * Writ's MCP endpoint (`/mcp`, Streamable HTTP, stateless: every POST carries the caller's
- * bearer JWT and is authenticated exactly as the HTTP API's requests are). A POST is
- * authenticated (authenticate.ts), its body read strictly (body.ts), then answered by Writ itself
- * when it is a plain `tools/call` or `tools/list` (fast-path.ts), else by a per-POST SDK server
- * (sdk-server.ts) on which each method's module (methods/) registers its handler:
+ * bearer JWT and is authenticated exactly as the HTTP API's requests are). It serves two protocol
+ * revisions, per request. A POST is authenticated (authenticate.ts), its body read strictly
+ * (body.ts); then a request the v2 SDK classifies as 2026-07-28 (its `_meta` envelope claim) is
+ * answered by the v2 SDK's server (modern.ts), and everything else as 2025-11-25: by Writ itself
+ * when it is a plain `tools/call` or `tools/list` (fast-path.ts), else by a per-POST v1 SDK server
+ * (sdk-server.ts). On either, each method's module (methods/) registers the same handler:
  *
  * - `tools/list`: the tools the discovery policy lets this caller see, in the registry's stable
  *   order, each as its contract's MCP view. Annotations come from the contract (side effect,
@@ -30,6 +32,7 @@ import { readMcpBody } from "./body.ts";
 import { CancellableCalls } from "./cancellation.ts";
 import { answerCall, answerList, plainRequest } from "./fast-path.ts";
 import { callTool, carries, listTools, type PostContext } from "./methods/index.ts";
+import { isModernRequest, ModernEndpoint } from "./modern.ts";
 import { answerWithServer } from "./sdk-server.ts";
 
 /**
@@ -52,6 +55,7 @@ export function mcpEndpoint(
   codeMode?: CodeMode,
 ): (c: Context<McpEnv>) => Promise<Response> {
   const cancellable = new CancellableCalls(gw.store);
+  const modern = new ModernEndpoint();
   return async (c) => {
     if (c.req.method !== "POST") return notPost(c.req.method);
     const subject = await authenticate(gw, c);
@@ -70,6 +74,7 @@ export function mcpEndpoint(
       requestId,
       proposed: body.proposed,
     };
+    if (await isModernRequest(c.req.raw, body.messages)) return modern.answer(post, c.req.raw, body.messages);
     const stream = answersAsStream(body.messages, c.req.header("accept"));
     // A plain tools/call or tools/list is answered without an SDK server, as one would (fast-path.ts).
     const plain = plainRequest(c.req.raw, body);

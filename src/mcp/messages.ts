@@ -5,6 +5,7 @@
  */
 import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { WritError, type WritErrorBody } from "../core/errors.ts";
+import { isRecord } from "../core/json.ts";
 
 /**
  * The answer to a cancelled request. MCP says a cancelled request gets none, but its POST must
@@ -19,9 +20,28 @@ export function cancelledAnswer(id: string | number): JSONRPCMessage {
 }
 
 const OFFERED_METHODS =
-  "initialize, ping, tools/list, tools/call, resources/list, resources/templates/list, resources/read, prompts/list, prompts/get, logging/setLevel";
+  "initialize, ping, tools/list, tools/call, resources/list, resources/templates/list, resources/read, prompts/list, prompts/get, logging/setLevel (2025-11-25); server/discover and the same methods without initialize, ping and logging/setLevel (2026-07-28)";
 
-/** Writ's error for a JSON-RPC error the SDK answered by itself (it carries no data). */
+/** The 2026-07-28 revision's errors of the request's headers and envelope (SEP-2243, SEP-2575). */
+const HEADER_MISMATCH = -32020;
+const MISSING_CLIENT_CAPABILITY = -32021;
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+
+function invalidArgumentFix(code: number, message: string): string {
+  if (code === HEADER_MISMATCH)
+    return "send MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* headers that agree with the body and its _meta (the body decides; an MCP client library sets them)";
+  if (code === UNSUPPORTED_PROTOCOL_VERSION)
+    return 'name a revision listed in error.data.supported in _meta["io.modelcontextprotocol/protocolVersion"], or connect with initialize for 2025-11-25';
+  if (code === MISSING_CLIENT_CAPABILITY)
+    return "declare the client capabilities error.data names in _meta, or do not call this method";
+  if (/protocol version/i.test(message))
+    return "send an MCP-Protocol-Version this server supports (initialize negotiates one)";
+  if (/media type|content-type/i.test(message))
+    return "send the body as JSON with Content-Type: application/json";
+  return "send one JSON-RPC 2.0 message per POST, as the MCP specification's Streamable HTTP transport defines";
+}
+
+/** Writ's error for a JSON-RPC error the SDK answered by itself (it carries no Writ error). */
 export function sdkErrorData(code: number, message: string): WritErrorBody {
   if (code === ErrorCode.MethodNotFound) {
     return new WritError("not_found", `this MCP endpoint does not offer that method (${message})`, {
@@ -34,17 +54,72 @@ export function sdkErrorData(code: number, message: string): WritErrorBody {
     }).toJSON();
   }
   return new WritError("invalid_argument", message, {
-    suggestedFix: /protocol version/i.test(message)
-      ? "send an MCP-Protocol-Version this server supports (initialize negotiates one)"
-      : /media type|content-type/i.test(message)
-        ? "send the body as JSON with Content-Type: application/json"
-        : "send one JSON-RPC 2.0 message per POST, as the MCP specification's Streamable HTTP transport defines",
+    suggestedFix: invalidArgumentFix(code, message),
   }).toJSON();
 }
 
-/** A JSON-RPC error the SDK answered by itself (it has no data) with Writ's error as its data. */
-export function errorWithData(message: JSONRPCMessage): JSONRPCMessage {
-  if (!("error" in message) || message.error.data !== undefined) return message;
-  const { code, message: said } = message.error;
-  return { ...message, error: { ...message.error, data: sdkErrorData(code, said) } };
+/** Whether a JSON-RPC error's data is (or carries, as `error`) Writ's structured error. */
+function carriesWritError(data: unknown): boolean {
+  return isRecord(data) && (typeof data.category === "string" || isRecord(data.error));
+}
+
+/**
+ * The data of a JSON-RPC error the SDK answered by itself: Writ's error, with what the SDK put in
+ * `data` kept beside it (the 2026-07-28 revision's `supported` and `requested` versions of -32022,
+ * the `mismatch` of -32020, which clients read). Undefined when it carries Writ's error already.
+ */
+function enrichedData(code: number, message: string, data: unknown): Record<string, unknown> | undefined {
+  if (carriesWritError(data)) return undefined;
+  return { ...sdkErrorData(code, message), ...(isRecord(data) ? data : {}) };
+}
+
+interface JsonRpcErrorLike {
+  error: { code: number; message: string; data?: unknown };
+}
+
+/**
+ * A JSON-RPC error the SDK answered by itself with Writ's error as its data (any other message as
+ * it is); for the messages of either SDK line (2025-11-25 on v1, 2026-07-28 on v2).
+ */
+export function errorWithData<M extends object>(message: M): M {
+  if (!("error" in message) || !isErrorObject(message.error)) return message;
+  const { code, message: said, data } = message.error;
+  const enriched = enrichedData(code, said, data);
+  if (enriched === undefined) return message;
+  const error: JsonRpcErrorLike["error"] = { ...message.error, data: enriched };
+  return Object.assign({}, message, { error });
+}
+
+function isErrorObject(value: unknown): value is JsonRpcErrorLike["error"] {
+  return isRecord(value) && typeof value.code === "number" && typeof value.message === "string";
+}
+
+/**
+ * An answer the SDK wrote without sending messages through its server (a transport's or an HTTP
+ * entry's own refusal: an unsupported protocol version or media type, a header mismatch; statuses
+ * of 400 and up) with Writ's error as the data of each JSON-RPC error. Streams and successful
+ * answers, whose messages went through `errorWithData` on the way out, pass as they are.
+ */
+export async function withErrorData(response: Response): Promise<Response> {
+  if (response.status < 300 || !response.headers.get("content-type")?.includes("application/json"))
+    return response;
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text === "" ? undefined : JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  let changed = false;
+  const enrich = (message: unknown): unknown => {
+    if (!isRecord(message)) return message;
+    const enriched = errorWithData(message);
+    if (enriched !== message) changed = true;
+    return enriched;
+  };
+  const enriched = Array.isArray(body) ? body.map(enrich) : enrich(body);
+  return new Response(changed ? JSON.stringify(enriched) : text, {
+    status: response.status,
+    headers: response.headers,
+  });
 }

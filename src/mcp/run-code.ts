@@ -4,7 +4,7 @@
  * runs the program (src/codemode/) and answers the run's outcome as `structuredContent`, with
  * `isError` when the run did not return.
  */
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { type CodeMode, RUN_CODE_TOOL } from "../codemode/index.ts";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
@@ -12,8 +12,25 @@ import type { Subject } from "../core/types.ts";
 
 const runArgumentsSchema = z.strictObject({ code: z.string().min(1) });
 
+/**
+ * A tool as `tools/list` shows it, on either revision (the `Tool` of each SDK line accepts it:
+ * the input schema is JSON Schema, an object).
+ */
+export interface ListedTool {
+  name: string;
+  description: string;
+  inputSchema: { [keyword: string]: unknown; type: "object" };
+  annotations: {
+    readOnlyHint: boolean;
+    destructiveHint: boolean;
+    idempotentHint: boolean;
+    openWorldHint?: boolean;
+  };
+  _meta?: Record<string, unknown>;
+}
+
 /** The `run_code` tool as `subject` sees it: its SDK in the description. */
-export function runCodeTool(codeMode: CodeMode, subject: Subject): Tool {
+export function runCodeTool(codeMode: CodeMode, subject: Subject): ListedTool {
   return {
     name: RUN_CODE_TOOL,
     description: `Run a short TypeScript or JavaScript program that calls the tools below and returns a JSON value. The program is the body of an async function; every call it makes is authorized on its own, and a refused call ends the run. The answer lists each call (ledger), the console lines and the returned value.\n\n\`\`\`ts\n${codeMode.sdk(subject)}\`\`\``,

@@ -8,10 +8,9 @@
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { z } from "zod";
 import { newServer } from "./initialize.ts";
 import { lazyStream } from "./lazy-stream.ts";
-import { errorWithData, sdkErrorData } from "./messages.ts";
+import { errorWithData, withErrorData } from "./messages.ts";
 import { METHODS, type PostContext } from "./methods/index.ts";
 
 /**
@@ -34,7 +33,8 @@ export async function answerWithServer(
   // After lazyStream: a stream gets the messages with their error data too.
   sendingErrorData(transport);
   const calls = runningCalls(server);
-  for (const register of METHODS) register({ ...post, server, transport, messages, tracked: calls.tracked });
+  for (const method of METHODS)
+    method.legacy({ ...post, server, transport, messages, tracked: calls.tracked });
   await server.connect(transport);
   let response: Response;
   try {
@@ -101,10 +101,6 @@ function acceptingBoth(request: Request): Request {
   return new Request(request.url, { method: request.method, headers });
 }
 
-const errorMessageSchema = z
-  .object({ error: z.object({ code: z.number(), message: z.string() }).passthrough() })
-  .passthrough();
-
 /**
  * Every message the server sends on `transport` with Writ's error as `data` of each JSON-RPC
  * error the SDK answered by itself (an unknown method, a handler's protocol error), so that every
@@ -113,34 +109,4 @@ const errorMessageSchema = z
 function sendingErrorData(transport: WebStandardStreamableHTTPServerTransport): void {
   const send = transport.send.bind(transport);
   transport.send = (message, options) => send(errorWithData(message), options);
-}
-
-/**
- * The transport's own refusals (an unsupported protocol version or media type: statuses of 400
- * and up, written without `send`) with Writ's error as `data`. Streams and successful answers,
- * whose messages went through `sendingErrorData`, pass as they are.
- */
-async function withErrorData(response: Response): Promise<Response> {
-  if (response.status < 300 || !response.headers.get("content-type")?.includes("application/json"))
-    return response;
-  const text = await response.text();
-  let changed = false;
-  const enrich = (message: unknown): unknown => {
-    const parsed = errorMessageSchema.safeParse(message);
-    if (!parsed.success || parsed.data.error.data !== undefined) return message;
-    changed = true;
-    const { code, message: said } = parsed.data.error;
-    return { ...parsed.data, error: { ...parsed.data.error, data: sdkErrorData(code, said) } };
-  };
-  let body: unknown;
-  try {
-    body = text === "" ? undefined : JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  const enriched = Array.isArray(body) ? body.map(enrich) : body === undefined ? undefined : enrich(body);
-  return new Response(changed ? JSON.stringify(enriched) : text, {
-    status: response.status,
-    headers: response.headers,
-  });
 }

@@ -14,6 +14,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import {
   type Attributes,
   type Context,
+  isSpanContextValid,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
@@ -71,6 +72,11 @@ const headerGetter: TextMapGetter<Headers> = {
   get: (carrier, key) => carrier.get(key) ?? undefined,
 };
 
+const recordGetter: TextMapGetter<Readonly<Record<string, string>>> = {
+  keys: (carrier) => Object.keys(carrier),
+  get: (carrier, key) => (Object.hasOwn(carrier, key) ? carrier[key] : undefined),
+};
+
 const recordSetter: TextMapSetter<Record<string, string>> = {
   set: (carrier, key, value) => {
     carrier[key] = value;
@@ -101,6 +107,38 @@ export async function requestSpan<T>(
     failSpan(span, error);
     span.end();
     throw error;
+  }
+}
+
+/**
+ * Runs `fn` under the W3C trace context a message carries itself (an MCP 2026-07-28 request's
+ * `_meta` `traceparent` and `tracestate`): a server span named `name`, a child of that context and
+ * linked to the HTTP request's span, is the parent of the stages `fn` runs. When no request is
+ * traced, or `carrier` has no valid `traceparent`, `fn` runs as it is (under the request's span).
+ */
+export async function withMessageTrace<T>(
+  name: string,
+  carrier: Readonly<Record<string, string>>,
+  fn: () => Promise<T>,
+): Promise<T> {
+  if (tracingGateways === 0) return fn();
+  const scope = scopes.getStore();
+  if (scope === undefined) return fn();
+  const parent = scope.propagator.extract(ROOT_CONTEXT, carrier, recordGetter);
+  const remote = trace.getSpanContext(parent);
+  if (remote === undefined || !isSpanContextValid(remote)) return fn();
+  const span = scope.tracer.startSpan(
+    name,
+    { kind: SpanKind.SERVER, links: [{ context: scope.request.spanContext() }] },
+    parent,
+  );
+  try {
+    return await scopes.run({ ...scope, context: trace.setSpan(parent, span), request: span }, fn);
+  } catch (error) {
+    failSpan(span, error);
+    throw error;
+  } finally {
+    span.end();
   }
 }
 

@@ -3,16 +3,21 @@
  * Writ's own answers in fast-path.ts and the per-POST SDK server), and on the SDK server the
  * server itself (`ServerPost`), where a handler registers for its method.
  *
- * Adding a method: a module in this folder exporting a `MethodRegistration` that calls
- * `post.server.setRequestHandler(<the SDK's request schema>, …)`, listed in index.ts; its
- * request schema goes into body.ts's `REQUEST_SCHEMAS` (checked before anything runs) and its
- * name into messages.ts's `OFFERED_METHODS`. A request to the client (sampling, elicitation,
+ * Adding a method: a module in this folder exporting a `MethodRegistration`, listed in index.ts:
+ * `legacy` registers the handler on a 2025-11-25 POST's server (the v1 SDK's,
+ * `post.server.setRequestHandler(<the SDK's request schema>, …)`), `modern` on a 2026-07-28
+ * request's (the v2 SDK's, `post.server.setRequestHandler("<method>", …)`), both calling the
+ * module's one handler function, so that the revisions cannot drift; its request schema goes into
+ * body.ts's `REQUEST_SCHEMAS` (checked before anything runs) and its name into messages.ts's
+ * `OFFERED_METHODS`. A request to the client (sampling, elicitation,
  * roots) is `extra.sendRequest` inside a handler: the answer must then be a stream
  * (lazy-stream.ts opens one on the first message sent), so such a method belongs to the SDK server,
  * not to fast-path.ts.
  */
+
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { Server as ModernServer } from "@modelcontextprotocol/server";
 import type { CodeMode } from "../../codemode/index.ts";
 import type { CallObserver } from "../../core/handlers.ts";
 import type { ProposedCall, Subject } from "../../core/types.ts";
@@ -52,5 +57,15 @@ export interface ServerPost extends PostContext {
   tracked<T>(handle: () => Promise<T>): Promise<T>;
 }
 
-/** Registers a method's handler on a POST's SDK server. */
-export type MethodRegistration = (post: ServerPost) => void;
+/** A 2026-07-28 request answered by the v2 SDK's server (one server per request). */
+export interface ModernPost extends PostContext {
+  server: ModernServer;
+}
+
+/** Registers a method's handler on a POST's SDK server, for each revision. */
+export interface MethodRegistration {
+  /** On a 2025-11-25 POST's server (the v1 SDK's). */
+  legacy(post: ServerPost): void;
+  /** On a 2026-07-28 request's server (the v2 SDK's). */
+  modern(post: ModernPost): void;
+}

@@ -9,11 +9,16 @@ import { CancelledNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { isRecord } from "../../core/json.ts";
 import type { MethodRegistration } from "./context.ts";
 
-export const notifications: MethodRegistration = ({ server, messages, cancellable, subject }) => {
-  if (!carries(messages, "notifications/cancelled") || hasRequests(messages)) return;
-  server.setNotificationHandler(CancelledNotificationSchema, ({ params }) => {
-    if (params.requestId !== undefined) return cancellable.cancel(subject, params.requestId, params.reason);
-  });
+export const notifications: MethodRegistration = {
+  legacy: ({ server, messages, cancellable, subject }) => {
+    if (!carries(messages, "notifications/cancelled") || hasRequests(messages)) return;
+    server.setNotificationHandler(CancelledNotificationSchema, ({ params }) => {
+      if (params.requestId !== undefined) return cancellable.cancel(subject, params.requestId, params.reason);
+    });
+  },
+  // A 2026-07-28 request is its own exchange: the caller cancels it by closing it (the SDK aborts
+  // the handler's signal); its notifications are the SDK's.
+  modern: () => undefined,
 };
 
 /** Whether a POST's body (one message or a batch) has a request (a message with an id and a method). */

@@ -14,22 +14,42 @@ import {
 import { resultMeta } from "../answers.ts";
 import { resourceContents } from "../results.ts";
 import type { ProposedMessage } from "./approved.ts";
-import type { MethodRegistration } from "./context.ts";
+import type { MethodRegistration, PostContext } from "./context.ts";
 import { runMessage, withContract } from "./proposed.ts";
 
-export const resources: MethodRegistration = (post) => {
-  const { server, discovery, subject } = post;
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-    resources: discovery.resources(subject).map(withContract),
-  }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-    resourceTemplates: discovery.templates(subject).map(withContract),
-  }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
-    post.tracked(async (): Promise<ReadResourceResult> => {
-      const message: ProposedMessage = { method: "resources/read", params: { uri: request.params.uri } };
-      const ran = await runMessage(post, message, request.params._meta, extra.requestId);
-      return { contents: resourceContents(ran.result), _meta: resultMeta(ran.result, ran.decisionId) };
-    }),
-  );
+/** A `resources/read` through the pipeline: the contents as the server sent them (redacted). */
+export async function readResource(
+  post: PostContext,
+  params: { uri: string; _meta?: Record<string, unknown> | undefined },
+  jsonRpcId: string | number,
+): Promise<ReadResourceResult> {
+  const message: ProposedMessage = { method: "resources/read", params: { uri: params.uri } };
+  const ran = await runMessage(post, message, params._meta, jsonRpcId);
+  return { contents: resourceContents(ran.result), _meta: resultMeta(ran.result, ran.decisionId) };
+}
+
+const listResources = ({ discovery, subject }: PostContext) => ({
+  resources: discovery.resources(subject).map(withContract),
+});
+const listTemplates = ({ discovery, subject }: PostContext) => ({
+  resourceTemplates: discovery.templates(subject).map(withContract),
+});
+
+export const resources: MethodRegistration = {
+  legacy: (post) => {
+    const { server } = post;
+    server.setRequestHandler(ListResourcesRequestSchema, async () => listResources(post));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => listTemplates(post));
+    server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
+      post.tracked(() => readResource(post, request.params, extra.requestId)),
+    );
+  },
+  modern: (post) => {
+    const { server } = post;
+    server.setRequestHandler("resources/list", async () => listResources(post));
+    server.setRequestHandler("resources/templates/list", async () => listTemplates(post));
+    server.setRequestHandler("resources/read", (request, ctx) =>
+      readResource(post, request.params, ctx.mcpReq.id),
+    );
+  },
 };

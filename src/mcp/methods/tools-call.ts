@@ -5,23 +5,22 @@
  * fast-path.ts for a plain request, else by the per-POST SDK server (`toolsCall` below), whose
  * answer may become a stream of progress and log messages.
  */
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+
 import {
   type CallToolRequest,
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
   McpError,
-  type ServerNotification,
-  type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { ServerContext } from "@modelcontextprotocol/server";
 import type { CallObserver } from "../../core/handlers.ts";
 import { type CallOutcome, handleProposal } from "../../pipeline/index.ts";
 import { asErrorBody, fromOutcome, toolError } from "../answers.ts";
 import { cancelledAnswer } from "../messages.ts";
 import { callRunCode, callsRunCode } from "../run-code.ts";
 import { answerApproved, approvalOf, type ProposedMessage } from "./approved.ts";
-import type { CallContext, MethodRegistration } from "./context.ts";
+import type { CallContext, MethodRegistration, PostContext } from "./context.ts";
 
 /** A `tools/call` (fast-path.ts's or the SDK server's) as MCP answers it. */
 export async function callTool(
@@ -80,57 +79,83 @@ export async function proposeCall(
 
 /**
  * The observer of a `tools/call`: progress to the caller's token, log messages, the SDK's
- * cancellation. Notifications leave in order; `flushed()` resolves once all sent have left, so
- * that none is overtaken by the answer (which closes the stream).
+ * cancellation (`signal`). Notifications leave in order through `notify` (the request's own, on
+ * either SDK line); `flushed()` resolves once all sent have left, so that none is overtaken by the
+ * answer (which closes the stream).
  */
 export function observerOf(
-  request: CallToolRequest,
-  extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  token: string | number | undefined,
+  signal: AbortSignal,
+  notify: (notification: { method: string; params: Record<string, unknown> }) => Promise<void>,
 ): CallObserver & { flushed(): Promise<void> } {
-  const token = request.params._meta?.progressToken;
   let queue = Promise.resolve();
-  const send = (notification: ServerNotification) => {
-    queue = queue.then(() => extra.sendNotification(notification)).catch(() => undefined);
+  const send = (notification: { method: string; params: Record<string, unknown> }) => {
+    queue = queue.then(() => notify(notification)).catch(() => undefined);
   };
   return {
-    signal: extra.signal,
+    signal,
     ...(token === undefined
       ? {}
       : {
           progress: (update) =>
             send({ method: "notifications/progress", params: { progressToken: token, ...update } }),
         }),
-    log: (message) => send({ method: "notifications/message", params: message }),
+    log: (message) => send({ method: "notifications/message", params: { ...message } }),
     flushed: () => queue,
   };
 }
 
 /**
- * `tools/call` on the SDK's server: cancellable from another POST (handed to this server as the
- * SDK's own `notifications/cancelled`), its notifications flushed before its answer.
+ * The 2026-07-28 answer to a `tools/call` (the v2 SDK's server, one per request): `callTool`,
+ * watched through the request's own context (its progress token, notifications and signal).
+ * The one place a modern `tools/call` is answered.
  */
-export const toolsCall: MethodRegistration = (post) => {
-  const { server, transport, cancellable, subject } = post;
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    post.tracked(async () => {
-      const forget = cancellable.add(subject, extra.requestId, (reason) => {
-        void transport.onmessage?.({
-          jsonrpc: "2.0",
-          method: "notifications/cancelled",
-          params: { requestId: extra.requestId, ...(reason === undefined ? {} : { reason }) },
+export async function callToolModern(
+  post: PostContext,
+  request: CallToolRequest,
+  ctx: ServerContext,
+): Promise<CallToolResult> {
+  const observer = observerOf(request.params._meta?.progressToken, ctx.mcpReq.signal, ctx.mcpReq.notify);
+  const answer = await callTool({ ...post, observer }, request, ctx.mcpReq.id);
+  await observer.flushed();
+  return answer;
+}
+
+/**
+ * `tools/call` on the SDK's server. On 2025-11-25: cancellable from another POST (handed to this
+ * server as the SDK's own `notifications/cancelled`), its notifications flushed before its answer.
+ */
+export const toolsCall: MethodRegistration = {
+  legacy: (post) => {
+    const { server, transport, cancellable, subject } = post;
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      post.tracked(async () => {
+        const forget = cancellable.add(subject, extra.requestId, (reason) => {
+          void transport.onmessage?.({
+            jsonrpc: "2.0",
+            method: "notifications/cancelled",
+            params: { requestId: extra.requestId, ...(reason === undefined ? {} : { reason }) },
+          });
         });
-      });
-      try {
-        const observer = observerOf(request, extra);
-        const answer = await callTool({ ...post, observer }, request, extra.requestId);
-        await observer.flushed();
-        return answer;
-      } finally {
-        forget();
-        // The SDK sends nothing for a cancelled request, but an HTTP request needs an end.
-        if (extra.signal.aborted)
-          void transport.send(cancelledAnswer(extra.requestId)).catch(() => undefined);
-      }
-    }),
-  );
+        try {
+          const observer = observerOf(
+            request.params._meta?.progressToken,
+            extra.signal,
+            extra.sendNotification,
+          );
+          const answer = await callTool({ ...post, observer }, request, extra.requestId);
+          await observer.flushed();
+          return answer;
+        } finally {
+          forget();
+          // The SDK sends nothing for a cancelled request, but an HTTP request needs an end.
+          if (extra.signal.aborted)
+            void transport.send(cancelledAnswer(extra.requestId)).catch(() => undefined);
+        }
+      }),
+    );
+  },
+  modern: (post) => {
+    post.server.setRequestHandler("tools/call", (request, ctx) => callToolModern(post, request, ctx));
+  },
 };

@@ -2,9 +2,9 @@
  * `tools/list`: the tools the discovery policy lets this caller see, in the registry's stable
  * order, each as its contract's MCP view, and `run_code` when the policy lets the caller run code.
  */
-import { ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { DiscoveredTool } from "../../pipeline/index.ts";
-import { runCodeTool } from "../run-code.ts";
+import { type ListedTool, runCodeTool } from "../run-code.ts";
 import type { MethodRegistration, PostContext } from "./context.ts";
 
 /**
@@ -13,7 +13,7 @@ import type { MethodRegistration, PostContext } from "./context.ts";
  * itself, and clients validate `structuredContent` against an advertised schema even on
  * `isError` results, which would hide the structured error the model needs.
  */
-function mcpTool(tool: DiscoveredTool): Tool {
+function mcpTool(tool: DiscoveredTool): ListedTool {
   return {
     name: tool.name,
     description: tool.description,
@@ -28,11 +28,13 @@ function mcpTool(tool: DiscoveredTool): Tool {
 }
 
 /** The tools the caller sees: the discovered ones, and `run_code` when the policy lets it run code. */
-export function listTools({ discovery, codeMode, subject }: PostContext): Tool[] {
+export function listTools({ discovery, codeMode, subject }: PostContext): ListedTool[] {
   const tools = discovery.list(subject, "mcp").map(mcpTool);
   return codeMode?.offered(subject, "mcp") ? [...tools, runCodeTool(codeMode, subject)] : tools;
 }
 
-export const toolsList: MethodRegistration = (post) => {
-  post.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listTools(post) }));
+export const toolsList: MethodRegistration = {
+  legacy: (post) =>
+    post.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listTools(post) })),
+  modern: (post) => post.server.setRequestHandler("tools/list", async () => ({ tools: listTools(post) })),
 };

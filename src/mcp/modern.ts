@@ -1,0 +1,69 @@
+/**
+ * The 2026-07-28 revision on `/mcp`: stateless, no `initialize`, every request carrying its
+ * `_meta` envelope (`io.modelcontextprotocol/protocolVersion`, `clientInfo`,
+ * `clientCapabilities`). Whether a POST is one is the v2 SDK's own classification
+ * (`isLegacyRequest`, on the body endpoint.ts read already); such a POST is served by the v2
+ * SDK's entry (`createMcpHandler`, `legacy: "reject"`), which answers the revision's ladder
+ * itself (an unsupported revision -32022 with the supported list, headers disagreeing with the
+ * body -32020, a missing client capability -32021, `server/discover`) and builds one v2 `Server`
+ * per request, on which each method's module registers its `modern` handler (methods/index.ts):
+ * the handlers 2025-11-25 runs, so the two revisions cannot drift. The SDK stamps `resultType`,
+ * and `ttlMs`/`cacheScope` on the cacheable results (initialize.ts's cache hints).
+ *
+ * What comes before is the endpoint's, for both revisions: Host and Origin, the caller's token
+ * (a 401 with the RFC 9728 challenge), the strict body, the audit interceptor. Every JSON-RPC
+ * error leaves with Writ's error as `data` (messages.ts). A request's `_meta` `traceparent` and
+ * `tracestate` are the parent of Writ's spans for it (observability/tracing.ts).
+ */
+import { createMcpHandler, isLegacyRequest, type Server } from "@modelcontextprotocol/server";
+import { isRecord } from "../core/json.ts";
+import { withMessageTrace } from "../observability/tracing.ts";
+import { newModernServer } from "./initialize.ts";
+import { withErrorData } from "./messages.ts";
+import { METHODS, type PostContext } from "./methods/index.ts";
+
+/** Whether the v2 SDK serves this POST (whose body was read already) as 2026-07-28. */
+export async function isModernRequest(request: Request, messages: unknown): Promise<boolean> {
+  return !(await isLegacyRequest(request, messages));
+}
+
+/** The W3C trace context a request carries in its `_meta` (`traceparent`, `tracestate`). */
+function traceCarrier(messages: unknown): Record<string, string> {
+  const params = isRecord(messages) ? messages.params : undefined;
+  const meta = isRecord(params) ? params._meta : undefined;
+  if (!isRecord(meta)) return {};
+  const carrier: Record<string, string> = {};
+  for (const key of ["traceparent", "tracestate"]) {
+    const value = meta[key];
+    if (typeof value === "string") carrier[key] = value;
+  }
+  return carrier;
+}
+
+/** The serving of 2026-07-28 requests for one `/mcp` endpoint. */
+export class ModernEndpoint {
+  /** Each request's context, for the server the SDK asks the factory for while it serves it. */
+  readonly #posts = new WeakMap<Request, PostContext>();
+  readonly #handler = createMcpHandler(({ requestInfo }) => this.#serverFor(requestInfo), {
+    legacy: "reject",
+  });
+
+  /** Answers `request`, a 2026-07-28 POST whose body endpoint.ts read and checked (`messages`). */
+  async answer(post: PostContext, request: Request, messages: unknown): Promise<Response> {
+    this.#posts.set(request, post);
+    const method = isRecord(messages) && typeof messages.method === "string" ? messages.method : "message";
+    const response = await withMessageTrace(`mcp ${method}`, traceCarrier(messages), () =>
+      this.#handler.fetch(request, { parsedBody: messages }),
+    );
+    return withErrorData(response);
+  }
+
+  /** The request's server, its methods registered; fails closed for a request it was not given. */
+  #serverFor(request: Request | undefined): Server {
+    const post = request === undefined ? undefined : this.#posts.get(request);
+    if (post === undefined) throw new Error("mcp: a 2026-07-28 request reached the SDK without its context");
+    const server = newModernServer();
+    for (const method of METHODS) method.modern({ ...post, server });
+    return server;
+  }
+}
