@@ -15,19 +15,23 @@
  * - a state that is not valid, has expired, or is another caller's or another call's: a JSON-RPC
  *   error -32602 with Writ's error as its data, logged (`writ/intake`).
  *
- * The 2025-11-25 revision keeps today's answer (the `approval_required` tool error naming the
+ * A modern client that declares no URL-mode elicitation gets the answer of 2025-11-25. The
+ * 2025-11-25 revision keeps today's answer (the `approval_required` tool error naming the
  * approval, repeated with `_meta["writ/approval"]`): a stateless legacy POST carries no client
  * capabilities, so Writ cannot know that the client takes URL elicitations.
  */
 
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   type InputRequiredResult,
   inputRequired,
   inputResponse,
   ProtocolError,
   ProtocolErrorCode,
+  type ServerContext,
 } from "@modelcontextprotocol/server";
+import { z } from "zod";
 import { readApproval } from "../approvals/index.ts";
 import { CONSOLE_PATH } from "../console/session.ts";
 import type { ApprovalView, CallOutcome } from "../core/gateway.ts";
@@ -35,12 +39,12 @@ import { refusalEntry } from "../decisionlog/index.ts";
 import { currentRevision } from "../pipeline/08-log.ts";
 import type { ApprovalRecord } from "../store/types.ts";
 import { asErrorBody, fromOutcome, toolError } from "./answers.ts";
-import { answerApproved, type ProposedMessage, runApproved } from "./methods/approved.ts";
+import { answerApproved, approvalOf, type ProposedMessage, runApproved } from "./methods/approved.ts";
 import type { CallContext } from "./methods/context.ts";
-import { proposeMessage, type Ran, ranOf, refusing } from "./methods/proposed.ts";
-import { proposeCall } from "./methods/tools-call.ts";
+import { proposeCall, proposeMessage, type Ran, ranOf, refusing, runMessage } from "./methods/proposed.ts";
 import { mintRequestState, RequestStateError, verifyRequestState } from "./request-state.ts";
 import { mcpResourceUrl } from "./resource-metadata.ts";
+import { callsRunCode } from "./run-code.ts";
 
 /** The key of the approval's elicitation in `inputRequests` (and of its answer in `inputResponses`). */
 export const APPROVAL_INPUT_KEY = "writ_approval";
@@ -50,37 +54,74 @@ export const APPROVAL_INPUT_KEY = "writ_approval";
  */
 const STATE_GRACE_MS = 10 * 60_000;
 
-/** A call on the 2026-07-28 revision: the call's context and the URL its POST arrived at. */
-export interface FlowContext extends CallContext {
-  /** The URL the request arrived at (the console's address is taken from `mcp.resource`, else from it). */
-  requestUrl: string;
-}
-
-/** What a retried round carries besides the call (the SDK lifts both out of the params). */
+/** What a round carries besides the call (the SDK lifts the retry's fields out of the params). */
 export interface Round {
   requestState?: string | undefined;
   inputResponses?: Record<string, unknown> | undefined;
+  /**
+   * Whether the client declared URL-mode elicitation (`clientCapabilities.elicitation.url`): the
+   * SDK refuses to ask one that did not (-32021), so such a client gets the answer of 2025-11-25
+   * (the `approval_required` tool error naming the approval, repeated with `writ/approval`).
+   */
+  elicitsUrl: boolean;
+}
+
+const urlElicitationSchema = z.object({
+  [CLIENT_CAPABILITIES_META_KEY]: z.object({ elicitation: z.object({ url: z.object({}).passthrough() }) }),
+});
+
+/**
+ * The round a 2026-07-28 request is: the `requestState` it echoes (the raw string: the server
+ * configures no `requestState.verify` hook, whose refusal would carry the SDK's fixed -32602
+ * and not Writ's error; request-state.ts verifies it here) and its `inputResponses`.
+ */
+export function roundOf(ctx: ServerContext): Round {
+  const state: unknown = ctx.mcpReq.requestState();
+  return {
+    requestState: typeof state === "string" ? state : undefined,
+    inputResponses: ctx.mcpReq.inputResponses,
+    elicitsUrl: urlElicitationSchema.safeParse(ctx.mcpReq.envelope).success,
+  };
 }
 
 /** The answer of a multi-round-trip method. */
 export type RoundAnswer = CallToolResult | InputRequiredResult;
 
+/** Whether a request is a round of the flow: not Code Mode, nor a repeat naming its approval. */
+function isRound(
+  ctx: CallContext,
+  params: { name?: string; _meta?: Record<string, unknown> | undefined },
+  round: Round,
+): boolean {
+  if (round.requestState !== undefined) return true;
+  const runsCode = params.name !== undefined && callsRunCode(ctx.codeMode, params.name);
+  return !runsCode && approvalOf(params._meta) === undefined;
+}
+
 /**
  * A `tools/call` on the 2026-07-28 revision: a first round through the pipeline (an approval it
- * needs becomes `input_required`), or a retry carrying the state of its approval round.
+ * needs becomes `input_required`), or a retry carrying the state of its approval round. Code
+ * Mode's `run_code` and a repeat naming its approval (`_meta["writ/approval"]`) are answered as
+ * on 2025-11-25, by `today`.
  */
 export async function callToolRound(
-  ctx: FlowContext,
-  params: { name: string; arguments?: Record<string, unknown> | undefined },
+  ctx: CallContext,
+  params: {
+    name: string;
+    arguments?: Record<string, unknown> | undefined;
+    _meta?: Record<string, unknown> | undefined;
+  },
   jsonRpcId: string | number,
   round: Round,
+  today: () => Promise<CallToolResult>,
 ): Promise<RoundAnswer> {
+  if (!isRound(ctx, params, round)) return today();
   const message: ProposedMessage = {
     method: "tools/call",
     params: { name: params.name, arguments: params.arguments ?? {} },
   };
   try {
-    return await roundOf(ctx, message, round, {
+    return await answerRound(ctx, message, round, {
       propose: () => proposeCall(ctx, params, jsonRpcId),
       answer: fromOutcome,
       approved: (approval) => answerApproved(ctx, message, approval),
@@ -93,16 +134,19 @@ export async function callToolRound(
 
 /**
  * A `resources/read` or `prompts/get` on the 2026-07-28 revision, as `callToolRound`: the shaped
- * result, `input_required`, or (thrown) a JSON-RPC error carrying Writ's error.
+ * result, `input_required`, or (thrown) a JSON-RPC error carrying Writ's error. A repeat naming
+ * its approval runs as on 2025-11-25.
  */
 export function messageRound(
-  ctx: FlowContext,
+  ctx: CallContext,
   message: ProposedMessage,
+  meta: Record<string, unknown> | undefined,
   jsonRpcId: string | number,
   round: Round,
 ): Promise<Ran | InputRequiredResult> {
+  if (!isRound(ctx, { _meta: meta }, round)) return runMessage(ctx, message, meta, jsonRpcId);
   return refusing(() =>
-    roundOf(ctx, message, round, {
+    answerRound(ctx, message, round, {
       propose: () => proposeMessage(ctx, message, jsonRpcId),
       answer: (outcome) => ranOf(message, outcome),
       approved: (approval) => runApproved(ctx, message, approval),
@@ -125,8 +169,8 @@ interface RoundSteps<T> {
  * collected, runs now); a retry with a state is refused unless the state is valid and this
  * caller's for this call, then answered as the approval stands (run once, ask again, refuse).
  */
-async function roundOf<T>(
-  ctx: FlowContext,
+async function answerRound<T>(
+  ctx: CallContext,
   message: ProposedMessage,
   round: Round,
   steps: RoundSteps<T>,
@@ -134,7 +178,7 @@ async function roundOf<T>(
   if (round.requestState !== undefined) {
     const { approvalId } = await verifiedState(ctx, message, round.requestState);
     const approval = await readApproval(ctx.gw, approvalId, ctx.subject, ctx.requestId);
-    if (approval.status === "pending" && !declined(round.inputResponses)) {
+    if (approval.status === "pending" && round.elicitsUrl && !declined(round.inputResponses)) {
       return approvalRound(ctx, message, approval);
     }
     // Approved: collected and run once. Pending and declined, rejected, expired: the refusal.
@@ -144,12 +188,13 @@ async function roundOf<T>(
   const approval = outcome.approval;
   if (outcome.error?.category !== "approval_required" || approval === undefined) return steps.answer(outcome);
   if (approval.status === "approved") return steps.approved(approval.id);
+  if (!round.elicitsUrl) return steps.answer(outcome);
   return approvalRound(ctx, message, approval);
 }
 
 /** The approval's round: its page to open, who may approve it and until when, and a fresh state. */
 async function approvalRound(
-  ctx: FlowContext,
+  ctx: CallContext,
   message: ProposedMessage,
   approval: Pick<ApprovalView, "id" | "approver_roles" | "expires_at">,
 ): Promise<InputRequiredResult> {
@@ -173,7 +218,7 @@ async function approvalRound(
 }
 
 /** The approval's page in the console, at the gateway's public address (`mcp.resource`'s origin, else the request's). */
-export function approvalPage(ctx: Pick<FlowContext, "gw" | "requestUrl">, approvalId: string): string {
+export function approvalPage(ctx: Pick<CallContext, "gw" | "requestUrl">, approvalId: string): string {
   const base = mcpResourceUrl(ctx.requestUrl, ctx.gw.identity.protectedResource);
   return new URL(`${CONSOLE_PATH}/approvals#approval-${encodeURIComponent(approvalId)}`, base).href;
 }
@@ -186,7 +231,7 @@ function declined(responses: Record<string, unknown> | undefined): boolean {
 
 /** The approval a state names; a refused state is logged, then answered -32602 with Writ's error. */
 async function verifiedState(
-  ctx: FlowContext,
+  ctx: CallContext,
   message: ProposedMessage,
   state: string,
 ): Promise<{ approvalId: string }> {

@@ -72,6 +72,7 @@ export function mcpEndpoint(
       subject,
       authorization,
       requestId,
+      requestUrl: c.req.url,
       proposed: body.proposed,
     };
     if (await isModernRequest(c.req.raw, body.messages)) return modern.answer(post, c.req.raw, body.messages);

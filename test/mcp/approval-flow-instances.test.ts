@@ -8,13 +8,9 @@ import { isInputRequiredResult, ProtocolError } from "@modelcontextprotocol/serv
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ToolDiscovery } from "../../src/discovery/index.ts";
-import {
-  APPROVAL_INPUT_KEY,
-  callToolRound,
-  type FlowContext,
-  type Round,
-} from "../../src/mcp/approval-flow.ts";
+import { APPROVAL_INPUT_KEY, callToolRound, type Round } from "../../src/mcp/approval-flow.ts";
 import { CancellableCalls } from "../../src/mcp/cancellation.ts";
+import type { CallContext } from "../../src/mcp/methods/context.ts";
 import { readForEdit, WS } from "../e2e/api.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { postgresUnavailable, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
@@ -43,7 +39,7 @@ describe.skipIf(postgresUnavailable !== undefined)("an approval round across two
   });
 
   /** alice's call on `gw` (each test gateway trusts an identity provider of its own). */
-  async function contextOn(gw: TestGateway): Promise<FlowContext> {
+  async function contextOn(gw: TestGateway): Promise<CallContext> {
     const authorization = `Bearer ${await gw.token("alice")}`;
     return {
       gw: gw.gateway,
@@ -65,8 +61,14 @@ describe.skipIf(postgresUnavailable !== undefined)("an approval round across two
       before: "a - b",
       after: "a + b",
     };
-    const round = async (gw: TestGateway, r: Round) =>
-      callToolRound(await contextOn(gw), { name: "repo_apply_edit", arguments: args }, 1, r);
+    const round = async (gw: TestGateway, r: Omit<Round, "elicitsUrl">) =>
+      callToolRound(
+        await contextOn(gw),
+        { name: "repo_apply_edit", arguments: args },
+        1,
+        { elicitsUrl: true, ...r },
+        () => Promise.reject(new Error("not a round of the flow")),
+      );
 
     const first = await round(a, {});
     if (!isInputRequiredResult(first) || first.requestState === undefined) {

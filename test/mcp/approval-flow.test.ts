@@ -15,11 +15,11 @@ import { ToolDiscovery } from "../../src/discovery/index.ts";
 import {
   APPROVAL_INPUT_KEY,
   callToolRound,
-  type FlowContext,
   type Round,
   type RoundAnswer,
 } from "../../src/mcp/approval-flow.ts";
 import { CancellableCalls } from "../../src/mcp/cancellation.ts";
+import type { CallContext } from "../../src/mcp/methods/context.ts";
 import { type UnitGateway, unitGateway } from "../pipeline/harness.ts";
 
 const T0 = new Date("2030-01-01T00:00:00Z").getTime();
@@ -44,7 +44,7 @@ const resultSchema = z.object({
   structuredContent: z.object({ args: z.record(z.string(), z.unknown()) }),
 });
 
-async function contextOf(who: string, roles: string[] = ["dev"]): Promise<FlowContext> {
+async function contextOf(who: string, roles: string[] = ["dev"]): Promise<CallContext> {
   return {
     gw: u.gw,
     discovery: new ToolDiscovery(u.gw),
@@ -58,8 +58,17 @@ async function contextOf(who: string, roles: string[] = ["dev"]): Promise<FlowCo
 }
 
 const ARGS = { note: "n1", text: "hello" };
-const call = async (who: string, round: Round = {}, args: Record<string, unknown> = ARGS) =>
-  callToolRound(await contextOf(who), { name: "notes_write", arguments: args }, 1, round);
+const call = async (who: string, round: Partial<Round> = {}, args: Record<string, unknown> = ARGS) =>
+  callToolRound(
+    await contextOf(who),
+    { name: "notes_write", arguments: args },
+    1,
+    { elicitsUrl: true, ...round },
+    notToday,
+  );
+
+/** What answers a request that is no round of the flow (Code Mode, a repeat naming its approval). */
+const notToday = () => Promise.reject(new Error("answered as on 2025-11-25"));
 
 function inputRequiredOf(answer: RoundAnswer): InputRequiredResult & { requestState: string } {
   if (!isInputRequiredResult(answer))
@@ -187,7 +196,7 @@ describe("a call that needs approval, on 2026-07-28", () => {
     const first = inputRequiredOf(await call("alice"));
     const [header, payload, signature] = first.requestState.split(".");
     const forged = `${header}.${payload}x.${signature}`;
-    const cases: Array<[string, Round, Record<string, unknown>, string]> = [
+    const cases: Array<[string, Partial<Round>, Record<string, unknown>, string]> = [
       ["alice", { requestState: forged }, ARGS, "malformed|signature"],
       ["bob", { requestState: first.requestState }, ARGS, "another caller"],
       ["alice", { requestState: first.requestState }, { note: "n1", text: "other" }, "another call"],
@@ -215,8 +224,32 @@ describe("a call that needs approval, on 2026-07-28", () => {
       await contextOf("alice"),
       { name: "notes_read", arguments: { note: "n1" } },
       1,
-      {},
+      { elicitsUrl: true },
+      notToday,
     );
     expect(resultSchema.parse(answer).structuredContent.args).toEqual({ note: "n1" });
+  });
+
+  it("leaves a repeat naming its approval (without state) to the 2025-11-25 answer", async () => {
+    const today = { content: [{ type: "text" as const, text: "today" }] };
+    const params = { name: "notes_write", arguments: ARGS, _meta: { "writ/approval": "apr-1" } };
+    const answer = await callToolRound(
+      await contextOf("alice"),
+      params,
+      1,
+      { elicitsUrl: true },
+      async () => today,
+    );
+    expect(answer).toBe(today);
+  });
+
+  it("answers a client that declares no URL elicitation as on 2025-11-25, first round and retry", async () => {
+    const refused = refusalOf(await call("alice", { elicitsUrl: false }));
+    expect(refused.category).toBe("approval_required");
+    expect(refused.suggested_fix).toContain("writ/approval");
+    const first = inputRequiredOf(await call("alice"));
+    const retried = refusalOf(await call("alice", { requestState: first.requestState, elicitsUrl: false }));
+    expect(retried.category).toBe("approval_required");
+    expect(u.runs.count).toBe(0);
   });
 });

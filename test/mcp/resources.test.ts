@@ -21,9 +21,10 @@ import { z } from "zod";
 import { parseToolContracts } from "../../src/contracts/index.ts";
 import { WritError } from "../../src/core/errors.ts";
 import { ToolDiscovery } from "../../src/discovery/index.ts";
-import { APPROVAL_INPUT_KEY, type FlowContext, messageRound } from "../../src/mcp/approval-flow.ts";
+import { APPROVAL_INPUT_KEY, messageRound } from "../../src/mcp/approval-flow.ts";
 import { CancellableCalls } from "../../src/mcp/cancellation.ts";
 import type { ProposedMessage } from "../../src/mcp/methods/approved.ts";
+import type { CallContext } from "../../src/mcp/methods/context.ts";
 import { resourceContents } from "../../src/mcp/results.ts";
 import { logEntries } from "../e2e/api.ts";
 import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
@@ -489,7 +490,7 @@ describe("a read that needs approval, on 2026-07-28 (src/mcp/approval-flow.ts)",
   it("asks through the approval's console page, then reads once with the state", async () => {
     const uri = "test://template/needs-approval/data";
     const authorization = `Bearer ${await gw.token("vera", { roles: ["viewer"] })}`;
-    const ctx: FlowContext = {
+    const ctx: CallContext = {
       gw: gw.gateway,
       discovery: new ToolDiscovery(gw.gateway),
       cancellable: new CancellableCalls(gw.gateway.store),
@@ -501,7 +502,7 @@ describe("a read that needs approval, on 2026-07-28 (src/mcp/approval-flow.ts)",
     };
     const message: ProposedMessage = { method: "resources/read", params: { uri } };
     const before = reached("resources/read", uri).length;
-    const first = await messageRound(ctx, message, 1, {});
+    const first = await messageRound(ctx, message, undefined, 1, { elicitsUrl: true });
     if (!isInputRequiredResult(first) || first.requestState === undefined) {
       throw new Error(`expected input_required, got ${JSON.stringify(first)}`);
     }
@@ -518,13 +519,13 @@ describe("a read that needs approval, on 2026-07-28 (src/mcp/approval-flow.ts)",
       body: {},
     });
     expect(approved.status, approved.text).toBe(200);
-    const retry = { requestState: first.requestState };
-    const done = await messageRound(ctx, message, 2, retry);
+    const retry = { requestState: first.requestState, elicitsUrl: true };
+    const done = await messageRound(ctx, message, undefined, 2, retry);
     if (isInputRequiredResult(done)) throw new Error("expected the read's result");
     expect(resourceContents(done.result)).toMatchObject([{ uri }]);
     expect(reached("resources/read", uri)).toHaveLength(before + 1);
     // The same state again: the grant is spent; a JSON-RPC error with Writ's error as data.
-    const again = await messageRound(ctx, message, 3, retry).then(
+    const again = await messageRound(ctx, message, undefined, 3, retry).then(
       () => undefined,
       (error: unknown) => error,
     );

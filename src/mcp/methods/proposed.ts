@@ -1,7 +1,8 @@
 /**
- * `resources/read` and `prompts/get` through the whole pipeline, as `tools/call` (their results
- * have no `isError`: a refusal is a JSON-RPC error with Writ's error in `error.data.error`), and
- * the upstream items the lists show.
+ * Calls proposed through the whole pipeline with `execute`: a `tools/call` (`proposeCall`), and
+ * `resources/read` and `prompts/get`, as `tools/call` (their results have no `isError`: a refusal
+ * is a JSON-RPC error with Writ's error in `error.data.error`); and the upstream items the lists
+ * show.
  */
 
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -11,7 +12,7 @@ import type { Listed } from "../../discovery/index.ts";
 import { type CallOutcome, handleProposal, type LayeredResult } from "../../pipeline/index.ts";
 import { asErrorBody, decisionOf, explained, noResult } from "../answers.ts";
 import { approvalOf, type ProposedMessage, Refused, runApproved } from "./approved.ts";
-import type { PostContext } from "./context.ts";
+import type { CallContext, PostContext } from "./context.ts";
 
 /**
  * The JSON-RPC error code of a refused `resources/read` or `prompts/get` (their results have no
@@ -80,6 +81,34 @@ export function runMessage(
     if (approvalId !== undefined) return runApproved({ ...ctx, observer: {} }, message, approvalId);
     return ranOf(message, await proposeMessage(ctx, message, jsonRpcId));
   });
+}
+
+/** A `tools/call` through the whole pipeline with `execute`: its one outcome. */
+export async function proposeCall(
+  ctx: CallContext,
+  params: { name: string; arguments?: Record<string, unknown> | undefined },
+  jsonRpcId: string | number,
+): Promise<CallOutcome> {
+  const [outcome] = await handleProposal(ctx.gw, {
+    authorization: ctx.authorization,
+    subject: ctx.subject,
+    observer: ctx.observer,
+    format: "mcp",
+    payload: {
+      jsonrpc: "2.0",
+      id: jsonRpcId,
+      method: "tools/call",
+      params: {
+        name: params.name,
+        ...(params.arguments === undefined ? {} : { arguments: params.arguments }),
+      },
+    },
+    ...(ctx.proposed === undefined ? {} : { proposed: ctx.proposed }),
+    execute: true,
+    requestId: ctx.requestId,
+  });
+  if (outcome === undefined) throw new McpError(ErrorCode.InternalError, "the call produced no decision");
+  return outcome;
 }
 
 /** A `resources/read` or `prompts/get` through the whole pipeline with `execute`: its one outcome. */

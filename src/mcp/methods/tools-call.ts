@@ -13,14 +13,15 @@ import {
   ErrorCode,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ServerContext } from "@modelcontextprotocol/server";
+import type { InputRequiredResult, ServerContext } from "@modelcontextprotocol/server";
 import type { CallObserver } from "../../core/handlers.ts";
-import { type CallOutcome, handleProposal } from "../../pipeline/index.ts";
 import { asErrorBody, fromOutcome, toolError } from "../answers.ts";
+import { callToolRound, roundOf } from "../approval-flow.ts";
 import { cancelledAnswer } from "../messages.ts";
 import { callRunCode, callsRunCode } from "../run-code.ts";
 import { answerApproved, approvalOf, type ProposedMessage } from "./approved.ts";
 import type { CallContext, MethodRegistration, PostContext } from "./context.ts";
+import { proposeCall } from "./proposed.ts";
 
 /** A `tools/call` (fast-path.ts's or the SDK server's) as MCP answers it. */
 export async function callTool(
@@ -47,34 +48,6 @@ export async function callTool(
     if (error instanceof McpError) throw error;
     return toolError(asErrorBody(error), {});
   }
-}
-
-/** A `tools/call` through the whole pipeline with `execute`: its one outcome. */
-export async function proposeCall(
-  ctx: CallContext,
-  params: { name: string; arguments?: Record<string, unknown> | undefined },
-  jsonRpcId: string | number,
-): Promise<CallOutcome> {
-  const [outcome] = await handleProposal(ctx.gw, {
-    authorization: ctx.authorization,
-    subject: ctx.subject,
-    observer: ctx.observer,
-    format: "mcp",
-    payload: {
-      jsonrpc: "2.0",
-      id: jsonRpcId,
-      method: "tools/call",
-      params: {
-        name: params.name,
-        ...(params.arguments === undefined ? {} : { arguments: params.arguments }),
-      },
-    },
-    ...(ctx.proposed === undefined ? {} : { proposed: ctx.proposed }),
-    execute: true,
-    requestId: ctx.requestId,
-  });
-  if (outcome === undefined) throw new McpError(ErrorCode.InternalError, "the call produced no decision");
-  return outcome;
 }
 
 /**
@@ -106,17 +79,22 @@ export function observerOf(
 }
 
 /**
- * The 2026-07-28 answer to a `tools/call` (the v2 SDK's server, one per request): `callTool`,
- * watched through the request's own context (its progress token, notifications and signal).
- * The one place a modern `tools/call` is answered.
+ * The 2026-07-28 answer to a `tools/call` (the v2 SDK's server, one per request): a round of the
+ * approval flow (../approval-flow.ts: a call that needs approval becomes `input_required`, its
+ * retry carries the state), else `callTool`, watched through the request's own context (its
+ * progress token, notifications and signal). The one place a modern `tools/call` is answered.
  */
 export async function callToolModern(
   post: PostContext,
   request: CallToolRequest,
   ctx: ServerContext,
-): Promise<CallToolResult> {
+): Promise<CallToolResult | InputRequiredResult> {
   const observer = observerOf(request.params._meta?.progressToken, ctx.mcpReq.signal, ctx.mcpReq.notify);
-  const answer = await callTool({ ...post, observer }, request, ctx.mcpReq.id);
+  const call = { ...post, observer };
+  const id = ctx.mcpReq.id;
+  const answer = await callToolRound(call, request.params, id, roundOf(ctx), () =>
+    callTool(call, request, id),
+  );
   await observer.flushed();
   return answer;
 }
