@@ -21,7 +21,7 @@
  * capabilities, so Writ cannot know that the client takes URL elicitations.
  */
 
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, McpError } from "@modelcontextprotocol/sdk/types.js";
 import {
   CLIENT_CAPABILITIES_META_KEY,
   type InputRequiredResult,
@@ -127,7 +127,8 @@ export async function callToolRound(
       approved: (approval) => answerApproved(ctx, message, approval),
     });
   } catch (error) {
-    if (error instanceof ProtocolError) throw error;
+    // Protocol errors (a refused state; an unknown tool, as `fromOutcome` throws it) stay such.
+    if (error instanceof ProtocolError || error instanceof McpError) throw error;
     return toolError(asErrorBody(error), {});
   }
 }
