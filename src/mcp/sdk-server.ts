@@ -1,7 +1,7 @@
 /**
- * A `/mcp` POST answered by the MCP SDK's server: everything fast-path.ts does not answer itself
- * (initialize, ping, notifications, responses, batches, a request with a progress token or other
- * `_meta`, resources/*, prompts/*). A server and a transport per POST (the endpoint is
+ * A 2025-11-25 `/mcp` POST answered by the v1 MCP SDK's server (a 2026-07-28 one is modern.ts's):
+ * everything fast-path.ts does not answer itself (initialize, ping, notifications, responses,
+ * batches, a request with a progress token or other `_meta`, resources/*, prompts/*). A server and a transport per POST (the endpoint is
  * stateless), each method registered by its module (methods/index.ts); the answer is JSON, or a
  * stream once a `tools/call` sends progress or log messages or runs long (lazy-stream.ts). Every
  * JSON-RPC error leaves with Writ's error as `data`.

@@ -2,7 +2,8 @@
  * Resources and prompts on the 2026-07-28 revision: the conformance reference server behind Writ,
  * read through the v2 SDK's client and a 2025-11-25 client side by side. The same handlers answer
  * both, so the lists, contents and messages match (the modern results add their `resultType`, and
- * the cacheable ones `ttlMs` and `cacheScope`); a refusal is a JSON-RPC error with Writ's error.
+ * the cacheable ones `ttlMs` and `cacheScope`); a refusal is a JSON-RPC error with Writ's error;
+ * an upstream tool's log messages reach the caller as a stream before the answer.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -48,6 +49,7 @@ const mcpBackend = (
 const CONTRACTS = [
   mcpBackend({ kind: "mcp_resource", uri: "test://static-text" }, "ref.static_text"),
   mcpBackend({ kind: "mcp_resource", uri: "test://watched-resource" }, "ref.watched"),
+  mcpBackend({ kind: "mcp", tool: "test_tool_with_logging" }, "ref.logging_tool"),
   mcpBackend({ kind: "mcp_prompt", prompt: "test_prompt_with_arguments" }, "ref.args_prompt", {
     properties: { arg1: { type: "string" }, arg2: { type: "string" } },
     required: ["arg1", "arg2"],
@@ -134,6 +136,28 @@ describe("resources and prompts on 2026-07-28", () => {
     });
     const body = z.object({ result: z.record(z.string(), z.unknown()) }).parse(await answer.json());
     expect(body.result).toMatchObject({ resultType: "complete", ttlMs: 0, cacheScope: "private" });
+  });
+
+  it("streams a call's log messages before its answer (the same observer as 2025-11-25)", async () => {
+    const answer = await postModern(gw.url, await gw.token("rita", { roles: ["reader"] }), {
+      id: "logs-1",
+      method: "tools/call",
+      params: { name: "ref.logging_tool", arguments: {} },
+    });
+    expect(answer.headers.get("content-type")).toContain("text/event-stream");
+    const events = (await answer.text())
+      .split("\n\n")
+      .flatMap((event) => event.split("\n").filter((line) => line.startsWith("data: ")))
+      .map((line) =>
+        z
+          .object({ method: z.string().optional(), id: z.string().optional() })
+          .passthrough()
+          .parse(JSON.parse(line.slice("data: ".length))),
+      );
+    const kinds = events.map((event) => event.method ?? event.id);
+    expect(kinds.at(-1)).toBe("logs-1");
+    expect(kinds.slice(0, -1).length).toBeGreaterThan(0);
+    expect(new Set(kinds.slice(0, -1))).toEqual(new Set(["notifications/message"]));
   });
 
   it("refuses a read the policy denies with a JSON-RPC error carrying Writ's error", async () => {

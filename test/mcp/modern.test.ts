@@ -12,7 +12,7 @@ import { z } from "zod";
 import { writErrorSchema } from "../../src/core/errors.ts";
 import { readForEdit, WS } from "../e2e/api.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
-import { connectMcp } from "../support/mcp-client.ts";
+import { connectMcp, postMcp } from "../support/mcp-client.ts";
 import { connectModernMcp, MODERN_REVISION, postModern } from "../support/mcp-v2-client.ts";
 
 const README = { workspace: WS, path: "README.md" };
@@ -111,6 +111,20 @@ describe("the revision's headers and envelope", () => {
     expect(refused.writ.category).toBe("invalid_argument");
   });
 
+  it("serves a request naming 2026-07-28 in its header as that revision: without the envelope it is refused", async () => {
+    const refused = await rawError(
+      await postMcp(
+        gw.url,
+        alice,
+        { jsonrpc: "2.0", id: 3, method: "tools/list" },
+        { headers: { "mcp-protocol-version": MODERN_REVISION, "mcp-method": "tools/list" } },
+      ),
+      400,
+    );
+    expect(refused.code).toBe(-32602);
+    expect(refused.writ.category).toBe("invalid_argument");
+  });
+
   it("answers an unknown revision -32022 with the supported ones", async () => {
     const refused = await rawError(
       await postModern(gw.url, alice, {
@@ -128,6 +142,30 @@ describe("the revision's headers and envelope", () => {
     const refused = await rawError(await postModern(gw.url, alice, { method: "completion/complete" }), 404);
     expect(refused.code).toBe(-32601);
     expect(refused.writ.category).toBe("not_found");
+  });
+
+  it("is refused from an Origin /mcp does not allow, as 2025-11-25 is", async () => {
+    const refused = await rawError(
+      await postModern(gw.url, alice, { method: "tools/list" }, { origin: "https://evil.example" }),
+      403,
+    );
+    expect(refused.writ.category).toBe("forbidden");
+  });
+
+  it("reads the body strictly: a repeated key in a tools/call is refused and logged", async () => {
+    const refused = await rawError(
+      await postModern(gw.url, alice, {
+        id: "strict-1",
+        method: "tools/call",
+        params: { name: "repo_search", arguments: { workspace: WS, query: "strict" } },
+        edit: (text) => text.replace('"query":"strict"', '"query":"strict","query":"other"'),
+      }),
+      200,
+    );
+    expect(refused.code).toBe(-32602);
+    expect(refused.writ.field_errors[0]?.path).toBe("/params/arguments/query");
+    const page = await gw.gateway.log.query({ action: "repo.search", decision: "error" }, 10);
+    expect(page.entries.map((e) => e.error)).toContain("invalid_argument");
   });
 
   it("still wants a token: 401 with the RFC 9728 challenge", async () => {

@@ -51,6 +51,8 @@ export function postModern(
     method: string;
     params?: Record<string, unknown>;
     meta?: Record<string, unknown>;
+    /** Changes the body's text before it is sent (e.g. to repeat a key). */
+    edit?: (text: string) => string;
   },
   headers: Record<string, string> = {},
 ): Promise<Response> {
@@ -72,11 +74,13 @@ export function postModern(
       ...(name === undefined ? {} : { "mcp-name": name }),
       ...headers,
     },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: request.id ?? 1,
-      method: request.method,
-      params: { ...params, _meta: meta },
-    }),
+    body: (request.edit ?? ((text: string) => text))(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: request.id ?? 1,
+        method: request.method,
+        params: { ...params, _meta: meta },
+      }),
+    ),
   });
 }

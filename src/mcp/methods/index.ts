@@ -1,8 +1,10 @@
 /**
- * The methods Writ's `/mcp` answers through the per-POST SDK server, one module each (or each
- * family: resources/*, prompts/*); `initialize`, `ping` and `logging/setLevel` are the SDK
- * server's own (initialize.ts gives its capabilities and instructions). fast-path.ts answers a
- * plain `tools/call` or `tools/list` with the same handlers (`callTool`, `listTools`).
+ * The methods Writ's `/mcp` answers through an SDK server, one module each (or each family:
+ * resources/*, prompts/*), each registering the same handler on both revisions' servers: the v1
+ * SDK's per-POST server for 2025-11-25 (`legacy`), the v2 SDK's per-request server for 2026-07-28
+ * (`modern`). `initialize`, `ping`, `logging/setLevel` and `server/discover` are the SDK servers'
+ * own (initialize.ts gives their capabilities and instructions). fast-path.ts answers a plain
+ * 2025-11-25 `tools/call` or `tools/list` with the same handlers (`callTool`, `listTools`).
  */
 import type { MethodRegistration } from "./context.ts";
 import { notifications } from "./notifications.ts";

@@ -1,11 +1,12 @@
 /**
  * `tools/call`: the whole pipeline with `execute` (or Code Mode's `run_code`, or a repeat naming an
  * approval). Refusals the model can act on are tool execution errors (`isError: true`, the
- * structured error in `structuredContent`); an unknown tool is a protocol error. Answered by
- * fast-path.ts for a plain request, else by the per-POST SDK server (`toolsCall` below), whose
- * answer may become a stream of progress and log messages.
+ * structured error in `structuredContent`); an unknown tool is a protocol error. On 2025-11-25,
+ * answered by fast-path.ts for a plain request, else by the per-POST v1 SDK server (`toolsCall`'s
+ * `legacy` half), whose answer may become a stream of progress and log messages; on 2026-07-28,
+ * by the v2 SDK's server through `callToolModern`, where a call waiting for approval becomes a
+ * round of ../approval-flow.ts.
  */
-
 import {
   type CallToolRequest,
   CallToolRequestSchema,
