@@ -11,7 +11,6 @@ import {
   type CallToolRequest,
   CallToolRequestSchema,
   type CallToolResult,
-  ErrorCode,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { InputRequiredResult, ServerContext } from "@modelcontextprotocol/server";
