@@ -2,8 +2,10 @@
  * Two gateways on one PostgreSQL database (its grant key set shared in the store): a call's
  * approval round starts on one instance and its retry is answered by the other, which accepts
  * the state the first signed; the grant is spent in the shared store, so a retry on the first
- * instance again does not run the call twice.
+ * instance again does not run the call twice. And a real v2 client whose retry goes to the other
+ * instance completes its call there.
  */
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { isInputRequiredResult, ProtocolError } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -13,6 +15,7 @@ import { CancellableCalls } from "../../src/mcp/cancellation.ts";
 import type { CallContext } from "../../src/mcp/methods/context.ts";
 import { readForEdit, WS } from "../e2e/api.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { MODERN_REVISION } from "../support/mcp-v2-client.ts";
 import { postgresUnavailable, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
 
 const elicitationSchema = z.object({
@@ -107,5 +110,50 @@ describe.skipIf(postgresUnavailable !== undefined)("an approval round across two
       (error: unknown) => error,
     );
     expect(forged).toBeInstanceOf(ProtocolError);
+  });
+
+  it("serves a v2 client's rounds on either instance: the retry on the other runs the call", async () => {
+    const aliceOn = { [a.url]: await a.token("alice"), [b.url]: await b.token("alice") };
+    const sent: string[] = [];
+    /** The client's POSTs: a first round to `a`, a retry (it carries requestState) to `b`. */
+    const alternate = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const body = typeof init?.body === "string" ? init.body : "";
+      const to = body.includes('"requestState"') ? b : a;
+      sent.push(to === a ? "a" : "b");
+      const headers = new Headers(init?.headers);
+      headers.set("authorization", `Bearer ${aliceOn[to.url]}`);
+      return fetch(new URL(new URL(String(input instanceof Request ? input.url : input)).pathname, to.url), {
+        ...init,
+        headers,
+      });
+    };
+    const client = new Client(
+      { name: "writ-two-instances", version: "1.0.0" },
+      { versionNegotiation: { mode: { pin: MODERN_REVISION } }, capabilities: { elicitation: { url: {} } } },
+    );
+    const carolOnB = await b.token("carol", { roles: ["maintainer"] });
+    client.setRequestHandler("elicitation/create", async (request) => {
+      const { url } = z.object({ url: z.string() }).parse(request.params);
+      const id = decodeURIComponent(url.slice(url.indexOf("#approval-") + "#approval-".length));
+      const approved = await b.request("POST", `/v1/approvals/${id}/approve`, { token: carolOnB, body: {} });
+      expect(approved.status, approved.text).toBe(200);
+      return { action: "accept" };
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${a.url}/mcp`), { fetch: alternate }));
+    try {
+      const args = {
+        workspace: WS,
+        path: "src/sum.ts",
+        base_hash: await readForEdit(a, aliceOn[a.url] ?? "", "src/sum.ts"),
+        before: "a + b",
+        after: "b + a",
+      };
+      const result = await client.callTool({ name: "repo_apply_edit", arguments: args });
+      expect(result.isError, JSON.stringify(result.structuredContent)).toBeFalsy();
+      expect(sent.slice(-2)).toEqual(["a", "b"]);
+      expect(await b.repository.read("src/sum.ts")).toContain("b + a");
+    } finally {
+      await client.close();
+    }
   });
 });
