@@ -29,7 +29,7 @@ const ApprovalCard: FC<{ item: PendingApproval; viewer: Viewer }> = ({
   item: { approval: a, entry },
   viewer,
 }) => (
-  <section class="card" data-approval-id={a.id}>
+  <section class="card" id={`approval-${a.id}`} data-approval-id={a.id}>
     <h2>
       {a.requester.id} asks to run {a.tool.name}
       {a.resource ? ` on ${a.resource.type}/${a.resource.id}` : ""}

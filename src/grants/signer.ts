@@ -184,6 +184,27 @@ export class GrantSigner implements GrantIssuer {
   }
 
   /**
+   * Signs claims that are not a grant's with the current key, as a compact JWS whose `typ` names
+   * what they are (never a grant's: executors refuse any other `typ` as a grant, and a grant is
+   * no other document). Writ's MCP endpoint signs its `requestState` so (mcp/request-state.ts):
+   * the key set every instance on the store shares, so that any instance verifies what another
+   * signed, against `jwks()`. Its key stays published until `exp` (on this instance; with a
+   * shared key set, others publish a retired key for `max_ttl_s + retired_key_grace_s` only).
+   */
+  async signDocument(typ: string, claims: Record<string, unknown> & { exp: number }): Promise<string> {
+    if (typ === GRANT_TYPE) {
+      throw new WritError("internal", `refused to sign a document typed ${GRANT_TYPE} outside issue()`, {
+        suggestedFix: "this is a bug in the caller: grants are signed by issue() only",
+      });
+    }
+    await this.refresh();
+    const key = this.#current();
+    const kid = key.record.kid;
+    this.#latestExp.set(kid, Math.max(this.#latestExp.get(kid) ?? 0, claims.exp));
+    return signCompactJws(claims, key, typ);
+  }
+
+  /**
    * Makes the pre-published next key current, retires the current one and publishes a new next
    * key. Returns the new current `kid`. With a key file, the rotation is written for every
    * instance to pick up.
@@ -398,18 +419,18 @@ function nonEmpty(value: unknown): boolean {
   return typeof value === "string" && value.length > 0;
 }
 
-/** The encoded JWS header of each key (constant per key). */
+/** The encoded JWS header of each key's grants (constant per key). */
 const encodedHeaders = new WeakMap<LoadedKey, string>();
 
 /**
  * A JWS in compact serialization (RFC 7515), signed with node:crypto: EdDSA over the signing
  * input, ES256 as the raw r||s pair JWS requires. Executors verify these with jose.
  */
-function signCompactJws(claims: GrantClaims, key: LoadedKey): string {
-  let header = encodedHeaders.get(key);
+function signCompactJws(claims: object, key: LoadedKey, typ: string = GRANT_TYPE): string {
+  let header = typ === GRANT_TYPE ? encodedHeaders.get(key) : undefined;
   if (header === undefined) {
-    header = base64urlJson({ alg: key.record.alg, kid: key.record.kid, typ: GRANT_TYPE });
-    encodedHeaders.set(key, header);
+    header = base64urlJson({ alg: key.record.alg, kid: key.record.kid, typ });
+    if (typ === GRANT_TYPE) encodedHeaders.set(key, header);
   }
   const input = `${header}.${base64urlJson(claims)}`;
   const signature =

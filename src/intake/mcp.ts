@@ -4,6 +4,8 @@
  * - `resources/read` `{uri, _meta?}`: a read of the resource at `uri` (normalization finds the
  *   contract governing the URI; the arguments become `{uri, ...the template's variables}`);
  * - `prompts/get` `{name, arguments?, _meta?}`: a prompt, its arguments (strings) as the call's.
+ * On 2026-07-28 each may be the retry of a multi-round-trip request, carrying `inputResponses`
+ * and `requestState` (what they mean is the MCP endpoint's: src/mcp/approval-flow.ts).
  * The call id is the request id as a string.
  */
 import { z } from "zod";
@@ -13,6 +15,12 @@ import { readArgumentsObject } from "./lib/arguments.ts";
 import type { Problems } from "./lib/problems.ts";
 
 const metaSchema = z.record(z.string(), z.unknown()).optional();
+
+/** A 2026-07-28 retry's fields (the call is the same; the endpoint reads them). */
+const roundFields = {
+  inputResponses: z.record(z.string(), z.unknown()).optional(),
+  requestState: z.string().optional(),
+};
 
 const requestSchema = z.strictObject({
   jsonrpc: z.literal("2.0"),
@@ -26,14 +34,20 @@ const callToolParamsSchema = z.strictObject({
   arguments: z.unknown().optional(),
   _meta: metaSchema,
   task: z.strictObject({ ttl: z.number().optional() }).optional(),
+  ...roundFields,
 });
 
-const readResourceParamsSchema = z.strictObject({ uri: z.string().min(1), _meta: metaSchema });
+const readResourceParamsSchema = z.strictObject({
+  uri: z.string().min(1),
+  _meta: metaSchema,
+  ...roundFields,
+});
 
 const getPromptParamsSchema = z.strictObject({
   name: z.string().min(1),
   arguments: z.record(z.string(), z.string()).optional(),
   _meta: metaSchema,
+  ...roundFields,
 });
 
 /** The methods that propose a call, and how each becomes one. */

@@ -15,7 +15,9 @@
  *   approvals, backend failures) are tool execution errors (`isError: true`) carrying the
  *   structured error in `structuredContent`; an unknown tool is a protocol error. After an
  *   approval, the caller repeats the call with `_meta: {"writ/approval": "<id>"}` and it runs
- *   with the released grant.
+ *   with the released grant; on 2026-07-28, to a client that takes URL elicitations, a call
+ *   waiting for approval is `input_required` instead, and its retry with the `requestState`
+ *   runs it (approval-flow.ts).
  * - `resources/list`, `resources/templates/list`, `prompts/list`: the upstream servers' resources,
  *   templates and prompts whose governing contract the discovery policy shows this caller, as the
  *   servers described them, plus `_meta["writ/contract"]`.
@@ -72,6 +74,7 @@ export function mcpEndpoint(
       subject,
       authorization,
       requestId,
+      requestUrl: c.req.url,
       proposed: body.proposed,
     };
     if (await isModernRequest(c.req.raw, body.messages)) return modern.answer(post, c.req.raw, body.messages);

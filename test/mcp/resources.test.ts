@@ -15,10 +15,17 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { Client as SdkClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { isInputRequiredResult } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { parseToolContracts } from "../../src/contracts/index.ts";
 import { WritError } from "../../src/core/errors.ts";
+import { ToolDiscovery } from "../../src/discovery/index.ts";
+import { APPROVAL_INPUT_KEY, messageRound } from "../../src/mcp/approval-flow.ts";
+import { CancellableCalls } from "../../src/mcp/cancellation.ts";
+import type { ProposedMessage } from "../../src/mcp/methods/approved.ts";
+import type { CallContext } from "../../src/mcp/methods/context.ts";
+import { resourceContents } from "../../src/mcp/results.ts";
 import { logEntries } from "../e2e/api.ts";
 import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
 import { connectMcp } from "../support/mcp-client.ts";
@@ -476,5 +483,53 @@ describe("resource and prompt contracts in the configuration", () => {
       "/tools/0/output_schema",
     ]);
     expect(problems(resourceContract("a.d", "test://template/{id}"))).toEqual([]);
+  });
+});
+
+describe("a read that needs approval, on 2026-07-28 (src/mcp/approval-flow.ts)", () => {
+  it("asks through the approval's console page, then reads once with the state", async () => {
+    const uri = "test://template/needs-approval/data";
+    const authorization = `Bearer ${await gw.token("vera", { roles: ["viewer"] })}`;
+    const ctx: CallContext = {
+      gw: gw.gateway,
+      discovery: new ToolDiscovery(gw.gateway),
+      cancellable: new CancellableCalls(gw.gateway.store),
+      subject: await gw.gateway.identity.verify(authorization),
+      authorization,
+      requestId: "resources-modern-approval",
+      observer: {},
+      requestUrl: `${gw.url}/mcp`,
+    };
+    const message: ProposedMessage = { method: "resources/read", params: { uri } };
+    const before = reached("resources/read", uri).length;
+    const first = await messageRound(ctx, message, undefined, 1, { elicitsUrl: true });
+    if (!isInputRequiredResult(first) || first.requestState === undefined) {
+      throw new Error(`expected input_required, got ${JSON.stringify(first)}`);
+    }
+    const url = z
+      .object({ params: z.object({ url: z.string() }) })
+      .parse(first.inputRequests?.[APPROVAL_INPUT_KEY]).params.url;
+    const approvalId = url.slice(url.indexOf("#approval-") + "#approval-".length);
+    expect(url).toBe(`${gw.url}/console/approvals#approval-${approvalId}`);
+    expect(reached("resources/read", uri)).toHaveLength(before);
+
+    const moderator = await gw.token("mona", { roles: ["moderator"] });
+    const approved = await gw.request("POST", `/v1/approvals/${approvalId}/approve`, {
+      token: moderator,
+      body: {},
+    });
+    expect(approved.status, approved.text).toBe(200);
+    const retry = { requestState: first.requestState, elicitsUrl: true };
+    const done = await messageRound(ctx, message, undefined, 2, retry);
+    if (isInputRequiredResult(done)) throw new Error("expected the read's result");
+    expect(resourceContents(done.result)).toMatchObject([{ uri }]);
+    expect(reached("resources/read", uri)).toHaveLength(before + 1);
+    // The same state again: the grant is spent; a JSON-RPC error with Writ's error as data.
+    const again = await messageRound(ctx, message, undefined, 3, retry).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(again).toMatchObject({ code: -32000, data: { error: { category: "policy_denied" } } });
+    expect(reached("resources/read", uri)).toHaveLength(before + 1);
   });
 });

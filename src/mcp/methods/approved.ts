@@ -1,11 +1,16 @@
 /**
- * A repeated request naming an approval (`_meta["writ/approval"]`): the call runs with the grant
- * the approval released, through `executeWithGrant`, as `POST /v1/execute` runs one.
+ * A call that needed approval, run with the grant the approval released, through
+ * `executeWithGrant`, as `POST /v1/execute` runs one: a repeated request naming the approval
+ * (`_meta["writ/approval"]`, either revision), or a 2026-07-28 retry carrying the `requestState`
+ * of its approval round (../approval-flow.ts).
  */
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { readApproval } from "../../approvals/index.ts";
 import { WritError, type WritErrorBody } from "../../core/errors.ts";
 import { executeWithGrant, type LayeredResult } from "../../pipeline/index.ts";
+import { ToolFailedError } from "../../results/index.ts";
+import type { ApprovalRecord } from "../../store/types.ts";
+import { success, toolError, toolFailure } from "../answers.ts";
 import { APPROVAL_META_KEY } from "../config.ts";
 import type { CallContext } from "./context.ts";
 
@@ -26,15 +31,20 @@ export interface ProposedMessage {
 }
 
 /**
- * A repeated request naming an approved request: it runs with the grant the approval released.
- * Throws `Refused` when the approval is not the caller's or not approved.
+ * A call naming an approved request (by id, or as its requester just read it with `readApproval`):
+ * it runs with the grant the approval released. Throws `Refused` when the approval is not the
+ * caller's or not approved; a grant already spent is refused at dispatch (single use).
  */
 export async function runApproved(
   ctx: CallContext,
   message: ProposedMessage,
-  approvalId: string,
+  approvalOrId: string | ApprovalRecord,
 ): Promise<{ result: LayeredResult; decisionId: string | undefined }> {
-  const approval = await readApproval(ctx.gw, approvalId, ctx.subject, ctx.requestId);
+  const approval =
+    typeof approvalOrId === "string"
+      ? await readApproval(ctx.gw, approvalOrId, ctx.subject, ctx.requestId)
+      : approvalOrId;
+  const approvalId = approval.id;
   const mine = approval.requester.id === ctx.subject.id && approval.requester.tenant === ctx.subject.tenant;
   if (!mine) {
     throw new Refused(
@@ -77,6 +87,25 @@ export async function runApproved(
     requestId: ctx.requestId,
   });
   return { result, decisionId: approval.decision_id };
+}
+
+/**
+ * `runApproved` for a `tools/call`, as MCP answers it: the result, the tool's own failure, or the
+ * refusal as a tool execution error (Writ's other errors are thrown, for the caller to answer).
+ */
+export function answerApproved(
+  ctx: CallContext,
+  message: ProposedMessage,
+  approvalOrId: string | ApprovalRecord,
+): Promise<CallToolResult> {
+  return runApproved(ctx, message, approvalOrId).then(
+    ({ result, decisionId }) => success(result, decisionId),
+    (error: unknown) => {
+      if (error instanceof ToolFailedError) return toolFailure(error.toJSON(), error.result, undefined);
+      if (error instanceof Refused) return toolError(error.error, error.extra);
+      throw error;
+    },
+  );
 }
 
 /** The approval a repeated request names in `_meta["writ/approval"]`, if any. */

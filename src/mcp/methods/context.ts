@@ -34,6 +34,8 @@ export interface PostContext {
   subject: Subject;
   authorization: string | undefined;
   requestId: string;
+  /** The URL the POST arrived at (an approval's console page is at its origin, or `mcp.resource`'s). */
+  requestUrl: string;
   /**
    * The calls of the POST's one `tools/call`, as body.ts read them with the MCP intake adapter
    * while checking it: handed to intake as they are, not serialized and read again.

@@ -8,29 +8,51 @@ import {
   type GetPromptResult,
   ListPromptsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type InputRequiredResult,
+  isInputRequiredResult,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import { resultMeta } from "../answers.ts";
+import { messageRound, roundOf } from "../approval-flow.ts";
 import { promptMessages } from "../results.ts";
 import type { ProposedMessage } from "./approved.ts";
 import type { MethodRegistration, PostContext } from "./context.ts";
-import { runMessage, withContract } from "./proposed.ts";
+import { type Ran, runMessage, withContract } from "./proposed.ts";
 
 /** A `prompts/get` through the pipeline: the messages as the server sent them (redacted). */
 export async function getPrompt(
   post: PostContext,
-  params: {
-    name: string;
-    arguments?: Record<string, string> | undefined;
-    _meta?: Record<string, unknown> | undefined;
-  },
+  params: PromptParams,
   jsonRpcId: string | number,
 ): Promise<GetPromptResult> {
-  const { name, arguments: args } = params;
-  const message: ProposedMessage = {
-    method: "prompts/get",
-    params: { name, ...(args === undefined ? {} : { arguments: args }) },
-  };
-  const ran = await runMessage(post, message, params._meta, jsonRpcId);
+  const ran = await runMessage(post, promptMessage(params), params._meta, jsonRpcId);
+  return promptAnswer(ran);
+}
+
+type PromptParams = {
+  name: string;
+  arguments?: Record<string, string> | undefined;
+  _meta?: Record<string, unknown> | undefined;
+};
+
+function promptMessage({ name, arguments: args }: PromptParams): ProposedMessage {
+  return { method: "prompts/get", params: { name, ...(args === undefined ? {} : { arguments: args }) } };
+}
+
+function promptAnswer(ran: Ran): GetPromptResult {
   return { ...promptMessages(ran.result), _meta: resultMeta(ran.result, ran.decisionId) };
+}
+
+/** A 2026-07-28 `prompts/get`: as `getPrompt`, or a round of the approval flow. */
+async function getPromptModern(
+  post: PostContext,
+  params: PromptParams,
+  ctx: ServerContext,
+): Promise<GetPromptResult | InputRequiredResult> {
+  const call = { ...post, observer: {} };
+  const ran = await messageRound(call, promptMessage(params), params._meta, ctx.mcpReq.id, roundOf(ctx));
+  return isInputRequiredResult(ran) ? ran : promptAnswer(ran);
 }
 
 const listPrompts = ({ discovery, subject }: PostContext) => ({
@@ -47,7 +69,7 @@ export const prompts: MethodRegistration = {
   modern: (post) => {
     post.server.setRequestHandler("prompts/list", async () => listPrompts(post));
     post.server.setRequestHandler("prompts/get", (request, ctx) =>
-      getPrompt(post, request.params, ctx.mcpReq.id),
+      getPromptModern(post, request.params, ctx),
     );
   },
 };

@@ -1,15 +1,18 @@
 /**
- * `resources/read` and `prompts/get` through the whole pipeline, as `tools/call` (their results
- * have no `isError`: a refusal is a JSON-RPC error with Writ's error in `error.data.error`), and
- * the upstream items the lists show.
+ * Calls proposed through the whole pipeline with `execute`: a `tools/call` (`proposeCall`), and
+ * `resources/read` and `prompts/get`, as `tools/call` (their results have no `isError`: a refusal
+ * is a JSON-RPC error with Writ's error in `error.data.error`); and the upstream items the lists
+ * show.
  */
+
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError } from "@modelcontextprotocol/server";
 import type { WritErrorBody } from "../../core/errors.ts";
 import type { Listed } from "../../discovery/index.ts";
-import { handleProposal, type LayeredResult } from "../../pipeline/index.ts";
+import { type CallOutcome, handleProposal, type LayeredResult } from "../../pipeline/index.ts";
 import { asErrorBody, decisionOf, explained, noResult } from "../answers.ts";
 import { approvalOf, type ProposedMessage, Refused, runApproved } from "./approved.ts";
-import type { PostContext } from "./context.ts";
+import type { CallContext, PostContext } from "./context.ts";
 
 /**
  * The JSON-RPC error code of a refused `resources/read` or `prompts/get` (their results have no
@@ -57,38 +60,90 @@ function refusal(error: WritErrorBody, extra: Record<string, unknown>): Refusal 
   return new Refusal(error, extra);
 }
 
+/** A read or prompt that ran: its shaped result and the decision that allowed it. */
+export interface Ran {
+  result: LayeredResult;
+  decisionId: string | undefined;
+}
+
 /**
  * A `resources/read` or `prompts/get` through the whole pipeline (or, naming an approval, with
  * the grant it released): the shaped result, or a JSON-RPC error carrying Writ's error.
  */
-export async function runMessage(
+export function runMessage(
   ctx: PostContext,
   message: ProposedMessage,
   meta: Record<string, unknown> | undefined,
   jsonRpcId: string | number,
-): Promise<{ result: LayeredResult; decisionId: string | undefined }> {
-  try {
+): Promise<Ran> {
+  return refusing(async () => {
     const approvalId = approvalOf(meta);
-    if (approvalId !== undefined) return await runApproved({ ...ctx, observer: {} }, message, approvalId);
-    const [outcome] = await handleProposal(ctx.gw, {
-      authorization: ctx.authorization,
-      subject: ctx.subject,
-      format: "mcp",
-      payload: { jsonrpc: "2.0", id: jsonRpcId, ...message },
-      execute: true,
-      requestId: ctx.requestId,
-    });
-    if (outcome === undefined)
-      throw new McpError(ErrorCode.InternalError, "the request produced no decision");
-    const what = message.method === "resources/read" ? "read the resource" : "get the prompt";
-    const extra = { ...decisionOf(outcome), ...(outcome.approval ? { approval: outcome.approval } : {}) };
-    if (outcome.error) throw refusal(explained(outcome.error, outcome, what), extra);
-    if (!outcome.result) {
-      throw refusal(noResult("request"), extra);
-    }
-    return { result: outcome.result, decisionId: outcome.decision_id };
+    if (approvalId !== undefined) return runApproved({ ...ctx, observer: {} }, message, approvalId);
+    return ranOf(message, await proposeMessage(ctx, message, jsonRpcId));
+  });
+}
+
+/** A `tools/call` through the whole pipeline with `execute`: its one outcome. */
+export async function proposeCall(
+  ctx: CallContext,
+  params: { name: string; arguments?: Record<string, unknown> | undefined },
+  jsonRpcId: string | number,
+): Promise<CallOutcome> {
+  const [outcome] = await handleProposal(ctx.gw, {
+    authorization: ctx.authorization,
+    subject: ctx.subject,
+    observer: ctx.observer,
+    format: "mcp",
+    payload: {
+      jsonrpc: "2.0",
+      id: jsonRpcId,
+      method: "tools/call",
+      params: {
+        name: params.name,
+        ...(params.arguments === undefined ? {} : { arguments: params.arguments }),
+      },
+    },
+    ...(ctx.proposed === undefined ? {} : { proposed: ctx.proposed }),
+    execute: true,
+    requestId: ctx.requestId,
+  });
+  if (outcome === undefined) throw new McpError(ErrorCode.InternalError, "the call produced no decision");
+  return outcome;
+}
+
+/** A `resources/read` or `prompts/get` through the whole pipeline with `execute`: its one outcome. */
+export async function proposeMessage(
+  ctx: PostContext,
+  message: ProposedMessage,
+  jsonRpcId: string | number,
+): Promise<CallOutcome> {
+  const [outcome] = await handleProposal(ctx.gw, {
+    authorization: ctx.authorization,
+    subject: ctx.subject,
+    format: "mcp",
+    payload: { jsonrpc: "2.0", id: jsonRpcId, ...message },
+    execute: true,
+    requestId: ctx.requestId,
+  });
+  if (outcome === undefined) throw new McpError(ErrorCode.InternalError, "the request produced no decision");
+  return outcome;
+}
+
+/** An outcome as it ran, or its refusal (thrown). */
+export function ranOf(message: ProposedMessage, outcome: CallOutcome): Ran {
+  const what = message.method === "resources/read" ? "read the resource" : "get the prompt";
+  const extra = { ...decisionOf(outcome), ...(outcome.approval ? { approval: outcome.approval } : {}) };
+  if (outcome.error) throw refusal(explained(outcome.error, outcome, what), extra);
+  if (!outcome.result) throw refusal(noResult("request"), extra);
+  return { result: outcome.result, decisionId: outcome.decision_id };
+}
+
+/** Runs `run`, its failures as JSON-RPC errors carrying Writ's error (protocol errors as they are). */
+export async function refusing<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
   } catch (error) {
-    if (error instanceof McpError || error instanceof Refusal) throw error;
+    if (error instanceof McpError || error instanceof Refusal || error instanceof ProtocolError) throw error;
     if (error instanceof Refused) throw refusal(error.error, error.extra);
     throw refusal(asErrorBody(error), {});
   }

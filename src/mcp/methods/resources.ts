@@ -11,11 +11,17 @@ import {
   ReadResourceRequestSchema,
   type ReadResourceResult,
 } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type InputRequiredResult,
+  isInputRequiredResult,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import { resultMeta } from "../answers.ts";
+import { messageRound, roundOf } from "../approval-flow.ts";
 import { resourceContents } from "../results.ts";
 import type { ProposedMessage } from "./approved.ts";
 import type { MethodRegistration, PostContext } from "./context.ts";
-import { runMessage, withContract } from "./proposed.ts";
+import { type Ran, runMessage, withContract } from "./proposed.ts";
 
 /** A `resources/read` through the pipeline: the contents as the server sent them (redacted). */
 export async function readResource(
@@ -23,9 +29,27 @@ export async function readResource(
   params: { uri: string; _meta?: Record<string, unknown> | undefined },
   jsonRpcId: string | number,
 ): Promise<ReadResourceResult> {
-  const message: ProposedMessage = { method: "resources/read", params: { uri: params.uri } };
-  const ran = await runMessage(post, message, params._meta, jsonRpcId);
+  const ran = await runMessage(post, readMessage(params.uri), params._meta, jsonRpcId);
+  return readAnswer(ran);
+}
+
+function readMessage(uri: string): ProposedMessage {
+  return { method: "resources/read", params: { uri } };
+}
+
+function readAnswer(ran: Ran): ReadResourceResult {
   return { contents: resourceContents(ran.result), _meta: resultMeta(ran.result, ran.decisionId) };
+}
+
+/** A 2026-07-28 `resources/read`: as `readResource`, or a round of the approval flow. */
+async function readResourceModern(
+  post: PostContext,
+  params: { uri: string; _meta?: Record<string, unknown> | undefined },
+  ctx: ServerContext,
+): Promise<ReadResourceResult | InputRequiredResult> {
+  const call = { ...post, observer: {} };
+  const ran = await messageRound(call, readMessage(params.uri), params._meta, ctx.mcpReq.id, roundOf(ctx));
+  return isInputRequiredResult(ran) ? ran : readAnswer(ran);
 }
 
 const listResources = ({ discovery, subject }: PostContext) => ({
@@ -49,7 +73,7 @@ export const resources: MethodRegistration = {
     server.setRequestHandler("resources/list", async () => listResources(post));
     server.setRequestHandler("resources/templates/list", async () => listTemplates(post));
     server.setRequestHandler("resources/read", (request, ctx) =>
-      readResource(post, request.params, ctx.mcpReq.id),
+      readResourceModern(post, request.params, ctx),
     );
   },
 };

@@ -4,24 +4,24 @@
  * structured error in `structuredContent`); an unknown tool is a protocol error. On 2025-11-25,
  * answered by fast-path.ts for a plain request, else by the per-POST v1 SDK server (`toolsCall`'s
  * `legacy` half), whose answer may become a stream of progress and log messages; on 2026-07-28,
- * by the v2 SDK's server through `callToolModern`.
+ * by the v2 SDK's server through `callToolModern`, where a call waiting for approval becomes a
+ * round of ../approval-flow.ts.
  */
 import {
   type CallToolRequest,
   CallToolRequestSchema,
   type CallToolResult,
-  ErrorCode,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ServerContext } from "@modelcontextprotocol/server";
+import type { InputRequiredResult, ServerContext } from "@modelcontextprotocol/server";
 import type { CallObserver } from "../../core/handlers.ts";
-import { handleProposal } from "../../pipeline/index.ts";
-import { ToolFailedError } from "../../results/index.ts";
-import { asErrorBody, fromOutcome, success, toolError, toolFailure } from "../answers.ts";
+import { asErrorBody, fromOutcome, toolError } from "../answers.ts";
+import { callToolRound, roundOf } from "../approval-flow.ts";
 import { cancelledAnswer } from "../messages.ts";
 import { callRunCode, callsRunCode } from "../run-code.ts";
-import { approvalOf, type ProposedMessage, Refused, runApproved } from "./approved.ts";
+import { answerApproved, approvalOf, type ProposedMessage } from "./approved.ts";
 import type { CallContext, MethodRegistration, PostContext } from "./context.ts";
+import { proposeCall } from "./proposed.ts";
 
 /** A `tools/call` (fast-path.ts's or the SDK server's) as MCP answers it. */
 export async function callTool(
@@ -41,36 +41,9 @@ export async function callTool(
         method: "tools/call",
         params: { name: params.name, arguments: params.arguments ?? {} },
       };
-      return await runApproved(ctx, message, approvalId).then(
-        ({ result, decisionId }) => success(result, decisionId),
-        (error: unknown) => {
-          if (error instanceof ToolFailedError) return toolFailure(error.toJSON(), error.result, undefined);
-          if (error instanceof Refused) return toolError(error.error, error.extra);
-          throw error;
-        },
-      );
+      return await answerApproved(ctx, message, approvalId);
     }
-    const outcomes = await handleProposal(ctx.gw, {
-      authorization: ctx.authorization,
-      subject: ctx.subject,
-      observer: ctx.observer,
-      format: "mcp",
-      payload: {
-        jsonrpc: "2.0",
-        id: jsonRpcId,
-        method: "tools/call",
-        params: {
-          name: params.name,
-          ...(params.arguments === undefined ? {} : { arguments: params.arguments }),
-        },
-      },
-      ...(ctx.proposed === undefined ? {} : { proposed: ctx.proposed }),
-      execute: true,
-      requestId: ctx.requestId,
-    });
-    const [outcome] = outcomes;
-    if (outcome === undefined) throw new McpError(ErrorCode.InternalError, "the call produced no decision");
-    return fromOutcome(outcome);
+    return fromOutcome(await proposeCall(ctx, params, jsonRpcId));
   } catch (error) {
     if (error instanceof McpError) throw error;
     return toolError(asErrorBody(error), {});
@@ -106,17 +79,22 @@ export function observerOf(
 }
 
 /**
- * The 2026-07-28 answer to a `tools/call` (the v2 SDK's server, one per request): `callTool`,
- * watched through the request's own context (its progress token, notifications and signal).
- * The one place a modern `tools/call` is answered.
+ * The 2026-07-28 answer to a `tools/call` (the v2 SDK's server, one per request): a round of the
+ * approval flow (../approval-flow.ts: a call that needs approval becomes `input_required`, its
+ * retry carries the state), else `callTool`, watched through the request's own context (its
+ * progress token, notifications and signal). The one place a modern `tools/call` is answered.
  */
 export async function callToolModern(
   post: PostContext,
   request: CallToolRequest,
   ctx: ServerContext,
-): Promise<CallToolResult> {
+): Promise<CallToolResult | InputRequiredResult> {
   const observer = observerOf(request.params._meta?.progressToken, ctx.mcpReq.signal, ctx.mcpReq.notify);
-  const answer = await callTool({ ...post, observer }, request, ctx.mcpReq.id);
+  const call = { ...post, observer };
+  const id = ctx.mcpReq.id;
+  const answer = await callToolRound(call, request.params, id, roundOf(ctx), () =>
+    callTool(call, request, id),
+  );
   await observer.flushed();
   return answer;
 }
