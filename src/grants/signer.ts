@@ -88,6 +88,8 @@ export interface GrantIssuer {
   refresh(): Promise<void>;
   /** Reads the key set again when `kid` is not known yet; whether it is known then. */
   reloadForKid(kid: string): Promise<boolean>;
+  /** Signs a document that is not a grant (its own `typ`) with the current grant key. */
+  signDocument(typ: string, claims: Record<string, unknown> & { exp: number }): Promise<string>;
 }
 
 export class GrantSigner implements GrantIssuer {

@@ -146,7 +146,9 @@ describe("a request state", () => {
 
   it("still verifies after the grant keys rotate", async () => {
     const state = await mintRequestState(u.gw, binding, inAMinute());
-    await u.gw.grants.rotate();
+    const signer = u.gw.grants;
+    if (!(signer instanceof GrantSigner)) throw new Error("the unit gateway signs with a GrantSigner");
+    await signer.rotate();
     expect((await verifyRequestState(u.gw, state, { subject: alice, call: CALL })).approvalId).toBe("apr-1");
   });
 
