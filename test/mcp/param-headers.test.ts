@@ -25,22 +25,29 @@ const jsonRpcErrorSchema = z.object({
 });
 const resultSchema = z.object({ jsonrpc: z.literal("2.0"), result: CallToolResultSchema });
 
-/** The default tools with `repo.read`'s `workspace` mirrored into `Mcp-Param-Workspace`. */
-function withWorkspaceHeader(document: Record<string, unknown>): Record<string, unknown> {
+/**
+ * The default tools with `repo.read`'s `workspace` mirrored into `Mcp-Param-Workspace`, and
+ * `repo.search` given an integer `page` and a boolean `exact` (which its handler ignores)
+ * mirrored into `Mcp-Param-Page` and `Mcp-Param-Exact`.
+ */
+function withParamHeaders(document: Record<string, unknown>): Record<string, unknown> {
   const tools = z.array(recordSchema).parse(document.tools);
+  const added: Record<string, Record<string, unknown>> = {
+    "repo.read": { workspace: { type: "string", minLength: 1, "x-mcp-header": "Workspace" } },
+    "repo.search": {
+      page: { type: "integer", "x-mcp-header": "Page" },
+      exact: { type: "boolean", "x-mcp-header": "Exact" },
+    },
+  };
   return {
     ...document,
     tools: tools.map((tool) => {
-      if (tool.name !== "repo.read") return tool;
+      const properties = typeof tool.name === "string" ? added[tool.name] : undefined;
+      if (properties === undefined) return tool;
       const schema = recordSchema.parse(tool.input_schema);
-      const properties = recordSchema.parse(schema.properties);
-      const workspace = recordSchema.parse(properties.workspace);
       return {
         ...tool,
-        input_schema: {
-          ...schema,
-          properties: { ...properties, workspace: { ...workspace, "x-mcp-header": "Workspace" } },
-        },
+        input_schema: { ...schema, properties: { ...recordSchema.parse(schema.properties), ...properties } },
       };
     }),
   };
@@ -53,7 +60,7 @@ let modern: Client;
 const mirrored: Array<string | null> = [];
 
 beforeAll(async () => {
-  gw = await startTestGateway({ configure: withWorkspaceHeader });
+  gw = await startTestGateway({ configure: withParamHeaders });
   alice = await gw.token("alice");
   modern = await connectModernMcp(gw.url, alice, "writ-param-headers-test", (input, init) => {
     const headers = new Headers(init?.headers);
@@ -161,10 +168,39 @@ describe("raw requests", () => {
     );
   });
 
+  it("compare an integer as a number and a boolean as true/false", async () => {
+    const search = (args: Record<string, unknown>, headers: Record<string, string>) =>
+      postModern(
+        gw.url,
+        alice,
+        {
+          method: "tools/call",
+          params: { name: "repo_search", arguments: { workspace: WS, query: "x", ...args } },
+        },
+        headers,
+      );
+    for (const page of ["2", "2.0", "02"]) {
+      const response = await search(
+        { page: 2, exact: true },
+        { "mcp-param-page": page, "mcp-param-exact": "true" },
+      );
+      expect(response.status, page).toBe(200);
+      expect(resultSchema.parse(await response.json()).result.isError).toBeFalsy();
+    }
+    expect((await rawError(await search({ page: 2 }, { "mcp-param-page": "3" }))).code).toBe(-32020);
+    expect((await rawError(await search({ exact: false }, { "mcp-param-exact": "False" }))).code).toBe(
+      -32020,
+    );
+    // Arguments the call leaves out expect no header.
+    const without = await search({}, {});
+    expect(without.status).toBe(200);
+    expect(resultSchema.parse(await without.json()).result.isError).toBeFalsy();
+  });
+
   it("leave tools without declarations alone", async () => {
     const response = await postModern(gw.url, alice, {
       method: "tools/call",
-      params: { name: "repo_search", arguments: { workspace: WS, query: "x" } },
+      params: { name: "repo_propose_edit", arguments: { workspace: WS, path: "README.md" } },
     });
     expect(response.status).toBe(200);
   });
