@@ -55,7 +55,7 @@ interface Mismatch {
 }
 
 /** How the call's declared headers disagree with its arguments (the first), or undefined. */
-export function paramHeaderMismatch(
+function paramHeaderMismatch(
   post: PostContext,
   headers: Headers,
   message: unknown,
