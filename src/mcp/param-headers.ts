@@ -55,11 +55,7 @@ interface Mismatch {
 }
 
 /** How the call's declared headers disagree with its arguments (the first), or undefined. */
-function paramHeaderMismatch(
-  post: PostContext,
-  headers: Headers,
-  message: unknown,
-): Mismatch | undefined {
+function paramHeaderMismatch(post: PostContext, headers: Headers, message: unknown): Mismatch | undefined {
   if (!isRecord(message) || message.method !== "tools/call" || !isRecord(message.params)) return undefined;
   const { name, arguments: args } = message.params;
   const contract = typeof name === "string" ? post.gw.contracts.resolve(name, "mcp") : undefined;
