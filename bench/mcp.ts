@@ -6,7 +6,12 @@
  * - direct: clients call `echo_direct` on the server itself;
  * - writ-api: the same call through POST /v1/proposals with execute (no MCP front);
  * - writ-mcp: clients call `echo` on Writ's /mcp (JWT, policy, grant, durable log entry,
- *           dispatch to the server with the grant, grant verification there, result handling).
+ *           dispatch to the server with the grant, grant verification there, result handling),
+ *           as a v1 SDK client does: the 2025-11-25 revision (`initialize`, then the calls);
+ * - writ-mcp-modern: the same calls through the v2 SDK's `Client` (`@modelcontextprotocol/client`)
+ *           pinned to 2026-07-28 (`server/discover`, no `initialize`, every request with its
+ *           `_meta` envelope), answered by the v2 SDK's server (src/mcp/modern.ts); the bench
+ *           fails unless each client negotiated that revision and sent no `initialize`.
  *
  * - writ-mcp-sdk (with `--sdk`): the same, with /mcp's fast path off (src/mcp/fast-path.ts), every
  *           call answered by a per-POST SDK server as before it: what the fast path saves, in one run.
@@ -24,11 +29,15 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { Session } from "node:inspector/promises";
-import { cpus, tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { type ServerType, serve } from "@hono/node-server";
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernTransport,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -144,10 +153,59 @@ jwks = createRemoteJWKSet(new URL(`${running.url}/.well-known/jwks.json`));
 const token = await aliceToken(dir);
 
 // ------------------------------------------------------------------------- the runs
-async function connect(url: string, headers: Record<string, string> = {}): Promise<Client> {
+/** The caller of one client: a tool call that says whether it succeeded, and its closing. */
+interface Caller {
+  call(tool: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** What both SDK lines' clients offer the bench. */
+interface SdkClient {
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<object>;
+  close(): Promise<void>;
+}
+
+function callerOf(client: SdkClient): Caller {
+  return {
+    call: async (tool) => {
+      const result = await client.callTool({ name: tool, arguments: { text: "hello" } });
+      return !("isError" in result && result.isError === true);
+    },
+    close: () => client.close(),
+  };
+}
+
+/** A v1 SDK client (2025-11-25: `initialize`, then the calls). */
+async function connect(url: string, headers: Record<string, string> = {}): Promise<Caller> {
   const client = new Client({ name: "bench", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
-  return client;
+  return callerOf(client);
+}
+
+const MODERN_REVISION = "2026-07-28";
+/** `initialize` requests the v2 clients sent (the bench fails unless none). */
+let modernInitializes = 0;
+
+/**
+ * A v2 SDK client pinned to 2026-07-28 (`server/discover`, then every request with its `_meta`
+ * envelope); throws unless it negotiated that revision.
+ */
+async function connectModern(url: string, headers: Record<string, string> = {}): Promise<Caller> {
+  const client = new ModernClient(
+    { name: "bench-modern", version: "1.0.0" },
+    { versionNegotiation: { mode: { pin: MODERN_REVISION } } },
+  );
+  const counting: typeof fetch = (input, init) => {
+    if (new Headers(init?.headers).get("mcp-method") === "initialize") modernInitializes += 1;
+    return fetch(input, init);
+  };
+  await client.connect(new ModernTransport(new URL(url), { requestInit: { headers }, fetch: counting }));
+  const era = client.getProtocolEra();
+  const version = client.getNegotiatedProtocolVersion();
+  if (era !== "modern" || version !== MODERN_REVISION) {
+    throw new Error(`the v2 client negotiated ${era ?? "nothing"} ${version ?? ""}, not ${MODERN_REVISION}`);
+  }
+  return callerOf(client);
 }
 
 interface Measured {
@@ -202,7 +260,7 @@ async function measure(
     cpu_ms_per_call: (cpu.user + cpu.system) / 1000 / Math.max(1, latencies.length),
   };
   console.log(
-    `${label.padEnd(10)} ${measured.calls_per_s.toFixed(0).padStart(6)} calls/s  p50 ${measured.p50_ms.toFixed(2)} ms  p99 ${measured.p99_ms.toFixed(2)} ms  cpu ${measured.cpu_ms_per_call.toFixed(3)} ms/call  failures ${failures}`,
+    `${label.padEnd(15)} ${measured.calls_per_s.toFixed(0).padStart(6)} calls/s  p50 ${measured.p50_ms.toFixed(2)} ms  p99 ${measured.p99_ms.toFixed(2)} ms  cpu ${measured.cpu_ms_per_call.toFixed(3)} ms/call  failures ${failures}`,
   );
   return measured;
 }
@@ -213,16 +271,14 @@ async function run(
   tool: string,
   headers: Record<string, string> = {},
   profile?: string,
+  connectWith: typeof connect = connect,
 ): Promise<Measured> {
-  const pool = await Promise.all(Array.from({ length: clients }, () => connect(url, headers)));
+  const pool = await Promise.all(Array.from({ length: clients }, () => connectWith(url, headers)));
   const session = profile === undefined ? undefined : new Session();
   // The profile covers the measured calls, not the warm-up.
   const measured = await measure(
     label,
-    async (worker) => {
-      const result = await pool[worker]?.callTool({ name: tool, arguments: { text: "hello" } });
-      return result !== undefined && !result.isError;
-    },
+    async (worker) => (await pool[worker]?.call(tool)) === true,
     async () => {
       if (session === undefined) return;
       session.connect();
@@ -276,7 +332,11 @@ function gitCommit(): string {
 }
 
 try {
-  console.log(`${clients} concurrent SDK clients, ${seconds} s per run after ${warmup} s of warm-up`);
+  console.log(
+    `${clients} concurrent SDK clients, ${seconds} s per run after ${warmup} s of warm-up; load average ${loadavg()
+      .map((load) => load.toFixed(2))
+      .join(" ")}`,
+  );
   const direct = await run("direct", upstreamUrl, "echo_direct");
   const api = await viaApi("writ-api");
   const writ = await run(
@@ -301,11 +361,24 @@ try {
       if (!on && (sdk === undefined || measured.cpu_ms_per_call < sdk.cpu_ms_per_call)) sdk = measured;
     }
   }
+  const modern = await run(
+    "writ-mcp-modern",
+    `${running.url}/mcp`,
+    "echo",
+    { authorization: `Bearer ${token}` },
+    undefined,
+    connectModern,
+  );
+  if (modernInitializes > 0) throw new Error(`the 2026-07-28 clients sent ${modernInitializes} initialize`);
   // Throughput ratios, and the same by CPU time per call (steadier on a shared machine).
   const ratios = {
     "writ-mcp/direct": writ.calls_per_s / direct.calls_per_s,
+    "writ-mcp-modern/direct": modern.calls_per_s / direct.calls_per_s,
+    "writ-mcp-modern/writ-mcp": modern.calls_per_s / writ.calls_per_s,
     "writ-api/direct": api.calls_per_s / direct.calls_per_s,
     "writ-mcp/direct (cpu)": direct.cpu_ms_per_call / writ.cpu_ms_per_call,
+    "writ-mcp-modern/direct (cpu)": direct.cpu_ms_per_call / modern.cpu_ms_per_call,
+    "writ-mcp-modern/writ-mcp (cpu)": writ.cpu_ms_per_call / modern.cpu_ms_per_call,
     "writ-api/direct (cpu)": direct.cpu_ms_per_call / api.cpu_ms_per_call,
     ...(sdk === undefined || fast === undefined
       ? {}
@@ -328,8 +401,17 @@ try {
       node: process.version,
       cpu: { model: cpus()[0]?.model ?? "unknown", count: cpus().length },
       commit: gitCommit(),
-      config: { seconds, warmup, clients, store: "sqlite", tool: "echo", arguments: { text: "hello" } },
-      runs: [direct, api, writ, ...(sdk === undefined || fast === undefined ? [] : [sdk, fast])],
+      config: {
+        seconds,
+        warmup,
+        clients,
+        store: "sqlite",
+        tool: "echo",
+        arguments: { text: "hello" },
+        revisions: { "writ-mcp": "2025-11-25", "writ-mcp-modern": MODERN_REVISION },
+      },
+      load_average: loadavg(),
+      runs: [direct, api, writ, modern, ...(sdk === undefined || fast === undefined ? [] : [sdk, fast])],
       ratios,
     };
     await writeFile(cli.values.json, `${JSON.stringify(report, null, 2)}\n`);

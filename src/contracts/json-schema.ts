@@ -6,6 +6,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.
 import { Ajv as AjvDraft07, type Options } from "ajv/dist/ajv.js";
 import addFormats from "ajv-formats";
 import { escapeToken, unescapeToken } from "../core/json-pointer.ts";
+import { MCP_HEADER_KEYWORD } from "./mcp-headers.ts";
 import { isNormalPath, PATH_FORMAT, RELATIVE_KEYWORD, ROOT_KEYWORD } from "./paths.ts";
 
 /** One way a value fails a schema. */
@@ -51,12 +52,13 @@ const options: Options = {
 /**
  * Writ's own path declaration is known to every dialect: `format: path` (a string in the normal
  * form src/normalize/path.ts gives, since arguments are checked once normalized) and the
- * annotations `x-writ-root` and `x-writ-relative` (src/contracts/paths.ts checks them).
+ * annotations `x-writ-root` and `x-writ-relative` (src/contracts/paths.ts checks them); so is
+ * MCP's annotation `x-mcp-header` (src/contracts/mcp-headers.ts checks where it is).
  */
 function withWritVocabulary<A extends Ajv2020 | AjvDraft07>(ajv: A): A {
   addFormats.default(ajv);
   ajv.addFormat(PATH_FORMAT, { type: "string", validate: isNormalPath });
-  ajv.addVocabulary([ROOT_KEYWORD, RELATIVE_KEYWORD]);
+  ajv.addVocabulary([ROOT_KEYWORD, RELATIVE_KEYWORD, MCP_HEADER_KEYWORD]);
   return ajv;
 }
 

@@ -53,7 +53,7 @@ export interface PathProblem {
 
 type Schema = Record<string, unknown>;
 
-function isSchema(value: unknown): value is Schema {
+export function isSchema(value: unknown): value is Schema {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
@@ -194,23 +194,33 @@ const schemaValues = [
   "contentSchema",
 ];
 
-/** The pointers of every subschema of `schema` that declares a path, wherever it is. */
-function declarationSites(schema: unknown, pointer: string, sites: string[]): void {
-  if (!isSchema(schema)) return;
-  if (declares(schema)) sites.push(pointer);
+/**
+ * The pointers of every subschema of `schema` for which `marked` holds, wherever it is (under any
+ * applicator, `$defs` included; not inside `const`, `enum` or `default` values, which are data).
+ */
+export function schemaSites(
+  schema: unknown,
+  marked: (subschema: Schema) => boolean,
+  pointer = "",
+  sites: string[] = [],
+): string[] {
+  if (!isSchema(schema)) return sites;
+  if (marked(schema)) sites.push(pointer);
   for (const keyword of schemaMaps) {
     const map = schema[keyword];
     if (!isSchema(map)) continue;
     for (const [name, sub] of Object.entries(map)) {
-      declarationSites(sub, `${pointer}/${keyword}/${escapeToken(name)}`, sites);
+      schemaSites(sub, marked, `${pointer}/${keyword}/${escapeToken(name)}`, sites);
     }
   }
   for (const keyword of schemaLists) {
     const list = schema[keyword];
     if (!Array.isArray(list)) continue;
-    for (const [index, sub] of list.entries()) declarationSites(sub, `${pointer}/${keyword}/${index}`, sites);
+    for (const [index, sub] of list.entries())
+      schemaSites(sub, marked, `${pointer}/${keyword}/${index}`, sites);
   }
-  for (const keyword of schemaValues) declarationSites(schema[keyword], `${pointer}/${keyword}`, sites);
+  for (const keyword of schemaValues) schemaSites(schema[keyword], marked, `${pointer}/${keyword}`, sites);
+  return sites;
 }
 
 /**
@@ -222,9 +232,7 @@ export function pathShape(schema: Schema): { shape: PathShape | undefined; probl
   const problems: PathProblem[] = [];
   const reached = new Set<string>();
   const shape = shapeOf(schema, "", reached, problems);
-  const sites: string[] = [];
-  declarationSites(schema, "", sites);
-  for (const site of sites) {
+  for (const site of schemaSites(schema, declares)) {
     if (reached.has(site)) continue;
     problems.push({
       pointer: site,

@@ -15,6 +15,7 @@ import {
   type ValidateFunction,
   violationsOf,
 } from "./json-schema.ts";
+import { type McpHeaderDeclaration, mcpHeaders, withoutMcpHeaders } from "./mcp-headers.ts";
 import { type PathShape, pathShape } from "./paths.ts";
 import {
   type ModelFacingTool,
@@ -48,6 +49,8 @@ interface CompiledContract {
   /** Where the input schema declares paths (src/contracts/paths.ts); undefined when nowhere. */
   paths: PathShape | undefined;
   views: Record<ModelFamily, ModelFacingTool>;
+  /** The `x-mcp-header` declarations of the MCP view's input schema (src/contracts/mcp-headers.ts). */
+  mcpHeaders: readonly McpHeaderDeclaration[];
 }
 
 function deepFreeze<T>(value: T): T {
@@ -89,6 +92,8 @@ export interface ContractRegistry {
   modelNames(family: ModelFamily): string[];
   modelView(contract: ToolContract, family: ModelFamily): ModelFacingTool;
   pathsOf(contract: ToolContract): PathShape | undefined;
+  /** The arguments of the contract's MCP view a 2026-07-28 client mirrors into `Mcp-Param-*` headers. */
+  mcpHeadersOf(contract: ToolContract): readonly McpHeaderDeclaration[];
   checkInput(contract: ToolContract, args: unknown): SchemaViolation[];
   checkOutput(contract: ToolContract, result: unknown): SchemaViolation[];
 }
@@ -159,6 +164,7 @@ export class CompiledContractRegistry implements ContractRegistry {
     for (const problem of paths.problems) {
       problems.push({ path: `${at}/input_schema${problem.pointer}`, message: problem.message });
     }
+    const headerProblems = this.#checkMcpHeaders(contract, at, problems);
     const input = compile(contract.input_schema, `${at}/input_schema`);
     const output =
       contract.output_schema === undefined
@@ -175,6 +181,7 @@ export class CompiledContractRegistry implements ContractRegistry {
     if (
       input === undefined ||
       paths.problems.length > 0 ||
+      headerProblems ||
       (contract.output_schema !== undefined && output === undefined) ||
       !viewsCompile
     ) {
@@ -183,10 +190,12 @@ export class CompiledContractRegistry implements ContractRegistry {
     const fallback = contract.model_views.find((view) => view.family === "default");
     const viewFor = (family: ModelFamily): ModelFacingTool => {
       const view = contract.model_views.find((candidate) => candidate.family === family) ?? fallback;
+      const schema = view?.input_schema ?? contract.input_schema;
       return {
         name: view?.name ?? defaultModelName(contract.name),
         description: view?.description ?? contract.description,
-        input_schema: view?.input_schema ?? contract.input_schema,
+        // Mcp-Param-* headers are MCP's: the other families' models are not shown the keyword.
+        input_schema: family === "mcp" ? schema : withoutMcpHeaders(schema),
       };
     };
     const views: Record<ModelFamily, ModelFacingTool> = {
@@ -202,7 +211,32 @@ export class CompiledContractRegistry implements ContractRegistry {
       output,
       paths: paths.shape,
       views: deepFreeze(views),
+      mcpHeaders: deepFreeze(mcpHeaders(views.mcp.input_schema).declarations),
     };
+  }
+
+  /**
+   * Records the problems of the contract's `x-mcp-header` declarations (its input schema's and
+   * its views', none in its output schema); true when there is one.
+   */
+  #checkMcpHeaders(contract: ToolContract, at: string, problems: FieldError[]): boolean {
+    const schemas: Array<[Record<string, unknown> | undefined, string, boolean]> = [
+      [contract.input_schema, `${at}/input_schema`, true],
+      [contract.output_schema, `${at}/output_schema`, false],
+      ...contract.model_views.map((view, index): [Record<string, unknown> | undefined, string, boolean] => [
+        view.input_schema,
+        `${at}/model_views/${index}/input_schema`,
+        true,
+      ]),
+    ];
+    let found = false;
+    for (const [schema, where, allowed] of schemas) {
+      for (const problem of schema === undefined ? [] : mcpHeaders(schema, allowed).problems) {
+        problems.push({ path: `${where}${problem.pointer}`, message: problem.message });
+        found = true;
+      }
+    }
+    return found;
   }
 
   /** Where a model-facing name of `contract` for `family` is written in the config. */
@@ -304,6 +338,10 @@ export class CompiledContractRegistry implements ContractRegistry {
   /** Where the contract's arguments hold paths to normalize; undefined when it declares none. */
   pathsOf(contract: ToolContract): PathShape | undefined {
     return this.#entry(contract).paths;
+  }
+
+  mcpHeadersOf(contract: ToolContract): readonly McpHeaderDeclaration[] {
+    return this.#entry(contract).mcpHeaders;
   }
 
   /** How `args` fail the contract's input schema (empty when they match). */

@@ -23,7 +23,7 @@ const OFFERED_METHODS =
   "initialize, ping, tools/list, tools/call, resources/list, resources/templates/list, resources/read, prompts/list, prompts/get, logging/setLevel (2025-11-25); server/discover and the same methods without initialize, ping and logging/setLevel (2026-07-28)";
 
 /** The 2026-07-28 revision's errors of the request's headers and envelope (SEP-2243, SEP-2575). */
-const HEADER_MISMATCH = -32020;
+export const HEADER_MISMATCH = -32020;
 const MISSING_CLIENT_CAPABILITY = -32021;
 const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
@@ -41,21 +41,24 @@ function invalidArgumentFix(code: number, message: string): string {
   return "send one JSON-RPC 2.0 message per POST, as the MCP specification's Streamable HTTP transport defines";
 }
 
-/** Writ's error for a JSON-RPC error the SDK answered by itself (it carries no Writ error). */
-export function sdkErrorData(code: number, message: string): WritErrorBody {
+/** Writ's error for a JSON-RPC error of `code` that carries none (the SDK's own, or the ladder's). */
+export function protocolError(code: number, message: string): WritError {
   if (code === ErrorCode.MethodNotFound) {
     return new WritError("not_found", `this MCP endpoint does not offer that method (${message})`, {
       suggestedFix: `use one of the methods Writ's MCP endpoint offers: ${OFFERED_METHODS}`,
-    }).toJSON();
+    });
   }
   if (code === ErrorCode.InternalError) {
     return new WritError("internal", message, {
       suggestedFix: "retry later; if it persists, tell the operator the time of the request",
-    }).toJSON();
+    });
   }
-  return new WritError("invalid_argument", message, {
-    suggestedFix: invalidArgumentFix(code, message),
-  }).toJSON();
+  return new WritError("invalid_argument", message, { suggestedFix: invalidArgumentFix(code, message) });
+}
+
+/** Writ's error for a JSON-RPC error the SDK answered by itself (it carries no Writ error). */
+export function sdkErrorData(code: number, message: string): WritErrorBody {
+  return protocolError(code, message).toJSON();
 }
 
 /** Whether a JSON-RPC error's data is (or carries, as `error`) Writ's structured error. */

@@ -5,7 +5,9 @@
  * (`isLegacyRequest`, on the body endpoint.ts read already); such a POST is served by the v2
  * SDK's entry (`createMcpHandler`, `legacy: "reject"`), which answers the revision's ladder
  * itself (an unsupported revision -32022 with the supported list, headers disagreeing with the
- * body -32020, a missing client capability -32021, `server/discover`) and builds one v2 `Server`
+ * body -32020, a missing client capability -32021, `server/discover`; `Mcp-Param-*` headers
+ * disagreeing with a `tools/call`'s arguments, which it checks for an `McpServer`'s tools only,
+ * are refused -32020 before it by param-headers.ts) and builds one v2 `Server`
  * per request, on which each method's module registers its `modern` handler (methods/index.ts):
  * the handlers 2025-11-25 runs, so the two revisions cannot drift. The SDK stamps `resultType`,
  * and `ttlMs`/`cacheScope` on the cacheable results (initialize.ts's cache hints).
@@ -21,6 +23,7 @@ import { withMessageTrace } from "../observability/tracing.ts";
 import { newModernServer } from "./initialize.ts";
 import { withErrorData } from "./messages.ts";
 import { METHODS, type PostContext } from "./methods/index.ts";
+import { refuseParamHeaders } from "./param-headers.ts";
 
 /** Whether the v2 SDK serves this POST (whose body was read already) as 2026-07-28. */
 export async function isModernRequest(request: Request, messages: unknown): Promise<boolean> {
@@ -50,6 +53,9 @@ export class ModernEndpoint {
 
   /** Answers `request`, a 2026-07-28 POST whose body endpoint.ts read and checked (`messages`). */
   async answer(post: PostContext, request: Request, messages: unknown): Promise<Response> {
+    // Mcp-Param-* headers agree with the tools/call's arguments, or nothing is decided.
+    const refused = await refuseParamHeaders(post, request, messages);
+    if (refused !== undefined) return refused;
     this.#posts.set(request, post);
     const method = isRecord(messages) && typeof messages.method === "string" ? messages.method : "message";
     const response = await withMessageTrace(`mcp ${method}`, traceCarrier(messages), () =>

@@ -17,6 +17,8 @@ export async function connectModernMcp(
   gatewayUrl: string,
   token: string,
   name = "writ-v2-test",
+  /** The transport's fetch (to watch what the client sends). */
+  fetch?: typeof globalThis.fetch,
 ): Promise<Client> {
   const client = new Client(
     { name, version: "1.0.0" },
@@ -25,6 +27,7 @@ export async function connectModernMcp(
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${gatewayUrl}/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${token}` } },
+      ...(fetch === undefined ? {} : { fetch }),
     }),
   );
   return client;
