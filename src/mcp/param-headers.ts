@@ -85,6 +85,12 @@ function paramHeaderMismatch(post: PostContext, headers: Headers, message: unkno
   return undefined;
 }
 
+/** Whether the call's tool is one the discovery policy shows this caller (checked only on a mismatch). */
+function visibleTool(post: PostContext, message: Record<string, unknown>): boolean {
+  const name = isRecord(message.params) ? message.params.name : undefined;
+  return post.discovery.list(post.subject, "mcp").some((tool) => tool.name === name);
+}
+
 /**
  * The refusal of a 2026-07-28 POST whose `Mcp-Param-*` headers disagree with its `tools/call`
  * body (logged as a refused call), or undefined when they agree or the request is no such call.
@@ -96,6 +102,9 @@ export async function refuseParamHeaders(
 ): Promise<Response | undefined> {
   const mismatch = paramHeaderMismatch(post, request.headers, message);
   if (mismatch === undefined || !isRecord(message)) return undefined;
+  // A tool the caller may not see is not described to it, not even by its headers' names: the
+  // call goes on and is refused as any call of a hidden tool is.
+  if (!visibleTool(post, message)) return undefined;
   const said = `Bad Request: the request headers and body disagree: ${mismatch.message}`;
   await logRefusedRequest(
     post.gw,

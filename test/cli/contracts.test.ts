@@ -371,7 +371,9 @@ describe("writ contracts import: failures are exit 2 with what to do", () => {
     expect(answer.err).toBe("");
     expect(answer.code).toBe(0);
     const config = parseConfig(parseYaml(answer.out), tmp, "imported");
-    expect(config.mcp.servers).toEqual([{ name: "ref", transport: "http", url: http.url }]);
+    expect(config.mcp.servers).toEqual([
+      { name: "ref", transport: "http", url: http.url, protocol_version: "auto" },
+    ]);
     expect(config.tools.length).toBeGreaterThan(0);
     expect(config.tools.some((c) => c.backend.kind === "mcp_prompt")).toBe(true);
     expect(answer.out).not.toContain("s3cret");

@@ -34,14 +34,19 @@ function withParamHeaders(document: Record<string, unknown>): Record<string, unk
   const tools = z.array(recordSchema).parse(document.tools);
   const added: Record<string, Record<string, unknown>> = {
     "repo.read": { workspace: { type: "string", minLength: 1, "x-mcp-header": "Workspace" } },
+    "repo.hidden_read": { workspace: { type: "string", minLength: 1, "x-mcp-header": "Workspace" } },
     "repo.search": {
       page: { type: "integer", "x-mcp-header": "Page" },
       exact: { type: "boolean", "x-mcp-header": "Exact" },
     },
   };
+  // A tool the sample policy does not govern: denied, so hidden from every caller's list.
+  const read = tools.find((tool) => tool.name === "repo.read");
+  // Its model-facing name is the default (repo_hidden_read): repo.read's views name repo_read.
+  const hidden: Record<string, unknown> = { ...read, name: "repo.hidden_read", model_views: undefined };
   return {
     ...document,
-    tools: tools.map((tool) => {
+    tools: [...tools, hidden].map((tool) => {
       const properties = typeof tool.name === "string" ? added[tool.name] : undefined;
       if (properties === undefined) return tool;
       const schema = recordSchema.parse(tool.input_schema);
@@ -117,6 +122,19 @@ describe("a v2 client", () => {
 });
 
 describe("raw requests", () => {
+  it("do not describe a tool the caller may not see: its call without the header is refused as any hidden tool's", async () => {
+    const response = await postModern(
+      gw.url,
+      alice,
+      { id: 9, method: "tools/call", params: { name: "repo_hidden_read", arguments: README } },
+      {},
+    );
+    const text = await response.text();
+    expect(response.status, text).not.toBe(400);
+    expect(text).not.toContain("Mcp-Param");
+    expect(text).not.toContain("-32020");
+  });
+
   it("run with a header that agrees, plain or Base64 (=?base64?…?=), its name in any case", async () => {
     for (const header of [WS, `=?base64?${Buffer.from(WS).toString("base64")}?=`]) {
       const response = await readCall({ "MCP-PARAM-WORKSPACE": header });
