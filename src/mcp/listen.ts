@@ -8,7 +8,8 @@
  * decides what reaches this one caller. When an upstream's catalog changes (`onChange` of the
  * upstream servers, after imported contracts were rebuilt), each stream compares what its caller
  * sees (its tools, prompts, resources and templates, as discovery lists them) with what it saw:
- * only a list that changed for this caller is notified. A caller who sees nothing of a server
+ * only a list that changed for this caller is notified. A reloaded policy (a new revision, looked
+ * for every second while streams are open) is compared the same way. A caller who sees nothing of a server
  * hears nothing of it, and neither does one whose view did not change (a tool the policy hides).
  *
  * The stream ends when the caller's token expires: at `exp` the entry is closed, which sends the
@@ -34,6 +35,8 @@ import { errorWithData } from "./messages.ts";
 
 /** The most listen streams one instance keeps open (the SDK's own default). */
 const MAX_STREAMS = 1024;
+/** How often open streams look for a reloaded policy (its revision changed). */
+const POLICY_CHECK_MS = 1000;
 /** The longest a timer may wait (setTimeout's limit); a stream outliving it is re-armed. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -110,14 +113,38 @@ class CallerStream implements ServerEventBus {
 /** The open listen streams of one `/mcp` endpoint. */
 export class ListenStreams {
   readonly #streams = new Set<CallerStream>();
+  /** While streams are open: looks for a new policy revision (a reload changes what callers see). */
+  #policyTimer: NodeJS.Timeout | undefined;
+  #revision: string | undefined;
 
   constructor(
-    gw: Gateway,
+    private readonly gw: Gateway,
     private readonly discovery: ToolDiscovery,
   ) {
-    gw.mcp?.onChange(() => {
-      for (const stream of this.#streams) stream.changed();
-    });
+    gw.mcp?.onChange(() => this.#changed());
+  }
+
+  #changed(): void {
+    for (const stream of this.#streams) stream.changed();
+  }
+
+  #opened(stream: CallerStream): void {
+    this.#streams.add(stream);
+    if (this.#policyTimer !== undefined) return;
+    this.#revision = this.gw.policy.revision;
+    this.#policyTimer = setInterval(() => {
+      if (this.gw.policy.revision === this.#revision) return;
+      this.#revision = this.gw.policy.revision;
+      this.#changed();
+    }, POLICY_CHECK_MS);
+    this.#policyTimer.unref();
+  }
+
+  #ended(stream: CallerStream): void {
+    this.#streams.delete(stream);
+    if (this.#streams.size > 0) return;
+    clearInterval(this.#policyTimer);
+    this.#policyTimer = undefined;
   }
 
   /** Answers a `subscriptions/listen` request of `subject` (a 2026-07-28 POST, its body read). */
@@ -127,8 +154,8 @@ export class ListenStreams {
     const expiresAtMs = claims.success ? claims.data.exp * 1000 : 0;
     let handler: McpHttpHandler | undefined;
     const stream: CallerStream = new CallerStream(this.discovery, subject, expiresAtMs, {
-      opened: () => this.#streams.add(stream),
-      ended: () => this.#streams.delete(stream),
+      opened: () => this.#opened(stream),
+      ended: () => this.#ended(stream),
       expired: () => void handler?.close(),
     });
     handler = createMcpHandler(() => newModernServer(), {

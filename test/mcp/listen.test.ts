@@ -5,7 +5,8 @@
  * (`addArchiveTool()` adds `archive_note`, which the notes policy shows editors only); callers are
  * a real v2 `Client` with its `listChanged` handler and raw HTTP reading the SSE stream.
  */
-import { rm } from "node:fs/promises";
+import { rename, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
 import {
   Client,
   StreamableHTTPClientTransport,
@@ -18,7 +19,7 @@ import type { GrantKeys } from "../../src/executor/index.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { MODERN_REVISION, postModern } from "../support/mcp-v2-client.ts";
 import { startV2Upstream, type V2Upstream } from "../support/mcp-v2-upstream.ts";
-import { notesPolicyDir, withNotes } from "./notes-fixture.ts";
+import { NOTES_POLICY, notesPolicyDir, withNotes } from "./notes-fixture.ts";
 
 let policyDir: string;
 let upstream: V2Upstream;
@@ -158,5 +159,29 @@ describe("subscriptions/listen", () => {
     expect(edited[1]?.params?._meta).toEqual({ [SUBSCRIPTION_ID_META_KEY]: "e-1" });
     expect(Date.now()).toBeGreaterThanOrEqual(exp * 1000);
     await editor.close();
+  }, 30_000);
+
+  it("tells a listening caller when a policy reload changes the tools it sees", async () => {
+    const viewerTools: string[][] = [];
+    const viewer = await connectWithListChanged(await gw.token("vera", { roles: ["viewer"] }), (names) =>
+      viewerTools.push(names),
+    );
+    expect((await viewer.listTools()).tools.map((tool) => tool.name)).not.toContain("archive_note");
+    // Viewers become editors: they now see archive_note (the upstream offers it since the test above).
+    const promoted = NOTES_POLICY.replace(
+      'editor if "editor" in input.subject.roles',
+      'editor if {\n\tsome role in input.subject.roles\n\trole in {"editor", "viewer"}\n}',
+    );
+    expect(promoted).not.toBe(NOTES_POLICY);
+    const file = path.join(policyDir, "writ", "decision.rego");
+    await writeFile(`${file}.next`, promoted);
+    await rename(`${file}.next`, file);
+    try {
+      await expect
+        .poll(() => viewerTools.at(-1) ?? [], { timeout: 15_000, interval: 100 })
+        .toContain("archive_note");
+    } finally {
+      await viewer.close();
+    }
   }, 30_000);
 });
