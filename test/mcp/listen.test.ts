@@ -111,6 +111,22 @@ describe("subscriptions/listen", () => {
     expect(response.headers.get("www-authenticate")).toContain("Bearer");
   });
 
+  it("refuses a listen without its filter in-band: -32602 with Writ's error as data", async () => {
+    const token = await gw.token("erin", { roles: ["editor"] });
+    const response = await postModern(gw.url, token, { method: "subscriptions/listen", params: {} });
+    expect(response.headers.get("content-type")).toContain("application/json");
+    const answer = z
+      .object({
+        error: z.object({
+          code: z.number(),
+          data: z.object({ category: z.string(), suggested_fix: z.string() }),
+        }),
+      })
+      .parse(await response.json());
+    expect(answer.error.code).toBe(-32602);
+    expect(answer.error.data.category).toBe("invalid_argument");
+  });
+
   it("relays an upstream's new tool to a caller allowed to see it, not to callers it changes nothing for, and ends each stream at its token's exp", async () => {
     const editorTools: string[][] = [];
     const editor = await connectWithListChanged(await gw.token("erin", { roles: ["editor"] }), (names) =>
