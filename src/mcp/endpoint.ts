@@ -25,6 +25,8 @@
  *   messages pass as the server sent them (redacted). A refusal is a JSON-RPC error (these
  *   results have no `isError`) with Writ's error in `error.data.error`. `resources/subscribe` is
  *   not offered (Method not found): the endpoint keeps no session to notify.
+ * - `subscriptions/listen` (2026-07-28): a stream of the list changes that alter what this caller
+ *   sees, until its token expires (listen.ts).
  */
 import type { Context } from "hono";
 import type { CodeMode } from "../codemode/index.ts";

@@ -15,6 +15,17 @@ import { errorWithData } from "./messages.ts";
 const SERVER_INFO = { name: "writ", version: "0.1.0" };
 const CAPABILITIES = { tools: { listChanged: false }, resources: {}, prompts: {}, logging: {} };
 /**
+ * 2026-07-28's: the lists' changes are relayed on `subscriptions/listen` (listen.ts). Not on
+ * 2025-11-25, whose stateless endpoint keeps no stream to send them on. No resource `subscribe`:
+ * resource updates are not relayed yet.
+ */
+const MODERN_CAPABILITIES = {
+  ...CAPABILITIES,
+  tools: { listChanged: true },
+  resources: { listChanged: true },
+  prompts: { listChanged: true },
+};
+/**
  * The JSON Schema validator every per-POST server shares. The SDK would otherwise build a new Ajv
  * (its meta-schemas and formats) for each POST, the largest part of a server's construction; the
  * server uses it for elicitation answers only, which Writ's endpoint never asks for.
@@ -65,7 +76,7 @@ class WritModernServer extends ModernServer {
 /** A 2026-07-28 request's server, before its methods are registered (methods/index.ts). */
 export function newModernServer(): ModernServer {
   return new WritModernServer(SERVER_INFO, {
-    capabilities: CAPABILITIES,
+    capabilities: MODERN_CAPABILITIES,
     instructions: INSTRUCTIONS,
     jsonSchemaValidator: MODERN_SCHEMA_VALIDATOR,
     cacheHints: CACHE_HINTS,

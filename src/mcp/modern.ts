@@ -21,6 +21,7 @@ import { createMcpHandler, isLegacyRequest, type Server } from "@modelcontextpro
 import { isRecord } from "../core/json.ts";
 import { withMessageTrace } from "../observability/tracing.ts";
 import { newModernServer } from "./initialize.ts";
+import { ListenStreams } from "./listen.ts";
 import { withErrorData } from "./messages.ts";
 import { METHODS, type PostContext } from "./methods/index.ts";
 import { refuseParamHeaders } from "./param-headers.ts";
@@ -47,6 +48,8 @@ function traceCarrier(messages: unknown): Record<string, string> {
 export class ModernEndpoint {
   /** Each request's context, for the server the SDK asks the factory for while it serves it. */
   readonly #posts = new WeakMap<Request, PostContext>();
+  /** The `subscriptions/listen` streams (listen.ts), from the first one on. */
+  #listen: ListenStreams | undefined;
   readonly #handler = createMcpHandler(({ requestInfo }) => this.#serverFor(requestInfo), {
     legacy: "reject",
   });
@@ -58,6 +61,10 @@ export class ModernEndpoint {
     if (refused !== undefined) return refused;
     this.#posts.set(request, post);
     const method = isRecord(messages) && typeof messages.method === "string" ? messages.method : "message";
+    if (method === "subscriptions/listen") {
+      this.#listen ??= new ListenStreams(post.gw, post.discovery);
+      return this.#listen.open(post.subject, request, messages);
+    }
     const response = await withMessageTrace(`mcp ${method}`, traceCarrier(messages), () =>
       this.#handler.fetch(request, { parsedBody: messages }),
     );

@@ -67,8 +67,20 @@ describe("server/discover", () => {
       name: "writ",
       version: "0.1.0",
     });
-    // The 2025-11-25 handshake gives the same.
-    expect(legacy.getServerCapabilities()).toEqual(discovered?.capabilities);
+    // List changes are relayed on 2026-07-28's subscriptions/listen only (listen.test.ts).
+    expect(discovered?.capabilities).toMatchObject({
+      tools: { listChanged: true },
+      resources: { listChanged: true },
+      prompts: { listChanged: true },
+    });
+    expect(discovered?.capabilities.resources?.subscribe).toBeUndefined();
+    // The 2025-11-25 handshake gives the same, without listChanged (no stream to send it on).
+    expect(legacy.getServerCapabilities()).toEqual({
+      ...discovered?.capabilities,
+      tools: { listChanged: false },
+      resources: {},
+      prompts: {},
+    });
     expect(legacy.getInstructions()).toBe(discovered?.instructions);
     expect(legacy.getServerVersion()).toEqual({ name: "writ", version: "0.1.0" });
   });

@@ -24,6 +24,11 @@ export interface UpstreamStatus {
 export interface UpstreamMcpServers {
   /** Changes whenever any server's catalog changes (connect, list change, disconnect). */
   readonly catalogVersion: number;
+  /**
+   * Tells `listener`, synchronously, after any server's catalog changed (listed at connect or on
+   * a list change, after `onCatalog`; or gone with its connection); returns its removal.
+   */
+  onChange(listener: () => void): () => void;
   /** Whether `server` is connected and currently lists `tool`. */
   offers(server: string, tool: string): boolean;
   /** The tools, resources, resource templates and prompts of each connected server. */

@@ -74,6 +74,7 @@ export interface McpUpstreamsOptions {
 export class McpUpstreams implements UpstreamMcpServers {
   private readonly upstreams = new Map<string, Upstream>();
   private version = 0;
+  readonly #listeners = new Set<() => void>();
   private closed = false;
   private readonly report: (message: string) => void;
 
@@ -102,6 +103,26 @@ export class McpUpstreams implements UpstreamMcpServers {
   /** Changes whenever any server's catalog changes (connect, list change, disconnect). */
   get catalogVersion(): number {
     return this.version;
+  }
+
+  /** Tells `listener`, synchronously, after any server's catalog changed; returns its removal. */
+  onChange(listener: () => void): () => void {
+    const entry = () => listener();
+    this.#listeners.add(entry);
+    return () => this.#listeners.delete(entry);
+  }
+
+  /** A server's catalog changed: a new version, `onCatalog` when it was listed, then the listeners. */
+  #changed(server: string | undefined): void {
+    this.version += 1;
+    if (server !== undefined) this.options.onCatalog?.(server);
+    for (const listener of this.#listeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.report(`mcp: a catalog listener failed: ${errorMessage(error)}`);
+      }
+    }
   }
 
   /** Whether `server` is connected and currently lists `tool`. */
@@ -352,8 +373,7 @@ export class McpUpstreams implements UpstreamMcpServers {
       Object.assign(upstream, catalog);
       upstream.error = undefined;
       upstream.reconnectDelayMs = RECONNECT_FIRST_MS;
-      this.version += 1;
-      this.options.onCatalog?.(name);
+      this.#changed(name);
     } catch (error) {
       upstream.error = errorMessage(error).slice(0, 300);
       this.report(`mcp: cannot connect to ${name}: ${upstream.error}`);
@@ -366,8 +386,7 @@ export class McpUpstreams implements UpstreamMcpServers {
     const catalog = await listCatalog(client, this.options.connectTimeoutMs);
     if (upstream.client !== client) return;
     Object.assign(upstream, catalog);
-    this.version += 1;
-    this.options.onCatalog?.(upstream.config.name);
+    this.#changed(upstream.config.name);
   }
 
   private lost(upstream: Upstream, client: Client): void {
@@ -375,7 +394,7 @@ export class McpUpstreams implements UpstreamMcpServers {
     upstream.client = undefined;
     Object.assign(upstream, EMPTY_CATALOG, { tools: new Map() });
     upstream.error = "the connection closed";
-    this.version += 1;
+    this.#changed(undefined);
     if (!this.closed) {
       this.report(`mcp: the connection to ${upstream.config.name} closed; reconnecting`);
       this.scheduleReconnect(upstream);

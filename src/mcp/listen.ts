@@ -1,0 +1,185 @@
+/**
+ * `subscriptions/listen` on 2026-07-28: a caller's long-lived SSE stream of list changes, relayed
+ * from the upstream MCP servers and filtered per caller by the discovery policy.
+ *
+ * Each listen request gets its own v2 SDK entry (`createMcpHandler`, on a bus of its own: the
+ * `CallerStream`), so the SDK keeps the wire (the revision's ladder, the acknowledgement with the
+ * honored filter, the subscription id on every notification, keep-alives, teardown) and Writ only
+ * decides what reaches this one caller. When an upstream's catalog changes (`onChange` of the
+ * upstream servers, after imported contracts were rebuilt), each stream compares what its caller
+ * sees (its tools, prompts, resources and templates, as discovery lists them) with what it saw:
+ * only a list that changed for this caller is notified. A reloaded policy (a new revision, looked
+ * for every second while streams are open) is compared the same way. A caller who sees nothing of a server
+ * hears nothing of it, and neither does one whose view did not change (a tool the policy hides).
+ *
+ * The stream ends when the caller's token expires: at `exp` the entry is closed, which sends the
+ * spec's graceful end (the empty `subscriptions/listen` result) before closing the stream. The
+ * request passed the endpoint's checks (Host/Origin, the bearer token, the strict body, the
+ * audit interceptor) as every POST does.
+ *
+ * Streams are per instance: each instance's upstream client sees every upstream change itself,
+ * so an in-process bus is all it needs.
+ */
+import {
+  createMcpHandler,
+  type McpHttpHandler,
+  type ServerEvent,
+  type ServerEventBus,
+} from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { isRecord } from "../core/json.ts";
+import type { Subject } from "../core/types.ts";
+import type { Gateway, ToolDiscovery } from "../pipeline/index.ts";
+import { newModernServer } from "./initialize.ts";
+import { errorWithData } from "./messages.ts";
+
+/** The most listen streams one instance keeps open (the SDK's own default). */
+const MAX_STREAMS = 1024;
+/** How often open streams look for a reloaded policy (its revision changed). */
+const POLICY_CHECK_MS = 1000;
+/** The longest a timer may wait (setTimeout's limit); a stream outliving it is re-armed. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+const expSchema = z.object({ exp: z.number() });
+
+const LIST_KINDS = ["tools_list_changed", "prompts_list_changed", "resources_list_changed"] as const;
+type ListKind = (typeof LIST_KINDS)[number];
+
+/** What one caller sees of each list, as a comparable text. */
+type View = Record<ListKind, string>;
+
+function viewOf(discovery: ToolDiscovery, subject: Subject): View {
+  return {
+    tools_list_changed: JSON.stringify(discovery.list(subject, "mcp")),
+    prompts_list_changed: JSON.stringify(discovery.prompts(subject)),
+    resources_list_changed: JSON.stringify([discovery.resources(subject), discovery.templates(subject)]),
+  };
+}
+
+/** One caller's listen stream: the SDK entry's bus, fed only what this caller may hear. */
+class CallerStream implements ServerEventBus {
+  #listener: ((event: ServerEvent) => void) | undefined;
+  #view: View;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly discovery: ToolDiscovery,
+    private readonly subject: Subject,
+    private readonly expiresAtMs: number,
+    private readonly events: { opened(): void; ended(): void; expired(): void },
+  ) {
+    this.#view = viewOf(discovery, subject);
+  }
+
+  /** The SDK's listen router, once the stream is acknowledged (with something to listen for). */
+  subscribe(listener: (event: ServerEvent) => void): () => void {
+    this.#listener = listener;
+    this.events.opened();
+    this.#arm();
+    return () => {
+      if (this.#listener === undefined) return;
+      this.#listener = undefined;
+      clearTimeout(this.#timer);
+      this.events.ended();
+    };
+  }
+
+  /** Writ publishes through `changed` only. */
+  publish(event: ServerEvent): void {
+    this.#listener?.(event);
+  }
+
+  /** The catalogs changed: notify each list this caller sees differently now. */
+  changed(): void {
+    if (this.#listener === undefined) return;
+    const view = viewOf(this.discovery, this.subject);
+    for (const kind of LIST_KINDS) {
+      if (view[kind] !== this.#view[kind]) this.publish({ kind });
+    }
+    this.#view = view;
+  }
+
+  /** Ends the stream at the token's `exp` (a timer is bounded: re-armed until then). */
+  #arm(): void {
+    const left = this.expiresAtMs - Date.now();
+    this.#timer = setTimeout(
+      () => (left > MAX_TIMER_MS ? this.#arm() : this.events.expired()),
+      Math.min(Math.max(left, 0), MAX_TIMER_MS),
+    );
+    this.#timer.unref();
+  }
+}
+
+/** The open listen streams of one `/mcp` endpoint. */
+export class ListenStreams {
+  readonly #streams = new Set<CallerStream>();
+  /** While streams are open: looks for a new policy revision (a reload changes what callers see). */
+  #policyTimer: NodeJS.Timeout | undefined;
+  #revision: string | undefined;
+
+  constructor(
+    private readonly gw: Gateway,
+    private readonly discovery: ToolDiscovery,
+  ) {
+    gw.mcp?.onChange(() => this.#changed());
+  }
+
+  #changed(): void {
+    for (const stream of this.#streams) stream.changed();
+  }
+
+  #opened(stream: CallerStream): void {
+    this.#streams.add(stream);
+    if (this.#policyTimer !== undefined) return;
+    this.#revision = this.gw.policy.revision;
+    this.#policyTimer = setInterval(() => {
+      if (this.gw.policy.revision === this.#revision) return;
+      this.#revision = this.gw.policy.revision;
+      this.#changed();
+    }, POLICY_CHECK_MS);
+    this.#policyTimer.unref();
+  }
+
+  #ended(stream: CallerStream): void {
+    this.#streams.delete(stream);
+    if (this.#streams.size > 0) return;
+    clearInterval(this.#policyTimer);
+    this.#policyTimer = undefined;
+  }
+
+  /** Answers a `subscriptions/listen` request of `subject` (a 2026-07-28 POST, its body read). */
+  async open(subject: Subject, request: Request, messages: unknown): Promise<Response> {
+    const claims = expSchema.safeParse(subject.claims);
+    // A verified token always has `exp` (identity requires it); without one the stream ends at once.
+    const expiresAtMs = claims.success ? claims.data.exp * 1000 : 0;
+    let handler: McpHttpHandler | undefined;
+    const stream: CallerStream = new CallerStream(this.discovery, subject, expiresAtMs, {
+      opened: () => this.#opened(stream),
+      ended: () => this.#ended(stream),
+      expired: () => void handler?.close(),
+    });
+    handler = createMcpHandler(() => newModernServer(), {
+      legacy: "reject",
+      bus: stream,
+      // The SDK refuses the listen in-band (-32603) when this instance's streams are at the limit.
+      maxSubscriptions: this.#streams.size >= MAX_STREAMS ? 0 : 1,
+    });
+    const response = await handler.fetch(request, { parsedBody: messages });
+    return response.headers.get("content-type")?.includes("application/json")
+      ? withWritErrors(response)
+      : response;
+  }
+}
+
+/** A listen refused in-band (a malformed filter, too many streams): Writ's error as each error's data. */
+async function withWritErrors(response: Response): Promise<Response> {
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return new Response(text, { status: response.status, headers: response.headers });
+  }
+  const enriched = isRecord(body) ? errorWithData(body) : body;
+  return new Response(JSON.stringify(enriched), { status: response.status, headers: response.headers });
+}
