@@ -18,7 +18,8 @@ export class ResourceUpdates {
   readonly #listeners = new Set<UpdatedListener>();
 
   constructor(servers: readonly string[], timeoutMs: number, report: (message: string) => void) {
-    for (const server of servers) this.#servers.set(server, new ResourceSubscriptions(server, timeoutMs, report));
+    for (const server of servers)
+      this.#servers.set(server, new ResourceSubscriptions(server, timeoutMs, report));
   }
 
   /** Holds `uri` on `server` until the returned release; a server not configured holds nothing. */
