@@ -132,6 +132,13 @@ class ResourceSubscriptions {
     if (this.#client !== client) return void (await listen.close());
     this.#listen = listen;
     this.#applied = new Set(wanted);
+    // The server ended it (a restart, a graceful end): listen again while the connection lasts.
+    void listen.closed.then((how) => {
+      if (how === "local" || this.#listen !== listen) return;
+      this.#listen = undefined;
+      this.#applied = new Set();
+      this.#sync();
+    });
   }
 }
 
