@@ -15,14 +15,14 @@ import { errorWithData } from "./messages.ts";
 const SERVER_INFO = { name: "writ", version: "0.1.0" };
 const CAPABILITIES = { tools: { listChanged: false }, resources: {}, prompts: {}, logging: {} };
 /**
- * 2026-07-28's: the lists' changes are relayed on `subscriptions/listen` (listen.ts). Not on
- * 2025-11-25, whose stateless endpoint keeps no stream to send them on. No resource `subscribe`:
- * resource updates are not relayed yet.
+ * 2026-07-28's: the lists' changes and the updates of the resources a caller subscribes to (the
+ * listen filter's `resourceSubscriptions`) are relayed on `subscriptions/listen` (listen.ts). Not
+ * on 2025-11-25, whose stateless endpoint keeps no stream to send them on.
  */
 const MODERN_CAPABILITIES = {
   ...CAPABILITIES,
   tools: { listChanged: true },
-  resources: { listChanged: true },
+  resources: { listChanged: true, subscribe: true },
   prompts: { listChanged: true },
 };
 /**

@@ -12,6 +12,13 @@
  * for every second while streams are open) is compared the same way. A caller who sees nothing of a server
  * hears nothing of it, and neither does one whose view did not change (a tool the policy hides).
  *
+ * Resource updates: the URIs the listen's filter names (`resourceSubscriptions`) that the caller
+ * may read (discovery lists them: their governing contract is visible to it) are held on their
+ * upstream server (`subscribeResource`, reference-counted there) while the stream is open, and
+ * the server's `notifications/resources/updated` for them are relayed; a URI the caller may not
+ * read is never subscribed upstream nor relayed. What is held follows the caller's view (an
+ * upstream's catalog change, a policy reload) and is released when the stream ends.
+ *
  * The stream ends when the caller's token expires: at `exp` the entry is closed, which sends the
  * spec's graceful end (the empty `subscriptions/listen` result) before closing the stream. The
  * request passed the endpoint's checks (Host/Origin, the bearer token, the strict body, the
@@ -41,6 +48,10 @@ const POLICY_CHECK_MS = 1000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const expSchema = z.object({ exp: z.number() });
+/** The resource URIs a listen request's filter asks for (the SDK checks the rest of the filter). */
+const resourceFilterSchema = z.object({
+  params: z.object({ notifications: z.object({ resourceSubscriptions: z.array(z.string()) }) }),
+});
 
 const LIST_KINDS = ["tools_list_changed", "prompts_list_changed", "resources_list_changed"] as const;
 type ListKind = (typeof LIST_KINDS)[number];
@@ -56,16 +67,43 @@ function viewOf(discovery: ToolDiscovery, subject: Subject): View {
   };
 }
 
+/** A stream's resource subscriptions: what it asked for, what it may read, how to hold a URI. */
+interface ResourceFeed {
+  /** The requested URIs the caller may read now, each to its upstream server. */
+  readable(): Map<string, string>;
+  hold(server: string, uri: string): () => void;
+}
+
+/** The URIs of `requested` that discovery lists for `subject`, each to its server. */
+function readableResources(
+  gw: Gateway,
+  discovery: ToolDiscovery,
+  subject: Subject,
+  requested: ReadonlySet<string>,
+): Map<string, string> {
+  const readable = new Map<string, string>();
+  if (requested.size === 0) return readable;
+  for (const { item, contract } of discovery.resources(subject)) {
+    if (!requested.has(item.uri)) continue;
+    const backend = gw.contracts.get(contract.name, contract.version)?.backend;
+    if (backend?.kind === "mcp_resource") readable.set(item.uri, backend.server);
+  }
+  return readable;
+}
+
 /** One caller's listen stream: the SDK entry's bus, fed only what this caller may hear. */
 class CallerStream implements ServerEventBus {
   #listener: ((event: ServerEvent) => void) | undefined;
   #view: View;
   #timer: NodeJS.Timeout | undefined;
+  /** The resource URIs held upstream for this stream: their server and release. */
+  readonly #held = new Map<string, { server: string; release: () => void }>();
 
   constructor(
     private readonly discovery: ToolDiscovery,
     private readonly subject: Subject,
     private readonly expiresAtMs: number,
+    private readonly resources: ResourceFeed,
     private readonly events: { opened(): void; ended(): void; expired(): void },
   ) {
     this.#view = viewOf(discovery, subject);
@@ -75,13 +113,36 @@ class CallerStream implements ServerEventBus {
   subscribe(listener: (event: ServerEvent) => void): () => void {
     this.#listener = listener;
     this.events.opened();
+    this.#hold();
     this.#arm();
     return () => {
       if (this.#listener === undefined) return;
       this.#listener = undefined;
       clearTimeout(this.#timer);
+      for (const { release } of this.#held.values()) release();
+      this.#held.clear();
       this.events.ended();
     };
+  }
+
+  /** `server` says `uri` was updated: relayed when this stream holds it there. */
+  updated(server: string, uri: string): void {
+    if (this.#listener !== undefined && this.#held.get(uri)?.server === server) {
+      this.publish({ kind: "resource_updated", uri });
+    }
+  }
+
+  /** Holds upstream the requested URIs the caller may read now; releases the others. */
+  #hold(): void {
+    const readable = this.resources.readable();
+    for (const [uri, held] of this.#held) {
+      if (readable.get(uri) === held.server) continue;
+      held.release();
+      this.#held.delete(uri);
+    }
+    for (const [uri, server] of readable) {
+      if (!this.#held.has(uri)) this.#held.set(uri, { server, release: this.resources.hold(server, uri) });
+    }
   }
 
   /** Writ publishes through `changed` only. */
@@ -97,6 +158,7 @@ class CallerStream implements ServerEventBus {
       if (view[kind] !== this.#view[kind]) this.publish({ kind });
     }
     this.#view = view;
+    this.#hold();
   }
 
   /** Ends the stream at the token's `exp` (a timer is bounded: re-armed until then). */
@@ -122,6 +184,9 @@ export class ListenStreams {
     private readonly discovery: ToolDiscovery,
   ) {
     gw.mcp?.onChange(() => this.#changed());
+    gw.mcp?.onResourceUpdated((server, uri) => {
+      for (const stream of this.#streams) stream.updated(server, uri);
+    });
   }
 
   #changed(): void {
@@ -152,8 +217,15 @@ export class ListenStreams {
     const claims = expSchema.safeParse(subject.claims);
     // A verified token always has `exp` (identity requires it); without one the stream ends at once.
     const expiresAtMs = claims.success ? claims.data.exp * 1000 : 0;
+    const filter = resourceFilterSchema.safeParse(messages);
+    const requested = new Set(filter.success ? filter.data.params.notifications.resourceSubscriptions : []);
+    const mcp = this.gw.mcp;
+    const resources: ResourceFeed = {
+      readable: () => readableResources(this.gw, this.discovery, subject, requested),
+      hold: (server, uri) => mcp?.subscribeResource(server, uri) ?? (() => undefined),
+    };
     let handler: McpHttpHandler | undefined;
-    const stream: CallerStream = new CallerStream(this.discovery, subject, expiresAtMs, {
+    const stream: CallerStream = new CallerStream(this.discovery, subject, expiresAtMs, resources, {
       opened: () => this.#opened(stream),
       ended: () => this.#ended(stream),
       expired: () => void handler?.close(),

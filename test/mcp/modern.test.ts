@@ -67,13 +67,14 @@ describe("server/discover", () => {
       name: "writ",
       version: "0.1.0",
     });
-    // List changes are relayed on 2026-07-28's subscriptions/listen only (listen.test.ts).
+    // List changes and resource updates are relayed on 2026-07-28's subscriptions/listen only
+    // (listen.test.ts, listen-resources.test.ts).
     expect(discovered?.capabilities).toMatchObject({
       tools: { listChanged: true },
       resources: { listChanged: true },
       prompts: { listChanged: true },
     });
-    expect(discovered?.capabilities.resources?.subscribe).toBeUndefined();
+    expect(discovered?.capabilities.resources?.subscribe).toBe(true);
     // The 2025-11-25 handshake gives the same, without listChanged (no stream to send it on).
     expect(legacy.getServerCapabilities()).toEqual({
       ...discovered?.capabilities,

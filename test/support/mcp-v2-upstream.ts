@@ -13,6 +13,10 @@
  * `addArchiveTool()`, which tells listening clients the list changed; and `watch` {hang?}
  * (no grant check), which reports progress and logs a message, then answers, or with `hang`
  * waits until its caller cancels it (recorded in `cancelled`).
+ *
+ * Resources: `notes://board` (subscribable; `updateBoard()` tells the clients listening for it
+ * that it was updated). `resourceListens()` is the `resourceSubscriptions` of each
+ * `subscriptions/listen` POSTed to it whose client has not cancelled it since.
  */
 import { type ServerType, serve } from "@hono/node-server";
 import {
@@ -44,14 +48,24 @@ export interface V2Upstream {
   /** How many `watch` calls saw their caller cancel them. */
   cancelled: { count: number };
   addArchiveTool(): Promise<void>;
+  updateBoard(): Promise<void>;
+  resourceListens(): string[][];
   close(): Promise<void>;
 }
 
 const envelopeSchema = z.object({ [PROTOCOL_VERSION_META_KEY]: z.string() });
-const bodySchema = z.union([
-  z.object({ method: z.string() }),
-  z.array(z.object({ method: z.string().optional() })),
-]);
+const messageSchema = z.object({
+  id: z.union([z.string(), z.number()]).optional(),
+  method: z.string().optional(),
+  params: z
+    .object({
+      requestId: z.union([z.string(), z.number()]).optional(),
+      notifications: z.object({ resourceSubscriptions: z.array(z.string()).optional() }).optional(),
+    })
+    .optional(),
+});
+const bodySchema = z.union([messageSchema, z.array(messageSchema)]);
+export const BOARD_URI = "notes://board";
 
 const text = (value: Record<string, unknown>): CallToolResult => ({
   content: [{ type: "text", text: JSON.stringify(value) }],
@@ -60,6 +74,8 @@ const text = (value: Record<string, unknown>): CallToolResult => ({
 
 export async function startV2Upstream(keys: GrantKeys): Promise<V2Upstream> {
   const methods: V2Upstream["methods"] = [];
+  /** The resource listens POSTed and not cancelled, by request id. */
+  const listens = new Map<string | number, string[]>();
   const calls: V2Call[] = [];
   const notes = new Map([["n1", "buy milk"]]);
   let archive = false;
@@ -87,8 +103,17 @@ export async function startV2Upstream(keys: GrantKeys): Promise<V2Upstream> {
   const factory = () => {
     const server = new McpServer(
       { name: "notes-v2", version: "2.0.0" },
-      { capabilities: { tools: { listChanged: true }, logging: {} } },
+      {
+        capabilities: {
+          tools: { listChanged: true },
+          resources: { listChanged: true, subscribe: true },
+          logging: {},
+        },
+      },
     );
+    server.registerResource("board", BOARD_URI, { mimeType: "text/plain" }, async () => ({
+      contents: [{ uri: BOARD_URI, mimeType: "text/plain", text: "the notes board" }],
+    }));
     const idSchema = z.object({ id: z.string() });
     server.registerTool(
       "read_note",
@@ -145,6 +170,13 @@ export async function startV2Upstream(keys: GrantKeys): Promise<V2Upstream> {
       const posted = !body.success ? [] : Array.isArray(body.data) ? body.data : [body.data];
       for (const message of posted) {
         if (message.method !== undefined) methods.push({ method: message.method, protocolVersion });
+        const uris = message.params?.notifications?.resourceSubscriptions;
+        if (message.method === "subscriptions/listen" && uris !== undefined && message.id !== undefined) {
+          listens.set(message.id, uris);
+        }
+        const cancelled = message.params?.requestId;
+        if (message.method === "notifications/cancelled" && cancelled !== undefined)
+          listens.delete(cancelled);
       }
     }
     return handler.fetch(request);
@@ -163,6 +195,10 @@ export async function startV2Upstream(keys: GrantKeys): Promise<V2Upstream> {
       archive = true;
       await handler.notify.toolsChanged();
     },
+    async updateBoard() {
+      await handler.notify.resourceUpdated(BOARD_URI);
+    },
+    resourceListens: () => [...listens.values()],
     async close() {
       await handler.close();
       await new Promise<void>((resolve) => {

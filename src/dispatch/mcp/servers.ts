@@ -29,6 +29,13 @@ export interface UpstreamMcpServers {
    * a list change, after `onCatalog`; or gone with its connection); returns its removal.
    */
   onChange(listener: () => void): () => void;
+  /**
+   * Holds a subscription to the resource `uri` on `server` (reference-counted: the server is
+   * subscribed while anyone holds it) until the returned release is called.
+   */
+  subscribeResource(server: string, uri: string): () => void;
+  /** Tells `listener` of each `notifications/resources/updated` a server sends; returns its removal. */
+  onResourceUpdated(listener: (server: string, uri: string) => void): () => void;
   /** Whether `server` is connected and currently lists `tool`. */
   offers(server: string, tool: string): boolean;
   /** The tools, resources, resource templates and prompts of each connected server. */

@@ -36,6 +36,7 @@ import type { McpServerConfig } from "./config.ts";
 import { callFailure, cancelled, wrongKind } from "./failures.ts";
 import { requestMeta } from "./meta.ts";
 import type { UpstreamMcpServers, UpstreamStatus } from "./servers.ts";
+import { ResourceUpdates } from "./subscriptions.ts";
 import { upstreamNegotiation, upstreamTransport } from "./transport.ts";
 
 const WRIT_CLIENT = { name: "writ-gateway", version: "0.1.0" };
@@ -77,12 +78,15 @@ export class McpUpstreams implements UpstreamMcpServers {
   readonly #listeners = new Set<() => void>();
   private closed = false;
   private readonly report: (message: string) => void;
+  readonly #resources: ResourceUpdates;
 
   constructor(
     servers: readonly McpServerConfig[],
     private readonly options: McpUpstreamsOptions,
   ) {
     this.report = options.report ?? ((message) => console.error(message));
+    const names = servers.map((config) => config.name);
+    this.#resources = new ResourceUpdates(names, options.connectTimeoutMs, this.report);
     for (const config of servers) {
       this.upstreams.set(config.name, {
         config,
@@ -123,6 +127,15 @@ export class McpUpstreams implements UpstreamMcpServers {
         this.report(`mcp: a catalog listener failed: ${errorMessage(error)}`);
       }
     }
+  }
+
+  /** Holds a subscription to `uri` on `server` until the returned release (subscriptions.ts). */
+  subscribeResource(server: string, uri: string): () => void {
+    return this.#resources.acquire(server, uri);
+  }
+
+  onResourceUpdated(listener: (server: string, uri: string) => void): () => void {
+    return this.#resources.onUpdated(listener);
   }
 
   /** Whether `server` is connected and currently lists `tool`. */
@@ -373,6 +386,7 @@ export class McpUpstreams implements UpstreamMcpServers {
       Object.assign(upstream, catalog);
       upstream.error = undefined;
       upstream.reconnectDelayMs = RECONNECT_FIRST_MS;
+      this.#resources.attach(name, client);
       this.#changed(name);
     } catch (error) {
       upstream.error = errorMessage(error).slice(0, 300);
@@ -392,6 +406,7 @@ export class McpUpstreams implements UpstreamMcpServers {
   private lost(upstream: Upstream, client: Client): void {
     if (upstream.client !== client) return;
     upstream.client = undefined;
+    this.#resources.detach(upstream.config.name, client);
     Object.assign(upstream, EMPTY_CATALOG, { tools: new Map() });
     upstream.error = "the connection closed";
     this.#changed(undefined);
