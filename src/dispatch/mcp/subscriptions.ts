@@ -47,6 +47,12 @@ export class ResourceUpdates {
   }
 }
 
+/** A listen the server ends sooner than this counts as ended straight away. */
+const SHORT_LISTEN_MS = 10_000;
+/** The wait before listening again after the first such end, doubled after each one more, up to the most. */
+const RELISTEN_FIRST_MS = 500;
+const RELISTEN_MAX_MS = 30_000;
+
 class ResourceSubscriptions {
   /** How many holders each URI has. */
   readonly #held = new Map<string, number>();
@@ -56,6 +62,9 @@ class ResourceSubscriptions {
   #listen: McpSubscription | undefined;
   /** The syncs run one after another, so the server sees subscribes and unsubscribes in order. */
   #queue: Promise<void> = Promise.resolve();
+  /** Listens the server ended soon after they opened, in a row: each waits twice as long to listen again. */
+  #shortLived = 0;
+  #relistenTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly server: string,
@@ -92,6 +101,7 @@ class ResourceSubscriptions {
     this.#client = undefined;
     this.#applied = new Set();
     this.#listen = undefined;
+    clearTimeout(this.#relistenTimer);
   }
 
   #sync(): void {
@@ -132,12 +142,21 @@ class ResourceSubscriptions {
     if (this.#client !== client) return void (await listen.close());
     this.#listen = listen;
     this.#applied = new Set(wanted);
-    // The server ended it (a restart, a graceful end): listen again while the connection lasts.
+    const opened = Date.now();
+    // The server ended it (a restart, a graceful end): listen again while the connection lasts,
+    // at once after a listen that lasted, later and later after ones it ends straight away.
     void listen.closed.then((how) => {
       if (how === "local" || this.#listen !== listen) return;
       this.#listen = undefined;
       this.#applied = new Set();
-      this.#sync();
+      this.#shortLived = Date.now() - opened < SHORT_LISTEN_MS ? this.#shortLived + 1 : 0;
+      const wait =
+        this.#shortLived === 0
+          ? 0
+          : Math.min(RELISTEN_MAX_MS, RELISTEN_FIRST_MS * 2 ** (this.#shortLived - 1));
+      clearTimeout(this.#relistenTimer);
+      this.#relistenTimer = setTimeout(() => this.#sync(), wait);
+      this.#relistenTimer.unref();
     });
   }
 }
