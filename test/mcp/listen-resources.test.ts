@@ -10,11 +10,10 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { createRemoteJWKSet } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { GrantKeys } from "../../src/executor/index.ts";
 import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
+import { lateGrantKeys } from "../support/late-grant-keys.ts";
 import { MODERN_REVISION, postModern } from "../support/mcp-v2-client.ts";
 import { BOARD_URI, startV2Upstream, type V2Upstream } from "../support/mcp-v2-upstream.ts";
 import { NOTES_POLICY, withNotes } from "./notes-fixture.ts";
@@ -46,11 +45,7 @@ beforeAll(async () => {
   policyDir = await mkdtemp(path.join(os.tmpdir(), "writ-listen-resources-"));
   await mkdir(path.join(policyDir, "writ"));
   await writeFile(path.join(policyDir, "writ", "decision.rego"), POLICY);
-  let jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
-  const keys: GrantKeys = (header, token) => {
-    if (!jwks) throw new Error("the gateway is not up yet");
-    return jwks(header, token);
-  };
+  const { keys, bind } = lateGrantKeys();
   upstream = await startV2Upstream(keys);
   const notes = withNotes({ transport: "http", url: upstream.url }, policyDir);
   gw = await startTestGateway({
@@ -60,7 +55,7 @@ beforeAll(async () => {
       return { ...configured, tools: [...tools, BOARD_CONTRACT] };
     },
   });
-  jwks = createRemoteJWKSet(new URL(gw.jwksUrl));
+  bind(gw.jwksUrl);
   await waitFor(
     "the notes server to connect",
     async () =>

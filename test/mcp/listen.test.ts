@@ -12,11 +12,10 @@ import {
   StreamableHTTPClientTransport,
   SUBSCRIPTION_ID_META_KEY,
 } from "@modelcontextprotocol/client";
-import { createRemoteJWKSet } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { GrantKeys } from "../../src/executor/index.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { lateGrantKeys } from "../support/late-grant-keys.ts";
 import { MODERN_REVISION, postModern } from "../support/mcp-v2-client.ts";
 import { startV2Upstream, type V2Upstream } from "../support/mcp-v2-upstream.ts";
 import { NOTES_POLICY, notesPolicyDir, withNotes } from "./notes-fixture.ts";
@@ -27,14 +26,10 @@ let gw: TestGateway;
 
 beforeAll(async () => {
   policyDir = await notesPolicyDir();
-  let jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
-  const keys: GrantKeys = (header, token) => {
-    if (!jwks) throw new Error("the gateway is not up yet");
-    return jwks(header, token);
-  };
+  const { keys, bind } = lateGrantKeys();
   upstream = await startV2Upstream(keys);
   gw = await startTestGateway({ configure: withNotes({ transport: "http", url: upstream.url }, policyDir) });
-  jwks = createRemoteJWKSet(new URL(gw.jwksUrl));
+  bind(gw.jwksUrl);
 }, 60_000);
 
 afterAll(async () => {

@@ -6,12 +6,11 @@
  * revisions) and the v1 notes server (2025 only), both over Streamable HTTP on loopback.
  */
 import { rm } from "node:fs/promises";
-import { createRemoteJWKSet } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { GrantKeys } from "../../../src/executor/index.ts";
 import { NOTES_CONTRACTS, notesPolicyDir, withNotes } from "../../mcp/notes-fixture.ts";
 import { startTestGateway, type TestGateway, waitFor } from "../../support/gateway.ts";
+import { lateGrantKeys } from "../../support/late-grant-keys.ts";
 import { type NotesHttpServer, startNotesHttpServer } from "../../support/mcp-notes-http.ts";
 import { startV2Upstream, type V2Upstream } from "../../support/mcp-v2-upstream.ts";
 
@@ -45,11 +44,7 @@ let gw: TestGateway;
 
 beforeAll(async () => {
   policyDir = await notesPolicyDir();
-  let jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
-  const keys: GrantKeys = (header, token) => {
-    if (!jwks) throw new Error("the gateway is not up yet");
-    return jwks(header, token);
-  };
+  const { keys, bind } = lateGrantKeys();
   modern = await startV2Upstream(keys);
   pinnedLegacy = await startV2Upstream(keys);
   legacy = await startNotesHttpServer(keys);
@@ -71,7 +66,7 @@ beforeAll(async () => {
       };
     },
   });
-  jwks = createRemoteJWKSet(new URL(gw.jwksUrl));
+  bind(gw.jwksUrl);
 }, 60_000);
 
 afterAll(async () => {

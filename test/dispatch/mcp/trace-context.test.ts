@@ -5,12 +5,11 @@
  * OTLP receiver, a v2 upstream on loopback that records the `_meta` it receives.
  */
 import { rm } from "node:fs/promises";
-import { createRemoteJWKSet } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { GrantKeys } from "../../../src/executor/index.ts";
 import { notesPolicyDir, withNotes } from "../../mcp/notes-fixture.ts";
 import { jsonSpans, type OtlpReceiver, startOtlpReceiver } from "../../observability/otlp-receiver.ts";
 import { startTestGateway, type TestGateway, waitFor } from "../../support/gateway.ts";
+import { lateGrantKeys } from "../../support/late-grant-keys.ts";
 import { startV2Upstream, type V2Upstream } from "../../support/mcp-v2-upstream.ts";
 
 const CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -44,14 +43,10 @@ async function tracedGateway(configure: (document: Record<string, unknown>) => R
 beforeAll(async () => {
   policyDir = await notesPolicyDir();
   receiver = await startOtlpReceiver();
-  let jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
-  const keys: GrantKeys = (header, token) => {
-    if (!jwks) throw new Error("the gateway is not up yet");
-    return jwks(header, token);
-  };
+  const { keys, bind } = lateGrantKeys();
   upstream = await startV2Upstream(keys);
   gw = await tracedGateway(withNotes({ transport: "http", url: upstream.url }, policyDir));
-  jwks = createRemoteJWKSet(new URL(gw.jwksUrl));
+  bind(gw.jwksUrl);
 }, 60_000);
 
 afterAll(async () => {
