@@ -34,11 +34,10 @@ import {
   type ServerEventBus,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { isRecord } from "../core/json.ts";
 import type { Subject } from "../core/types.ts";
 import type { Gateway, ToolDiscovery } from "../pipeline/index.ts";
 import { newModernServer } from "./initialize.ts";
-import { errorWithData } from "./messages.ts";
+import { withErrorData } from "./messages.ts";
 
 /** The most listen streams one instance keeps open (the SDK's own default). */
 const MAX_STREAMS = 1024;
@@ -237,21 +236,7 @@ export class ListenStreams {
       maxSubscriptions: this.#streams.size >= MAX_STREAMS ? 0 : 1,
     });
     const response = await handler.fetch(request, { parsedBody: messages });
-    return response.headers.get("content-type")?.includes("application/json")
-      ? withWritErrors(response)
-      : response;
+    // A JSON answer is a refusal the SDK sent in-band (a malformed filter, too many streams).
+    return withErrorData(response, true);
   }
-}
-
-/** A listen refused in-band (a malformed filter, too many streams): Writ's error as each error's data. */
-async function withWritErrors(response: Response): Promise<Response> {
-  const text = await response.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return new Response(text, { status: response.status, headers: response.headers });
-  }
-  const enriched = isRecord(body) ? errorWithData(body) : body;
-  return new Response(JSON.stringify(enriched), { status: response.status, headers: response.headers });
 }

@@ -101,11 +101,12 @@ function isErrorObject(value: unknown): value is JsonRpcErrorLike["error"] {
  * An answer the SDK wrote without sending messages through its server (a transport's or an HTTP
  * entry's own refusal: an unsupported protocol version or media type, a header mismatch; statuses
  * of 400 and up) with Writ's error as the data of each JSON-RPC error. Streams and successful
- * answers, whose messages went through `errorWithData` on the way out, pass as they are.
+ * answers, whose messages went through `errorWithData` on the way out, pass as they are, unless
+ * `inBand`: an entry whose JSON answers are refusals sent with status 200 (a refused listen).
  */
-export async function withErrorData(response: Response): Promise<Response> {
-  if (response.status < 300 || !response.headers.get("content-type")?.includes("application/json"))
-    return response;
+export async function withErrorData(response: Response, inBand = false): Promise<Response> {
+  const json = response.headers.get("content-type")?.includes("application/json") === true;
+  if (!json || (response.status < 300 && !inBand)) return response;
   const text = await response.text();
   let body: unknown;
   try {
