@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
+import { startTestGateway, type TestGateway, waitForMcpServers } from "../support/gateway.ts";
 import { BOARD_URI, type NotesBoardServer, startNotesBoardServer } from "../support/mcp-notes-board.ts";
 import { connectModernMcp } from "../support/mcp-v2-client.ts";
 
@@ -56,12 +56,7 @@ beforeAll(async () => {
       policy: { ...(typeof document.policy === "object" ? document.policy : {}), dir },
     }),
   });
-  await waitFor(
-    "the notes board server to connect",
-    async () =>
-      (await (await fetch(`${gw.url}/healthz`)).text()).includes('"connected":true') ? true : undefined,
-    15_000,
-  );
+  await waitForMcpServers(gw);
 }, 60_000);
 
 afterAll(async () => {

@@ -12,7 +12,7 @@ import path from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
+import { startTestGateway, type TestGateway, waitForMcpServers } from "../support/gateway.ts";
 import { lateGrantKeys } from "../support/late-grant-keys.ts";
 import { MODERN_REVISION, postModern } from "../support/mcp-v2-client.ts";
 import { BOARD_URI, startV2Upstream, type V2Upstream } from "../support/mcp-v2-upstream.ts";
@@ -56,12 +56,7 @@ beforeAll(async () => {
     },
   });
   bind(gw.jwksUrl);
-  await waitFor(
-    "the notes server to connect",
-    async () =>
-      (await (await fetch(`${gw.url}/healthz`)).text()).includes('"connected":true') ? true : undefined,
-    15_000,
-  );
+  await waitForMcpServers(gw);
 }, 60_000);
 
 afterAll(async () => {

@@ -280,6 +280,18 @@ export async function startTestGateway(options: StartOptions = {}): Promise<Test
 }
 
 /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+/** Waits until every MCP server the gateway fronts is connected (its /healthz says so). */
+export async function waitForMcpServers(gw: Pick<TestGateway, "health">, timeoutMs = 15_000): Promise<void> {
+  await waitFor(
+    "the MCP servers to connect",
+    async () => {
+      const servers = (await gw.health()).mcp_servers ?? [];
+      return servers.length > 0 && servers.every((server) => server.connected) ? true : undefined;
+    },
+    timeoutMs,
+  );
+}
+
 export async function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined>,
