@@ -8,8 +8,8 @@
  * decides what reaches this one caller. When an upstream's catalog changes (`onChange` of the
  * upstream servers, after imported contracts were rebuilt), each stream compares what its caller
  * sees (its tools, prompts, resources and templates, as discovery lists them) with what it saw:
- * only a list that changed for this caller is notified. A reloaded policy (a new revision, looked
- * for every second while streams are open) is compared the same way. A caller who sees nothing of a server
+ * only a list that changed for this caller is notified. A reloaded policy (the engine tells of
+ * each revision it swaps in) is compared the same way. A caller who sees nothing of a server
  * hears nothing of it, and neither does one whose view did not change (a tool the policy hides).
  *
  * Resource updates: the URIs the listen's filter names (`resourceSubscriptions`) that the caller
@@ -41,8 +41,6 @@ import { withErrorData } from "./messages.ts";
 
 /** The most listen streams one instance keeps open (the SDK's own default). */
 const MAX_STREAMS = 1024;
-/** How often open streams look for a reloaded policy (its revision changed). */
-const POLICY_CHECK_MS = 1000;
 /** The longest a timer may wait (setTimeout's limit); a stream outliving it is re-armed. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -174,9 +172,6 @@ class CallerStream implements ServerEventBus {
 /** The open listen streams of one `/mcp` endpoint. */
 export class ListenStreams {
   readonly #streams = new Set<CallerStream>();
-  /** While streams are open: looks for a new policy revision (a reload changes what callers see). */
-  #policyTimer: NodeJS.Timeout | undefined;
-  #revision: string | undefined;
 
   constructor(
     private readonly gw: Gateway,
@@ -186,29 +181,12 @@ export class ListenStreams {
     gw.mcp?.onResourceUpdated((server, uri) => {
       for (const stream of this.#streams) stream.updated(server, uri);
     });
+    // A reloaded policy may change what each caller sees.
+    gw.policy.onInstalled(() => this.#changed());
   }
 
   #changed(): void {
     for (const stream of this.#streams) stream.changed();
-  }
-
-  #opened(stream: CallerStream): void {
-    this.#streams.add(stream);
-    if (this.#policyTimer !== undefined) return;
-    this.#revision = this.gw.policy.revision;
-    this.#policyTimer = setInterval(() => {
-      if (this.gw.policy.revision === this.#revision) return;
-      this.#revision = this.gw.policy.revision;
-      this.#changed();
-    }, POLICY_CHECK_MS);
-    this.#policyTimer.unref();
-  }
-
-  #ended(stream: CallerStream): void {
-    this.#streams.delete(stream);
-    if (this.#streams.size > 0) return;
-    clearInterval(this.#policyTimer);
-    this.#policyTimer = undefined;
   }
 
   /** Answers a `subscriptions/listen` request of `subject` (a 2026-07-28 POST, its body read). */
@@ -225,8 +203,8 @@ export class ListenStreams {
     };
     let handler: McpHttpHandler | undefined;
     const stream: CallerStream = new CallerStream(this.discovery, subject, expiresAtMs, resources, {
-      opened: () => this.#opened(stream),
-      ended: () => this.#ended(stream),
+      opened: () => this.#streams.add(stream),
+      ended: () => this.#streams.delete(stream),
       expired: () => void handler?.close(),
     });
     handler = createMcpHandler(() => newModernServer(), {

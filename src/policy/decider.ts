@@ -19,6 +19,11 @@ export interface PolicyDecider {
   readonly revision: string | undefined;
   /** Why the last reload failed, while the previous revision goes on deciding. */
   readonly lastLoadError: string | undefined;
+  /**
+   * Tells `listener` of every revision swapped in after this call (a reload, a bundle), once it
+   * decides. Returns the function that stops telling it. A listener must not throw.
+   */
+  onInstalled(listener: (revision: string) => void): () => void;
   evaluate(input: PolicyInput): EvaluatedDecision;
   /** Evaluates an input read back from the log (`unknown`: parsed first). */
   evaluateStored(input: unknown): EvaluatedDecision;

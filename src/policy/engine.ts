@@ -295,6 +295,15 @@ export class PolicyEngine implements PolicyDecider {
     // The swap is a single assignment: an evaluation sees the old policy or the new one.
     this.current = { revision, policy, ...(threads === undefined ? {} : { threads }) };
     this.lastLoadError = undefined;
+    for (const listener of this.#installed) listener(revision);
+  }
+
+  readonly #installed = new Set<(revision: string) => void>();
+
+  onInstalled(listener: (revision: string) => void): () => void {
+    const entry = (revision: string) => listener(revision);
+    this.#installed.add(entry);
+    return () => this.#installed.delete(entry);
   }
 
   /** Stops watching and ends the evaluator threads (an isolating engine evaluates no more). */
