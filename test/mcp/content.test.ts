@@ -24,6 +24,7 @@ import { writErrorSchema } from "../../src/core/errors.ts";
 import { useFastPath } from "../../src/mcp/fast-path.ts";
 import { STREAM_AFTER_MS } from "../../src/mcp/lazy-stream.ts";
 import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
+import { connectModernMcp } from "../support/mcp-v2-client.ts";
 import { connectMcp, postMcp, withoutRunIds } from "../support/mcp-client.ts";
 import { repoRoot } from "../support/paths.ts";
 
@@ -435,6 +436,26 @@ describe("a long call through Writ", () => {
       "the server to record the cancellation",
       async () => (await events()).filter((e) => e === "cancelled").length > before || undefined,
     );
+  });
+
+  it("on 2026-07-28, takes a caller closing its stream as the call's cancellation and carries it to the server", async () => {
+    // The 2026-07-28 revision cancels over HTTP by closing the response stream, with no notice.
+    const modern = await connectModernMcp(gw.url, await gw.token("val", { roles: ["viewer"] }));
+    try {
+      const before = (await events()).filter((e) => e === "cancelled").length;
+      const abort = new AbortController();
+      const pending = modern.callTool(
+        { name: "wait", arguments: { steps: 50, ms: 40 } },
+        { signal: abort.signal, onprogress: () => abort.abort("no longer needed") },
+      );
+      await expect(pending).rejects.toThrow();
+      await waitFor(
+        "the server to record the cancellation",
+        async () => (await events()).filter((e) => e === "cancelled").length > before || undefined,
+      );
+    } finally {
+      await modern.close();
+    }
   });
 
   it("carries a cancellation that reached another instance to the server, through the store", async () => {
