@@ -84,7 +84,7 @@ export function mcpEndpoint(
     const requestId = c.var.requestId;
     const body = await readMcpBody(gw, c.req.raw, requestId);
     if (!body.ok) return body.response;
-    const session = await sessions?.named(c.req.raw, subject);
+    const session = sessions === undefined ? undefined : await sessions.named(c.req.raw, subject);
     if (session instanceof Response) return session;
     const authorization = c.req.header("authorization");
     const post: PostContext = {

@@ -25,7 +25,8 @@
  * audit interceptor) as every POST does.
  *
  * Streams are per instance: each instance's upstream client sees every upstream change itself,
- * so an in-process bus is all it needs.
+ * so an in-process bus is all it needs. `watch` gives the same to a 2025-11-25 session's GET
+ * stream (session-streams.ts), which writes the events itself.
  */
 import {
   createMcpHandler,
