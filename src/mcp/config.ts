@@ -16,6 +16,12 @@ export const mcpSessionsConfigSchema = z
     retry_ms: z.number().int().positive().default(1000),
     /** The most SSE events kept per session for resumption (`Last-Event-ID`); older ones go. */
     max_events: z.number().int().positive().default(1000),
+    /**
+     * SSE polling (SEP-1699): a session's `tools/call` stream still unanswered this long after its
+     * priming event is closed, and the client resumes it with `Last-Event-ID` (no connection held
+     * through a long call). Absent: a stream stays open until the answer.
+     */
+    poll_after_ms: z.number().int().nonnegative().optional(),
   })
   .describe("Sessions for 2025-11-25 MCP clients, kept in the store");
 

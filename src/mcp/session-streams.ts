@@ -8,7 +8,9 @@
  *
  * - A `tools/call` POST on a session that accepts SSE is answered as such a stream (`post`): each
  *   message of the call (progress, log messages, the answer) kept, then written; the stream ends
- *   with the answer. A client gone mid-call does not stop it: its messages are still kept.
+ *   with the answer. A client gone mid-call does not stop it: its messages are still kept. With
+ *   `poll_after_ms` (SEP-1699 polling) Writ closes a stream still unanswered that long after its
+ *   priming event itself, and the client resumes it.
  * - The GET stream (`get`) carries the session's notifications: the list changes of what this
  *   caller sees and the updates of the resources it subscribed and may read, as a 2026-07-28
  *   listen stream hears them (listen.ts's `watch`, the same discovery comparison); it re-reads the
@@ -206,6 +208,13 @@ export class SessionStreams {
     const stream = `post:${randomUUID()}`;
     const sse = new SseResponse();
     let queue = this.#prime(record, stream, sse).catch(() => undefined);
+    const pollAfter = this.config.poll_after_ms;
+    if (pollAfter !== undefined && record.protocol_version >= PRIMING_SINCE) {
+      void queue.then(() => {
+        const poll = unrefTimer(() => sse.close(), pollAfter);
+        sse.onEnd(() => clearTimeout(poll));
+      });
+    }
     const send = transport.send.bind(transport);
     transport.send = async (message, options) => {
       const response = !("method" in message);

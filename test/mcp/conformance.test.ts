@@ -77,13 +77,20 @@ const NOT_PASSING: Readonly<Record<string, string>> = {
   "elicitation-sep1330-enums": `expects elicitation/create with the five enum variants; ${noServerRequests}`,
 };
 
-/** Sessions on (`mcp.sessions`): the suite's session scenarios need them; stateless is tested elsewhere. */
+/**
+ * Sessions on (`mcp.sessions`): the suite's session scenarios need them; stateless is tested
+ * elsewhere. Polling (`poll_after_ms: 0`): every streamed call's stream is closed after its priming
+ * event and resumed by the client with Last-Event-ID (server-sse-polling's disconnect-resume check).
+ */
 function withSessions(configure: (document: Record<string, unknown>) => Record<string, unknown>) {
   return (document: Record<string, unknown>): Record<string, unknown> => {
     const configured = configure(document);
     return {
       ...configured,
-      mcp: { ...z.record(z.string(), z.unknown()).parse(configured.mcp), sessions: { enabled: true } },
+      mcp: {
+        ...z.record(z.string(), z.unknown()).parse(configured.mcp),
+        sessions: { enabled: true, retry_ms: 100, poll_after_ms: 0 },
+      },
     };
   };
 }
@@ -202,6 +209,12 @@ describe.skipIf(!suiteInstalled)("the MCP conformance suite against Writ", () =>
     const checks = results.get(scenario) ?? [];
     expect(failuresOf(checks)).toEqual([]);
     expect(passes(checks)).toBe(true);
+  });
+
+  // Passing needs a priming event and retry only; Writ also closes the call's stream and resumes it.
+  it("closes server-sse-polling's call stream after its priming event and resumes it on Last-Event-ID", () => {
+    const checks = results.get("server-sse-polling") ?? [];
+    expect(checks.find((c) => c.id === "server-sse-disconnect-resume")?.status).toBe("SUCCESS");
   });
 
   it.each(Object.entries(NOT_PASSING))("does not pass %s yet: %s", (scenario) => {

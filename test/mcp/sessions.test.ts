@@ -4,7 +4,8 @@
  * `Client` gets a session, subscribes, hears the resource's updates on its GET stream, and ends
  * the session; raw HTTP checks the wire: a session is usable only with its own subject's token,
  * an ended one is 404, a resource the caller may not read cannot be subscribed, and a streamed
- * `tools/call` dropped after its priming event is resumed with Last-Event-ID.
+ * `tools/call` dropped after its priming event is resumed with Last-Event-ID. Streams are
+ * polled (`poll_after_ms: 0`): the v1 client's call is answered on the stream it resumes.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -63,7 +64,8 @@ beforeAll(async () => {
       ],
       mcp: {
         servers: [{ name: "notes", transport: "http", url: upstream.url, protocol_version: "2025-11-25" }],
-        sessions: { enabled: true, retry_ms: 500 },
+        // Polling: a session's call stream is closed right after its priming event, and resumed.
+        sessions: { enabled: true, retry_ms: 200, poll_after_ms: 0 },
       },
       policy: { ...(typeof document.policy === "object" ? document.policy : {}), dir },
     }),
@@ -104,6 +106,11 @@ describe("2025-11-25 sessions", () => {
     await expect
       .poll(() => upstream.methods.map((m) => m.method), { timeout: 10_000, interval: 50 })
       .toEqual(["resources/subscribe", "resources/unsubscribe"]);
+
+    // Its stream closed after the priming event, the call's answer comes on the resumed stream.
+    const read = await client.callTool({ name: "repo_read", arguments: README_ARGS });
+    expect(read.isError).toBeFalsy();
+    expect(read.content).toEqual([expect.objectContaining({ type: "text" })]);
 
     await transport.terminateSession();
     const after = await sessionRequest(gw.url, erin, session, {
@@ -159,7 +166,7 @@ describe("2025-11-25 sessions", () => {
     expect(posted.headers.get("content-type")).toContain("text/event-stream");
     // The client goes away right after the priming event (an id, a retry, no data).
     const [priming] = await readEvents(posted, () => true);
-    expect(priming).toMatchObject({ retry: 500, message: undefined });
+    expect(priming).toMatchObject({ retry: 200, message: undefined });
     expect(priming?.id).toMatch(/^\d+$/);
 
     const resumed = await sessionRequest(gw.url, erin, session, undefined, {
