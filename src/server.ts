@@ -178,6 +178,7 @@ export async function startGateway(
     roles: config.roles,
     console: config.console,
     mcpEndpoint: config.mcp.endpoint,
+    mcpSessions: config.mcp.sessions,
     codeMode: config.code_mode,
     mcpSecurity: { allowedHosts: config.mcp.allowed_hosts, allowedOrigins: config.mcp.allowed_origins },
   });

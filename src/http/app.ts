@@ -89,7 +89,7 @@ export function createApp(gw: Gateway, options: AppOptions): Hono<HttpEnv> {
   app.use("/.well-known/oauth-protected-resource/*", allowedHost(mcpSecurity));
   if (options.mcpEndpoint !== false) {
     app.use("/mcp", transportSecurity(mcpSecurity), requestId(), audited, limitBody);
-    app.all("/mcp", mcpEndpoint(gw, discovery, codeMode));
+    app.all("/mcp", mcpEndpoint(gw, discovery, codeMode, options.mcpSessions));
   }
 
   app.route("/v1/proposals", proposalRoutes(gw));

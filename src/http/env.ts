@@ -7,6 +7,7 @@ import type { CodeModeConfig } from "../codemode/config.ts";
 import type { SandboxPool } from "../codemode/index.ts";
 import type { ConsoleSessionSettings } from "../console/session.ts";
 import type { Subject } from "../core/types.ts";
+import type { McpSessionsConfig } from "../mcp/config.ts";
 import type { TransportSecurity } from "../mcp/transport-security.ts";
 import type { RequestTracing } from "../observability/tracing.ts";
 
@@ -47,6 +48,8 @@ export interface AppOptions {
   refusalWindowMs?: number;
   /** The hosts and origins /mcp answers to (default: loopback). */
   mcpSecurity?: TransportSecurity;
+  /** Sessions for 2025-11-25 clients on /mcp (default off: stateless). */
+  mcpSessions?: McpSessionsConfig;
   /** A span per /v1 and /mcp request (OpenTelemetry on); none when absent. */
   tracing?: RequestTracing;
   /** Code Mode (config `code_mode`; default: on, the sandbox's default limits). */

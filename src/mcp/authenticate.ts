@@ -43,7 +43,8 @@ export function notPost(method: string): Response {
   return jsonRpcError(405, ErrorCode.ConnectionClosed, error, { allow: "POST" });
 }
 
-function jsonRpcError(
+/** An HTTP answer that is one JSON-RPC error, with Writ's `error` as its data. */
+export function jsonRpcError(
   status: number,
   code: number,
   error: WritError,

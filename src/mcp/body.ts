@@ -27,6 +27,8 @@ import {
   PingRequestSchema,
   ReadResourceRequestSchema,
   SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
@@ -138,6 +140,8 @@ const REQUEST_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   "resources/list": ListResourcesRequestSchema,
   "resources/templates/list": ListResourceTemplatesRequestSchema,
   "resources/read": ReadResourceRequestSchema,
+  "resources/subscribe": SubscribeRequestSchema,
+  "resources/unsubscribe": UnsubscribeRequestSchema,
   "prompts/list": ListPromptsRequestSchema,
   "prompts/get": GetPromptRequestSchema,
   "logging/setLevel": SetLevelRequestSchema,

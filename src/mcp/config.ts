@@ -9,6 +9,24 @@ import { LOOPBACK_HOSTS, LOOPBACK_ORIGINS } from "./transport-security.ts";
 
 const LOOPBACK_NAMES: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
+export const mcpSessionsConfigSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false).describe("Issue Mcp-Session-Id to 2025-11-25 clients at initialize"),
+    /** The `retry` (ms) of each SSE stream's priming event: how long a client waits to reconnect. */
+    retry_ms: z.number().int().positive().default(1000),
+    /** The most SSE events kept per session for resumption (`Last-Event-ID`); older ones go. */
+    max_events: z.number().int().positive().default(1000),
+    /**
+     * SSE polling (SEP-1699): a session's `tools/call` stream still unanswered this long after its
+     * priming event is closed, and the client resumes it with `Last-Event-ID` (no connection held
+     * through a long call). Absent: a stream stays open until the answer.
+     */
+    poll_after_ms: z.number().int().nonnegative().optional(),
+  })
+  .describe("Sessions for 2025-11-25 MCP clients, kept in the store");
+
+export type McpSessionsConfig = z.output<typeof mcpSessionsConfigSchema>;
+
 export const mcpConfigSchema = z
   .strictObject({
     /** Serve Writ's own MCP endpoint at /mcp (every configured tool, filtered per caller). */
@@ -39,6 +57,12 @@ export const mcpConfigSchema = z
       })
       .optional()
       .describe("Canonical URI of /mcp; tokens there must carry it in aud (RFC 8707)"),
+    /**
+     * Sessions for 2025-11-25 clients (`Mcp-Session-Id`, the GET stream, `resources/subscribe`,
+     * resumption with `Last-Event-ID`), kept in the store (src/mcp/sessions.ts). Off: /mcp is
+     * stateless, as a 2026-07-28 client always finds it.
+     */
+    sessions: mcpSessionsConfigSchema.prefault({}),
     /** The scopes a client should request for /mcp (RFC 9728 `scopes_supported`, the 401's `scope`). */
     scopes_supported: z
       .array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, { error: "must be an OAuth scope token" }))

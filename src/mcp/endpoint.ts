@@ -23,10 +23,14 @@
  *   servers described them, plus `_meta["writ/contract"]`.
  * - `resources/read`, `prompts/get`: the whole pipeline, as `tools/call`; the contents and
  *   messages pass as the server sent them (redacted). A refusal is a JSON-RPC error (these
- *   results have no `isError`) with Writ's error in `error.data.error`. `resources/subscribe` is
- *   not offered (Method not found): the endpoint keeps no session to notify.
+ *   results have no `isError`) with Writ's error in `error.data.error`. `resources/subscribe` and
+ *   `unsubscribe` only with sessions on (else Method not found: no session to notify).
  * - `subscriptions/listen` (2026-07-28): a stream of the list changes that alter what this caller
  *   sees, until its token expires (listen.ts).
+ *
+ * With `mcp.sessions.enabled`, 2025-11-25 clients get sessions (sessions.ts): `initialize` answers
+ * an `Mcp-Session-Id`, a POST naming it is checked to be the caller's, GET opens (or resumes) its
+ * stream, DELETE ends it; a session's `tools/call` streams resumably (session-streams.ts).
  */
 import type { Context } from "hono";
 import type { CodeMode } from "../codemode/index.ts";
@@ -34,10 +38,13 @@ import type { Gateway, ToolDiscovery } from "../pipeline/index.ts";
 import { authenticate, type McpEnv, notPost } from "./authenticate.ts";
 import { readMcpBody } from "./body.ts";
 import { CancellableCalls } from "./cancellation.ts";
+import type { McpSessionsConfig } from "./config.ts";
 import { answerCall, answerList, plainRequest } from "./fast-path.ts";
+import { ListenStreams } from "./listen.ts";
 import { callTool, carries, listTools, type PostContext } from "./methods/index.ts";
 import { isModernRequest, ModernEndpoint } from "./modern.ts";
 import { answerWithServer } from "./sdk-server.ts";
+import { McpSessions, opensSession } from "./sessions.ts";
 
 /**
  * Whether this POST's answer may be a stream: a `tools/call` from a caller that accepts
@@ -57,16 +64,28 @@ export function mcpEndpoint(
   gw: Gateway,
   discovery: ToolDiscovery,
   codeMode?: CodeMode,
+  sessionsConfig?: McpSessionsConfig,
 ): (c: Context<McpEnv>) => Promise<Response> {
   const cancellable = new CancellableCalls(gw.store);
   const modern = new ModernEndpoint();
+  let listen: ListenStreams | undefined;
+  const sessions =
+    sessionsConfig?.enabled === true
+      ? new McpSessions(gw.store, sessionsConfig, () => {
+          listen ??= new ListenStreams(gw, discovery);
+          return listen;
+        })
+      : undefined;
   return async (c) => {
-    if (c.req.method !== "POST") return notPost(c.req.method);
+    if (c.req.method !== "POST" && sessions === undefined) return notPost(c.req.method);
     const subject = await authenticate(gw, c);
     if (subject instanceof Response) return subject;
+    if (c.req.method !== "POST" && sessions !== undefined) return sessions.answer(c.req.raw, subject);
     const requestId = c.var.requestId;
     const body = await readMcpBody(gw, c.req.raw, requestId);
     if (!body.ok) return body.response;
+    const session = sessions === undefined ? undefined : await sessions.named(c.req.raw, subject);
+    if (session instanceof Response) return session;
     const authorization = c.req.header("authorization");
     const post: PostContext = {
       gw,
@@ -78,13 +97,21 @@ export function mcpEndpoint(
       requestId,
       requestUrl: c.req.url,
       proposed: body.proposed,
+      sessionsEnabled: sessions !== undefined,
+      session,
     };
     if (await isModernRequest(c.req.raw, body.messages)) return modern.answer(post, c.req.raw, body.messages);
     const stream = answersAsStream(body.messages, c.req.header("accept"));
+    if (sessions !== undefined && opensSession(body.messages)) {
+      return sessions.initialize(subject, body.messages, () =>
+        answerWithServer(post, c.req.raw, body.messages, stream),
+      );
+    }
     // A plain tools/call or tools/list is answered without an SDK server, as one would (fast-path.ts).
     const plain = plainRequest(c.req.raw, body);
     if (plain?.method === "tools/list") return answerList(plain.id, () => listTools(post));
-    if (plain?.method === "tools/call") {
+    // A session's streamed call is the SDK server's, with a resumable stream (session-streams.ts).
+    if (plain?.method === "tools/call" && !(stream && session !== undefined)) {
       return answerCall({
         id: plain.id,
         stream,

@@ -16,8 +16,8 @@ const SERVER_INFO = { name: "writ", version: "0.1.0" };
 const CAPABILITIES = { tools: { listChanged: false }, resources: {}, prompts: {}, logging: {} };
 /**
  * 2026-07-28's: the lists' changes and the updates of the resources a caller subscribes to (the
- * listen filter's `resourceSubscriptions`) are relayed on `subscriptions/listen` (listen.ts). Not
- * on 2025-11-25, whose stateless endpoint keeps no stream to send them on.
+ * listen filter's `resourceSubscriptions`) are relayed on `subscriptions/listen` (listen.ts). On
+ * 2025-11-25 only with sessions on: the stateless endpoint keeps no stream to send them on.
  */
 const MODERN_CAPABILITIES = {
   ...CAPABILITIES,
@@ -35,10 +35,16 @@ const MODERN_SCHEMA_VALIDATOR = new ModernAjvValidator();
 const INSTRUCTIONS =
   'Writ authorizes every tool call against policy. A refused call answers with isError and a structured error (category, message, suggested_fix): follow the fix. A call that needs approval answers approval_required with an approval id; once it is approved, call the same tool with the same arguments and _meta {"writ/approval": "<id>"}.';
 
+/**
+ * 2025-11-25's with sessions on (sessions.ts): a session's GET stream carries the list changes
+ * and the updates of the resources it subscribed.
+ */
+const SESSION_CAPABILITIES = MODERN_CAPABILITIES;
+
 /** A 2025-11-25 POST's server, before its methods are registered (methods/index.ts). */
-export function newServer(): Server {
+export function newServer(sessions = false): Server {
   return new Server(SERVER_INFO, {
-    capabilities: CAPABILITIES,
+    capabilities: sessions ? SESSION_CAPABILITIES : CAPABILITIES,
     instructions: INSTRUCTIONS,
     jsonSchemaValidator: SCHEMA_VALIDATOR,
   });

@@ -15,7 +15,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 export const STREAM_AFTER_MS = 1000;
 
 /** The headers of the SDK's SSE answers (stateless: no session id). */
-const SSE_HEADERS = {
+export const SSE_HEADERS = {
   "content-type": "text/event-stream",
   "cache-control": "no-cache, no-transform",
   connection: "keep-alive",

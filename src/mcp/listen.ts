@@ -25,7 +25,8 @@
  * audit interceptor) as every POST does.
  *
  * Streams are per instance: each instance's upstream client sees every upstream change itself,
- * so an in-process bus is all it needs.
+ * so an in-process bus is all it needs. `watch` gives the same to a 2025-11-25 session's GET
+ * stream (session-streams.ts), which writes the events itself.
  */
 import {
   createMcpHandler,
@@ -45,6 +46,13 @@ const MAX_STREAMS = 1024;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const expSchema = z.object({ exp: z.number() });
+/** When `subject`'s token expires (ms since the epoch): a stream opened with it ends then. */
+export function tokenExpiryMs(subject: Subject): number {
+  const claims = expSchema.safeParse(subject.claims);
+  // A verified token always has `exp` (identity requires it); without one a stream ends at once.
+  return claims.success ? claims.data.exp * 1000 : 0;
+}
+
 /** The resource URIs a listen request's filter asks for (the SDK checks the rest of the filter). */
 const resourceFilterSchema = z.object({
   params: z.object({ notifications: z.object({ resourceSubscriptions: z.array(z.string()) }) }),
@@ -72,7 +80,7 @@ interface ResourceFeed {
 }
 
 /** The URIs of `requested` that discovery lists for `subject`, each to its server. */
-function readableResources(
+export function readableResources(
   gw: Gateway,
   discovery: ToolDiscovery,
   subject: Subject,
@@ -127,6 +135,11 @@ class CallerStream implements ServerEventBus {
     if (this.#listener !== undefined && this.#held.get(uri)?.server === server) {
       this.publish({ kind: "resource_updated", uri });
     }
+  }
+
+  /** The requested URIs changed (a session's `resources/subscribe`): hold what it asks now. */
+  refresh(): void {
+    if (this.#listener !== undefined) this.#hold();
   }
 
   /** Holds upstream the requested URIs the caller may read now; releases the others. */
@@ -189,18 +202,44 @@ export class ListenStreams {
     for (const stream of this.#streams) stream.changed();
   }
 
-  /** Answers a `subscriptions/listen` request of `subject` (a 2026-07-28 POST, its body read). */
-  async open(subject: Subject, request: Request, messages: unknown): Promise<Response> {
-    const claims = expSchema.safeParse(subject.claims);
-    // A verified token always has `exp` (identity requires it); without one the stream ends at once.
-    const expiresAtMs = claims.success ? claims.data.exp * 1000 : 0;
-    const filter = resourceFilterSchema.safeParse(messages);
-    const requested = new Set(filter.success ? filter.data.params.notifications.resourceSubscriptions : []);
+  /** The resources `subject` asks for (`requested`, read on each change) as a stream holds them. */
+  #feed(subject: Subject, requested: () => ReadonlySet<string>): ResourceFeed {
     const mcp = this.gw.mcp;
-    const resources: ResourceFeed = {
-      readable: () => readableResources(this.gw, this.discovery, subject, requested),
+    return {
+      readable: () => readableResources(this.gw, this.discovery, subject, requested()),
       hold: (server, uri) => mcp?.subscribeResource(server, uri) ?? (() => undefined),
     };
+  }
+
+  /**
+   * What a listen stream hears, for another kind of stream (a 2025-11-25 session's GET stream,
+   * session-streams.ts): `listener` gets each list change of `subject`'s view and each update of
+   * a `requested` URI it may read (held upstream while watched), until `close`; at `expiresAtMs`
+   * `expired` is called. `refresh` re-reads `requested`.
+   */
+  watch(
+    subject: Subject,
+    expiresAtMs: number,
+    requested: () => ReadonlySet<string>,
+    listener: (event: ServerEvent) => void,
+    expired: () => void,
+  ): { refresh(): void; close(): void } {
+    const stream: CallerStream = new CallerStream(
+      this.discovery,
+      subject,
+      expiresAtMs,
+      this.#feed(subject, requested),
+      { opened: () => this.#streams.add(stream), ended: () => this.#streams.delete(stream), expired },
+    );
+    return { refresh: () => stream.refresh(), close: stream.subscribe(listener) };
+  }
+
+  /** Answers a `subscriptions/listen` request of `subject` (a 2026-07-28 POST, its body read). */
+  async open(subject: Subject, request: Request, messages: unknown): Promise<Response> {
+    const expiresAtMs = tokenExpiryMs(subject);
+    const filter = resourceFilterSchema.safeParse(messages);
+    const requested = new Set(filter.success ? filter.data.params.notifications.resourceSubscriptions : []);
+    const resources = this.#feed(subject, () => requested);
     let handler: McpHttpHandler | undefined;
     const stream: CallerStream = new CallerStream(this.discovery, subject, expiresAtMs, resources, {
       opened: () => this.#streams.add(stream),

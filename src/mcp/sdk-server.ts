@@ -23,13 +23,14 @@ export async function answerWithServer(
   messages: unknown,
   stream: boolean,
 ): Promise<Response> {
-  const server = newServer();
+  const server = newServer(post.sessionsEnabled);
   // A stream is opened only when the call needs one (see lazy-stream.ts): JSON mode either way.
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
   });
-  const lazy = stream ? lazyStream(transport) : undefined;
+  // On a session, a resumable stream from the start (session-streams.ts).
+  const lazy = stream ? (post.session?.stream(transport) ?? lazyStream(transport)) : undefined;
   // After lazyStream: a stream gets the messages with their error data too.
   sendingErrorData(transport);
   const calls = runningCalls(server);

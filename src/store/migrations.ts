@@ -257,4 +257,42 @@ CREATE TABLE limit_usage (
 ) STRICT, WITHOUT ROWID;
 `,
   },
+  {
+    version: 15,
+    name: "mcp sessions",
+    sql: `
+-- Sessions of 2025-11-25 MCP clients on /mcp (src/mcp/sessions.ts, store/mcp-sessions.ts), when
+-- mcp.sessions is on: the id's SHA-256 (id_hash; the id itself is the client's), who opened it
+-- (a token of the same tenant and subject is required with it), the protocol revision and the
+-- client capabilities it declared (JSON); times in milliseconds since the Unix epoch, expires_at
+-- the expiry of the token that opened it. The resources it subscribed, and the SSE events of its
+-- streams (kept for resumption with Last-Event-ID: seq is the event id, stream the SSE stream it
+-- was sent on, message the JSON-RPC message, '' for a priming event), expire with it.
+CREATE TABLE mcp_sessions (
+  id_hash TEXT PRIMARY KEY,
+  tenant TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  protocol_version TEXT NOT NULL,
+  capabilities TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX mcp_sessions_expires_at ON mcp_sessions (expires_at);
+CREATE TABLE mcp_session_subscriptions (
+  id_hash TEXT NOT NULL,
+  uri TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (id_hash, uri)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE mcp_session_events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id_hash TEXT NOT NULL,
+  stream TEXT NOT NULL,
+  message TEXT NOT NULL,
+  expires_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX mcp_session_events_stream ON mcp_session_events (id_hash, stream, seq);
+CREATE INDEX mcp_session_events_expires_at ON mcp_session_events (expires_at);
+`,
+  },
 ];

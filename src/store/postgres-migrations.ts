@@ -252,4 +252,38 @@ CREATE TABLE limit_usage (
 );
 `,
   },
+  {
+    version: 16,
+    name: "mcp sessions",
+    sql: `
+-- As SQLite's version 15: 2025-11-25 MCP sessions (the id's SHA-256, tenant, subject, revision,
+-- the client's capabilities as JSON, expiring with the token that opened them), the resources
+-- each subscribed, and the SSE events of its streams kept for Last-Event-ID (seq the event id).
+CREATE TABLE mcp_sessions (
+  id_hash TEXT PRIMARY KEY,
+  tenant TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  protocol_version TEXT NOT NULL,
+  capabilities TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+CREATE INDEX mcp_sessions_expires_at ON mcp_sessions (expires_at);
+CREATE TABLE mcp_session_subscriptions (
+  id_hash TEXT NOT NULL,
+  uri TEXT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  PRIMARY KEY (id_hash, uri)
+);
+CREATE TABLE mcp_session_events (
+  seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id_hash TEXT NOT NULL,
+  stream TEXT NOT NULL,
+  message TEXT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+CREATE INDEX mcp_session_events_stream ON mcp_session_events (id_hash, stream, seq);
+CREATE INDEX mcp_session_events_expires_at ON mcp_session_events (expires_at);
+`,
+  },
 ];

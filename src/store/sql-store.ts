@@ -19,6 +19,7 @@ import { SqlGroupLeases } from "./group-leases.ts";
 import { type IdempotencyClaim, type IdempotencyRequest, SqlIdempotency } from "./idempotency.ts";
 import { SqlLimits } from "./limit-usage.ts";
 import { SqlLogShipping } from "./log-shipping.ts";
+import { SqlMcpSessions } from "./mcp-sessions.ts";
 import { SqlPolicyRevisions } from "./policy-revisions.ts";
 import { SqlResources } from "./resources.ts";
 import type { Sql } from "./sql.ts";
@@ -49,6 +50,7 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   readonly #sessions: SqlConsoleSessions;
   readonly #revisions: SqlPolicyRevisions;
   readonly #cancellations: SqlCancellations;
+  readonly #mcpSessions: SqlMcpSessions;
 
   constructor(dialect: Dialect, clock: (() => Date) | undefined) {
     this.dialect = dialect;
@@ -69,6 +71,7 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
     this.#sessions = new SqlConsoleSessions(db);
     this.#revisions = new SqlPolicyRevisions(db);
     this.#cancellations = new SqlCancellations(db);
+    this.#mcpSessions = new SqlMcpSessions(db);
   }
 
   /** This store as the capabilities see it (`location` is read when used: subclasses set it). */
@@ -255,6 +258,31 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   }
   getPolicyRevision(...a: Args<"getPolicyRevision">) {
     return this.#revisions.getPolicyRevision(...a);
+  }
+
+  createMcpSession(...a: Args<"createMcpSession">) {
+    return this.#mcpSessions.createMcpSession(...a);
+  }
+  readMcpSession(...a: Args<"readMcpSession">) {
+    return this.#mcpSessions.readMcpSession(...a);
+  }
+  deleteMcpSession(...a: Args<"deleteMcpSession">) {
+    return this.#mcpSessions.deleteMcpSession(...a);
+  }
+  setMcpSubscription(...a: Args<"setMcpSubscription">) {
+    return this.#mcpSessions.setMcpSubscription(...a);
+  }
+  mcpSubscriptions(...a: Args<"mcpSubscriptions">) {
+    return this.#mcpSessions.mcpSubscriptions(...a);
+  }
+  appendMcpEvent(...a: Args<"appendMcpEvent">) {
+    return this.#mcpSessions.appendMcpEvent(...a);
+  }
+  mcpEventStream(...a: Args<"mcpEventStream">) {
+    return this.#mcpSessions.mcpEventStream(...a);
+  }
+  mcpEventsAfter(...a: Args<"mcpEventsAfter">) {
+    return this.#mcpSessions.mcpEventsAfter(...a);
   }
 
   requestCancellation(...a: Args<"requestCancellation">) {

@@ -22,7 +22,19 @@ import type { CodeMode } from "../../codemode/index.ts";
 import type { CallObserver } from "../../core/handlers.ts";
 import type { ProposedCall, Subject } from "../../core/types.ts";
 import type { Gateway, ToolDiscovery } from "../../pipeline/index.ts";
+import type { McpSessionRecord } from "../../store/types.ts";
 import type { CancellableCalls } from "../cancellation.ts";
+import type { LazyStream } from "../lazy-stream.ts";
+
+/** The 2025-11-25 session a POST names (`Mcp-Session-Id`, sessions.ts), checked to be the caller's. */
+export interface SessionContext {
+  /** The session as stored: its client's declared capabilities and protocol revision. */
+  readonly record: McpSessionRecord;
+  /** The POST's answer as a resumable SSE stream of the session (session-streams.ts). */
+  stream(transport: WebStandardStreamableHTTPServerTransport): LazyStream;
+  /** Subscribes the session to `uri` (`on`), or unsubscribes it. */
+  subscribe(uri: string, on: boolean): Promise<void>;
+}
 
 export interface PostContext {
   gw: Gateway;
@@ -41,6 +53,10 @@ export interface PostContext {
    * while checking it: handed to intake as they are, not serialized and read again.
    */
   proposed?: ProposedCall[] | undefined;
+  /** Whether 2025-11-25 sessions are on (`mcp.sessions.enabled`): `initialize` opens one. */
+  sessionsEnabled?: boolean | undefined;
+  /** The session the POST names (2025-11-25, sessions on). */
+  session?: SessionContext | undefined;
 }
 
 /** A call on its way through the pipeline: the POST's context and who watches the call. */

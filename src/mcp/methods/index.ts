@@ -10,10 +10,11 @@ import type { MethodRegistration } from "./context.ts";
 import { notifications } from "./notifications.ts";
 import { prompts } from "./prompts.ts";
 import { resources } from "./resources.ts";
+import { subscribe } from "./subscribe.ts";
 import { toolsCall } from "./tools-call.ts";
 import { toolsList } from "./tools-list.ts";
 
-export type { MethodRegistration, PostContext, ServerPost } from "./context.ts";
+export type { MethodRegistration, PostContext, ServerPost, SessionContext } from "./context.ts";
 export { carries } from "./notifications.ts";
 export { callTool } from "./tools-call.ts";
 export { listTools } from "./tools-list.ts";
@@ -22,6 +23,7 @@ export const METHODS: readonly MethodRegistration[] = [
   toolsList,
   toolsCall,
   resources,
+  subscribe,
   prompts,
   notifications,
 ];
