@@ -91,8 +91,12 @@ export interface LoggedDecision extends ChainLink {
   decision_id: string;
 }
 
-/** Batches in flight at once when the store applies appends in call order (else one). */
-const ORDERED_DEPTH = 2;
+/**
+ * Batches in flight at once when the store applies appends in call order: every turn's appends
+ * are sent at once, and the store's writer commits together those that arrived during its last
+ * commit (else one batch at a time). WRIT_LOG_PIPELINE=off keeps two (bench/ab.ts's A side).
+ */
+const ORDERED_DEPTH = process.env.WRIT_LOG_PIPELINE === "off" ? 2 : Number.POSITIVE_INFINITY;
 
 type Waiting = {
   entry: NewDecisionEntry;
