@@ -12,6 +12,7 @@ export { PolicyFailure, PolicyLoadError } from "./errors.ts";
 export {
   type Decided,
   evaluateFailClosed,
+  evaluateFailClosedAsync,
   evaluateStoredFailClosed,
   type FailClosedEvaluation,
   failedClosed,

@@ -1,0 +1,111 @@
+/**
+ * A/B of one change to the gateway, on a busy machine: short `bench/gateway.ts` runs, one process
+ * each, alternating A (the change off) and B (on) pair after pair, so that the machine's other
+ * load falls on both alike. A change is switched off by an environment variable the code reads
+ * (e.g. WRIT_LOG_PIPELINE=off); the load generator runs in worker threads as usual.
+ *
+ * Prints per pair and in all (median, with min and max over the pairs) the B/A ratio of:
+ * proposals req/s at --at connections, proposals/floor there, and the evenly paced run's p50 and
+ * p99 at half load. Every run verifies the decision log (a broken log fails the A/B).
+ *
+ * Run: npx tsx bench/ab.ts --a NAME=off --b NAME=on [--pairs 3] [--seconds 3] [--at 32]
+ *   --a / --b   NAME=VALUE environment settings of each side (repeatable)
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { loadavg, tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs, promisify } from "node:util";
+import { readSummary, type Summary } from "./lib/summary.ts";
+import { printTable } from "./lib/table.ts";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const run = promisify(execFile);
+
+const { values: flags } = parseArgs({
+  options: {
+    a: { type: "string", multiple: true, default: [] },
+    b: { type: "string", multiple: true, default: [] },
+    pairs: { type: "string", default: "3" },
+    seconds: { type: "string", default: "3" },
+    at: { type: "string", default: "32" },
+  },
+});
+
+function settings(list: readonly string[]): Record<string, string> {
+  return Object.fromEntries(
+    list.map((item) => {
+      const eq = item.indexOf("=");
+      if (eq < 1) throw new Error(`expected NAME=VALUE, not ${JSON.stringify(item)}`);
+      return [item.slice(0, eq), item.slice(eq + 1)];
+    }),
+  );
+}
+
+const sides = { A: settings(flags.a), B: settings(flags.b) };
+const pairs = Number(flags.pairs);
+const at = flags.at;
+
+/** The numbers compared, read out of one run's summary. */
+function numbers(summary: Summary): Record<string, number> {
+  const row = (name: string) => summary.rows.find((r) => r.name === name)?.metrics ?? {};
+  return {
+    rps: row(`proposals @${at}`).rps ?? Number.NaN,
+    floor: row(`proposals/floor @${at}`).ratio ?? Number.NaN,
+    p50: row(`proposals evenly paced @${at}`).p50 ?? Number.NaN,
+    p99: row(`proposals evenly paced @${at}`).p99 ?? Number.NaN,
+  };
+}
+
+async function once(side: "A" | "B", file: string): Promise<Record<string, number>> {
+  const args = ["tsx", "bench/gateway.ts", flags.seconds, at, "--at", at, "--json", file];
+  await run("npx", args, { cwd: root, env: { ...process.env, ...sides[side] }, maxBuffer: 1 << 24 });
+  const summary = await readSummary(file);
+  if (summary.notes.decisionLogIntact !== true) throw new Error(`side ${side}: the decision log is broken`);
+  return numbers(summary);
+}
+
+const dir = await mkdtemp(path.join(tmpdir(), "writ-ab-"));
+const keys = ["rps", "floor", "p50", "p99"] as const;
+const ratios: Record<(typeof keys)[number], number[]> = { rps: [], floor: [], p50: [], p99: [] };
+const rows: Array<Array<string | number>> = [];
+try {
+  for (let i = 1; i <= pairs; i++) {
+    const load = loadavg()[0]?.toFixed(2) ?? "?";
+    const a = await once("A", path.join(dir, `a${i}.json`));
+    const b = await once("B", path.join(dir, `b${i}.json`));
+    for (const key of keys) ratios[key].push((b[key] ?? Number.NaN) / (a[key] ?? Number.NaN));
+    for (const [side, n] of [
+      ["A", a],
+      ["B", b],
+    ] as const) {
+      rows.push([`${i} ${side}`, load, ...keys.map((k) => Number((n[k] ?? Number.NaN).toFixed(3)))]);
+    }
+  }
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((x, y) => x - y);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+};
+
+console.log(`A: ${JSON.stringify(sides.A)}  B: ${JSON.stringify(sides.B)}  ${flags.seconds} s runs at ${at}`);
+printTable(rows, ["run", "load avg", `req/s @${at}`, "/floor", "p50 half", "p99 half"]);
+console.log("");
+printTable(
+  keys.map((key) => [
+    `B/A ${key}`,
+    `${median(ratios[key]).toFixed(3)}x`,
+    `${Math.min(...ratios[key]).toFixed(3)}–${Math.max(...ratios[key]).toFixed(3)}`,
+  ]),
+  ["ratio", "median", "min–max"],
+);
+console.log(
+  `load average at the end: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")}`,
+);
