@@ -19,6 +19,7 @@ import { SqlGroupLeases } from "./group-leases.ts";
 import { type IdempotencyClaim, type IdempotencyRequest, SqlIdempotency } from "./idempotency.ts";
 import { SqlLimits } from "./limit-usage.ts";
 import { SqlLogShipping } from "./log-shipping.ts";
+import { SqlMcpTasks } from "./mcp-tasks.ts";
 import { SqlPolicyRevisions } from "./policy-revisions.ts";
 import { SqlResources } from "./resources.ts";
 import type { Sql } from "./sql.ts";
@@ -49,6 +50,7 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   readonly #sessions: SqlConsoleSessions;
   readonly #revisions: SqlPolicyRevisions;
   readonly #cancellations: SqlCancellations;
+  readonly #tasks: SqlMcpTasks;
 
   constructor(dialect: Dialect, clock: (() => Date) | undefined) {
     this.dialect = dialect;
@@ -69,6 +71,7 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
     this.#sessions = new SqlConsoleSessions(db);
     this.#revisions = new SqlPolicyRevisions(db);
     this.#cancellations = new SqlCancellations(db);
+    this.#tasks = new SqlMcpTasks(db);
   }
 
   /** This store as the capabilities see it (`location` is read when used: subclasses set it). */
@@ -262,5 +265,15 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   }
   requestedCancellations(...a: Args<"requestedCancellations">) {
     return this.#cancellations.requestedCancellations(...a);
+  }
+
+  createMcpTask(...a: Args<"createMcpTask">) {
+    return this.#tasks.createMcpTask(...a);
+  }
+  getMcpTask(...a: Args<"getMcpTask">) {
+    return this.#tasks.getMcpTask(...a);
+  }
+  updateMcpTask(...a: Args<"updateMcpTask">) {
+    return this.#tasks.updateMcpTask(...a);
   }
 }

@@ -17,6 +17,7 @@ import type { GroupLeaseStore } from "./group-leases.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
 import type { LimitStore } from "./limit-usage.ts";
 import type { LogShippingStore } from "./log-shipping.ts";
+import type { McpTaskStore } from "./mcp-tasks.ts";
 import type { PolicyRevisionStore } from "./policy-revisions.ts";
 import type { ResourceStore } from "./resources.ts";
 
@@ -38,6 +39,16 @@ export type { GroupLeaseStore } from "./group-leases.ts";
 export type { IdempotencyClaim, IdempotencyStore } from "./idempotency.ts";
 export type { LimitBucket, LimitCharge, LimitConsumption, LimitStore } from "./limit-usage.ts";
 export type { LogShippingClaim, LogShippingState, LogShippingStore } from "./log-shipping.ts";
+export type {
+  McpTaskCall,
+  McpTaskChange,
+  McpTaskCondition,
+  McpTaskRecord,
+  McpTaskStatus,
+  McpTaskStore,
+  NewMcpTask,
+} from "./mcp-tasks.ts";
+export { mcpTaskStatuses, TERMINAL_TASK_STATUSES } from "./mcp-tasks.ts";
 export type {
   NewPolicyRevision,
   PolicyRevisionInfo,
@@ -76,4 +87,5 @@ export interface Store
     ApprovalStore,
     IdempotencyStore,
     ConsoleSessionStore,
-    PolicyRevisionStore {}
+    PolicyRevisionStore,
+    McpTaskStore {}
