@@ -15,10 +15,6 @@ import { authorizeTask, type TaskAccess } from "./tasks-access.ts";
 
 const taskIdSchema = z.string().min(1).max(256);
 const getParams = z.looseObject({ taskId: taskIdSchema });
-const updateParams = z.looseObject({
-  taskId: taskIdSchema,
-  inputResponses: z.record(z.string(), z.unknown()),
-});
 
 /** The task a request names, once the request may reach it: the extension declared, the policy's allow. */
 async function taskFor(post: ModernPost, ctx: ServerContext, access: TaskAccess, taskId: string) {
@@ -40,8 +36,10 @@ export function registerTasks(post: ModernPost): void {
   server.setRequestHandler("tasks/get", { params: getParams }, async (params, ctx) =>
     getTask(call, await taskFor(post, ctx, "get", params.taskId)),
   );
-  server.setRequestHandler("tasks/update", { params: updateParams }, async (params, ctx) => {
-    await updateTask(call, await taskFor(post, ctx, "update", params.taskId), params.inputResponses);
+  // The SDK lifts `inputResponses` out of the params (as for a retry's): the context has them.
+  server.setRequestHandler("tasks/update", { params: getParams }, async (params, ctx) => {
+    const task = await taskFor(post, ctx, "update", params.taskId);
+    await updateTask(call, task, ctx.mcpReq.inputResponses ?? {});
     return {};
   });
   server.setRequestHandler("tasks/cancel", { params: getParams }, async (params, ctx) => {
