@@ -76,11 +76,11 @@ describe("server/discover", () => {
     });
     expect(discovered?.capabilities.resources?.subscribe).toBe(true);
     // The tasks extension, 2026-07-28's only (tasks.test.ts).
-    const { extensions, ...modern } = discovered?.capabilities ?? {};
+    const { extensions, ...withoutExtensions } = discovered?.capabilities ?? {};
     expect(extensions).toEqual({ "io.modelcontextprotocol/tasks": {} });
     // The 2025-11-25 handshake gives the same, without listChanged (no stream to send it on).
     expect(legacy.getServerCapabilities()).toEqual({
-      ...modern,
+      ...withoutExtensions,
       tools: { listChanged: false },
       resources: {},
       prompts: {},
