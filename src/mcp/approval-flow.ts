@@ -15,6 +15,8 @@
  * - a state that is not valid, has expired, or is another caller's or another call's: a JSON-RPC
  *   error -32602 with Writ's error as its data, logged (`writ/intake`).
  *
+ * A client that declares the tasks extension gets a task instead of the rounds (tasks.ts: the
+ * same elicitation, answered with `tasks/update`, the call run once through `answerApproved`).
  * A modern client that declares no URL-mode elicitation gets the answer of 2025-11-25. The
  * 2025-11-25 revision keeps today's answer (the `approval_required` tool error naming the
  * approval, repeated with `_meta["writ/approval"]`): a stateless legacy POST carries no client

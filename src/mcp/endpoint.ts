@@ -27,6 +27,9 @@
  *   not offered (Method not found): the endpoint keeps no session to notify.
  * - `subscriptions/listen` (2026-07-28): a stream of the list changes that alter what this caller
  *   sees, until its token expires (listen.ts).
+ * - `tasks/get`, `tasks/update`, `tasks/cancel` (2026-07-28, the tasks extension): a `tools/call`
+ *   from a client declaring the extension that is not refused at once becomes a task, kept in
+ *   the store; each request on it is decided by the policy on the task and logged (tasks.ts).
  */
 import type { Context } from "hono";
 import type { CodeMode } from "../codemode/index.ts";
