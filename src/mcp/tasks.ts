@@ -37,6 +37,7 @@ import {
 import { z } from "zod";
 import { readApproval } from "../approvals/index.ts";
 import type { CallObserver } from "../core/handlers.ts";
+import { isRecord } from "../core/json.ts";
 import { nowOf } from "../pipeline/06-approval.ts";
 import type {
   ApprovalRecord,
@@ -90,8 +91,19 @@ export function taskFields(task: McpTaskRecord, inputRequests?: InputRequests): 
 }
 
 function created(task: McpTaskRecord): CreateTaskResult {
-  // The v2 server adds `content: []` to every tools/call result; the task's fields are what count.
+  // The v2 server wants `content` on every tools/call result; `withoutTaskContent` drops it.
   return { content: [], ...taskFields(task), resultType: "task", taskId: task.id };
+}
+
+/**
+ * A message on its way out (initialize.ts): a `CreateTaskResult` without the `content` the v2
+ * server gives every `tools/call` result (a task is `Result & Task`); any other as it is.
+ */
+export function withoutTaskContent<M extends object>(message: M): M {
+  if (!("result" in message) || !isRecord(message.result) || message.result.resultType !== "task")
+    return message;
+  const { content: _content, ...task } = message.result;
+  return Object.assign({}, message, { result: task });
 }
 
 function messageOf(call: McpTaskCall): ProposedMessage {

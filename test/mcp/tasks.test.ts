@@ -80,6 +80,7 @@ async function callAsTask(
   const { result, error } = await rpc(alice, "tools/call", { name, arguments: args }, meta);
   expect(error).toBeUndefined();
   expect(result?.resultType).toBe("task");
+  expect(result).not.toHaveProperty("content");
   return taskSchema.parse(result);
 }
 
@@ -125,6 +126,13 @@ describe("a call from a client declaring the tasks extension", () => {
     expect(done.status).toBe("completed");
     expect(done.result?.isError).toBeFalsy();
     expect(done.result?.structuredContent).toMatchObject({ hash: expect.any(String) });
+
+    // A call refused at once is answered as without the extension: no task.
+    const denied = await rpc(alice, "tools/call", {
+      name: "repo_read",
+      arguments: { workspace: WS, path: ".env" },
+    });
+    expect(denied.result).toMatchObject({ resultType: "complete", isError: true });
 
     // The read was decided (a grant), run once, and each tasks/get decided on the task and logged.
     const gets = await logEntries(gw, { action: "mcp.tasks.get", resource_id: created.taskId });
