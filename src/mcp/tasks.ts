@@ -194,19 +194,14 @@ async function createTask(ctx: CallContext, call: McpTaskCall, start: TaskStart)
 function ending(settled: { result: CallToolResult } | { error: unknown }): McpTaskChange {
   if ("result" in settled) return { status: "completed", statusMessage: null, result: settled.result };
   const error = settled.error;
-  if (error instanceof ProtocolError) {
+  const body = asErrorBody(error);
+  // A JSON-RPC error (the SDKs' errors carry their code): the task failed with it.
+  if (error instanceof Error && "code" in error && typeof error.code === "number") {
+    const data = error instanceof ProtocolError && error.data !== undefined ? error.data : body;
     return {
       status: "failed",
       statusMessage: error.message,
-      error: { code: error.code, message: error.message, data: error.data ?? asErrorBody(error) },
-    };
-  }
-  const body = asErrorBody(error);
-  if (error instanceof Error && "code" in error && typeof error.code === "number") {
-    return {
-      status: "failed",
-      statusMessage: body.message,
-      error: { code: error.code, message: body.message, data: body },
+      error: { code: error.code, message: error.message, data },
     };
   }
   // Writ's own failures are tool execution errors, as callToolRound answers them.
