@@ -31,6 +31,14 @@ payment_actions := {
 # with input.context.run naming the run). The policy sees the program's digest and size only.
 code_actions := {"code.run": "run"}
 
+# MCP tasks (the tasks extension on /mcp): reading, answering and cancelling a task. The resource
+# is the task (type mcp.task), owned by the subject and tenant whose call it is: only they may.
+task_actions := {
+	"mcp.tasks.get": "task",
+	"mcp.tasks.update": "task",
+	"mcp.tasks.cancel": "task",
+}
+
 # Who may run programs at all: the demo's developers (and only in their own tenant's workspaces,
 # which the checks of each call inside the run enforce).
 code_runner_roles := {"developer"}
@@ -96,6 +104,8 @@ kind := repo_actions[input.action.name]
 kind := payment_actions[input.action.name]
 
 kind := code_actions[input.action.name]
+
+kind := task_actions[input.action.name]
 
 # Checks of the workspace or account a call touches (payment drafts live in the payments service).
 resource_checked if {

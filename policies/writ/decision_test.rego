@@ -223,3 +223,47 @@ test_a_call_inside_a_run_is_decided_like_any_call if {
 	d := writ.decision with input as inside
 	codes(d) == {"path_not_readable"}
 }
+
+task := {
+	"type": "mcp.task",
+	"id": "0b7e4c1e-5f7a-4d43-9a54-3f2d8e1c9a10",
+	"known": true,
+	"owner": "alice",
+	"tenant": "demo",
+	"attributes": {"status": "working", "tool": "repo.read"},
+}
+
+on_task(name, resource) := {
+	"subject": alice,
+	"action": {"name": name, "version": "1", "args": {"task_id": resource.id}},
+	"resource": resource,
+	"context": {"phase": "call", "source": "mcp"},
+}
+
+test_the_owner_may_get_update_and_cancel_their_task if {
+	every name in {"mcp.tasks.get", "mcp.tasks.update", "mcp.tasks.cancel"} {
+		d := writ.decision with input as on_task(name, task)
+		d.decision == "allow"
+	}
+}
+
+test_another_subjects_task_is_refused_without_saying_whose if {
+	d := writ.decision with input as on_task("mcp.tasks.get", object.union(task, {"owner": "bob"}))
+	d.decision == "deny"
+	codes(d) == {"not_owner"}
+	every r in d.reasons {
+		not r.visible_to_model
+	}
+}
+
+test_another_tenants_task_is_refused if {
+	d := writ.decision with input as on_task("mcp.tasks.update", object.union(task, {"tenant": "other"}))
+	d.decision == "deny"
+	codes(d) == {"wrong_tenant"}
+}
+
+test_an_unknown_task_is_refused if {
+	d := writ.decision with input as on_task("mcp.tasks.cancel", {"type": "mcp.task", "id": "nope", "known": false, "attributes": {}})
+	d.decision == "deny"
+	codes(d) == {"unknown_resource"}
+}

@@ -15,6 +15,8 @@
  * - a state that is not valid, has expired, or is another caller's or another call's: a JSON-RPC
  *   error -32602 with Writ's error as its data, logged (`writ/intake`).
  *
+ * A client that declares the tasks extension gets a task instead of the rounds (tasks.ts: the
+ * same elicitation, answered with `tasks/update`, the call run once through `answerApproved`).
  * A modern client that declares no URL-mode elicitation gets the answer of 2025-11-25. The
  * 2025-11-25 revision keeps today's answer (the `approval_required` tool error naming the
  * approval, repeated with `_meta["writ/approval"]`): a stateless legacy POST carries no client
@@ -33,21 +35,21 @@ import {
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { readApproval } from "../approvals/index.ts";
-import { CONSOLE_PATH } from "../console/session.ts";
 import type { ApprovalView, CallOutcome } from "../core/gateway.ts";
 import { refusalEntry } from "../decisionlog/index.ts";
 import { currentRevision } from "../pipeline/08-log.ts";
 import type { ApprovalRecord } from "../store/types.ts";
 import { asErrorBody, fromOutcome, toolError } from "./answers.ts";
+import { APPROVAL_INPUT_KEY, approvalElicitation } from "./approval-page.ts";
 import { answerApproved, approvalOf, type ProposedMessage, runApproved } from "./methods/approved.ts";
 import type { CallContext } from "./methods/context.ts";
 import { proposeCall, proposeMessage, type Ran, ranOf, refusing, runMessage } from "./methods/proposed.ts";
 import { mintRequestState, RequestStateError, verifyRequestState } from "./request-state.ts";
-import { mcpResourceUrl } from "./resource-metadata.ts";
 import { callsRunCode } from "./run-code.ts";
+import { callAsTask, declaresTasks } from "./tasks.ts";
 
-/** The key of the approval's elicitation in `inputRequests` (and of its answer in `inputResponses`). */
-export const APPROVAL_INPUT_KEY = "writ_approval";
+export { APPROVAL_INPUT_KEY, approvalPage } from "./approval-page.ts";
+
 /**
  * How long a state outlives its approval's expiry: a retry just after the approval expired gets
  * the `approval_expired` refusal rather than a refused state.
@@ -64,6 +66,8 @@ export interface Round {
    * (the `approval_required` tool error naming the approval, repeated with `writ/approval`).
    */
   elicitsUrl: boolean;
+  /** Whether the client declared the tasks extension: a call not refused at once becomes a task (tasks.ts). */
+  tasks?: boolean;
 }
 
 const urlElicitationSchema = z.object({
@@ -81,6 +85,7 @@ export function roundOf(ctx: ServerContext): Round {
     requestState: typeof state === "string" ? state : undefined,
     inputResponses: ctx.mcpReq.inputResponses,
     elicitsUrl: urlElicitationSchema.safeParse(ctx.mcpReq.envelope).success,
+    tasks: declaresTasks(ctx.mcpReq.envelope),
   };
 }
 
@@ -121,6 +126,9 @@ export async function callToolRound(
     params: { name: params.name, arguments: params.arguments ?? {} },
   };
   try {
+    if (round.tasks === true && round.requestState === undefined) {
+      return await callAsTask(ctx, params, jsonRpcId, round.elicitsUrl);
+    }
     return await answerRound(ctx, message, round, {
       propose: () => proposeCall(ctx, params, jsonRpcId),
       answer: fromOutcome,
@@ -205,23 +213,10 @@ async function approvalRound(
     { subject: ctx.subject, call: message, approvalId: approval.id },
     new Date(expiresAt.getTime() + STATE_GRACE_MS),
   );
-  const roles =
-    approval.approver_roles.length === 0 ? "(none: it can only expire)" : approval.approver_roles.join(", ");
   return inputRequired({
-    inputRequests: {
-      [APPROVAL_INPUT_KEY]: inputRequired.elicitUrl({
-        message: `Writ needs a person's approval before this call runs: ask someone with one of the roles ${roles} to approve request ${approval.id} on this page before ${approval.expires_at}. The call continues once it is decided.`,
-        url: approvalPage(ctx, approval.id),
-      }),
-    },
+    inputRequests: { [APPROVAL_INPUT_KEY]: approvalElicitation(ctx, approval) },
     requestState,
   });
-}
-
-/** The approval's page in the console, at the gateway's public address (`mcp.resource`'s origin, else the request's). */
-export function approvalPage(ctx: Pick<CallContext, "gw" | "requestUrl">, approvalId: string): string {
-  const base = mcpResourceUrl(ctx.requestUrl, ctx.gw.identity.protectedResource);
-  return new URL(`${CONSOLE_PATH}/approvals#approval-${encodeURIComponent(approvalId)}`, base).href;
 }
 
 /** Whether the caller's user declined or cancelled the approval's elicitation. */

@@ -27,6 +27,9 @@
  *   `unsubscribe` only with sessions on (else Method not found: no session to notify).
  * - `subscriptions/listen` (2026-07-28): a stream of the list changes that alter what this caller
  *   sees, until its token expires (listen.ts).
+ * - `tasks/get`, `tasks/update`, `tasks/cancel` (2026-07-28, the tasks extension): a `tools/call`
+ *   from a client declaring the extension that is not refused at once becomes a task, kept in
+ *   the store; each request on it is decided by the policy on the task and logged (tasks.ts).
  *
  * With `mcp.sessions.enabled`, 2025-11-25 clients get sessions (sessions.ts): `initialize` answers
  * an `Mcp-Session-Id`, a POST naming it is checked to be the caller's, GET opens (or resumes) its

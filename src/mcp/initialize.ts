@@ -11,6 +11,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import { Server as ModernServer, type Transport } from "@modelcontextprotocol/server";
 import { AjvJsonSchemaValidator as ModernAjvValidator } from "@modelcontextprotocol/server/validators/ajv";
 import { errorWithData } from "./messages.ts";
+import { withoutTaskContent } from "./tasks.ts";
 
 const SERVER_INFO = { name: "writ", version: "0.1.0" };
 const CAPABILITIES = { tools: { listChanged: false }, resources: {}, prompts: {}, logging: {} };
@@ -69,12 +70,13 @@ const CACHE_HINTS = {
 /**
  * The v2 SDK's server for one 2026-07-28 request: every message it sends leaves with Writ's
  * error as `data` of a JSON-RPC error the SDK answered by itself (an unknown method, invalid
- * params), as the 2025-11-25 server's do (sdk-server.ts).
+ * params), as the 2025-11-25 server's do (sdk-server.ts), and a task (tasks.ts) as the tasks
+ * extension has it.
  */
 class WritModernServer extends ModernServer {
   override async connect(transport: Transport): Promise<void> {
     const send = transport.send.bind(transport);
-    transport.send = (message, options) => send(errorWithData(message), options);
+    transport.send = (message, options) => send(withoutTaskContent(errorWithData(message)), options);
     await super.connect(transport);
   }
 }

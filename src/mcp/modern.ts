@@ -25,6 +25,7 @@ import { ListenStreams } from "./listen.ts";
 import { withErrorData } from "./messages.ts";
 import { METHODS, type PostContext } from "./methods/index.ts";
 import { refuseParamHeaders } from "./param-headers.ts";
+import { registerTasks } from "./tasks-methods.ts";
 
 /** Whether the v2 SDK serves this POST (whose body was read already) as 2026-07-28. */
 export async function isModernRequest(request: Request, messages: unknown): Promise<boolean> {
@@ -77,6 +78,7 @@ export class ModernEndpoint {
     if (post === undefined) throw new Error("mcp: a 2026-07-28 request reached the SDK without its context");
     const server = newModernServer();
     for (const method of METHODS) method.modern({ ...post, server });
+    registerTasks({ ...post, server });
     return server;
   }
 }

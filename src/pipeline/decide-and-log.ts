@@ -28,6 +28,11 @@ export interface DecideRequest {
   action: CanonicalAction;
   /** The resource the call is on, read in stage 4 (none: no resource). */
   resource: ResourceRef | undefined;
+  /**
+   * The resource as its own table holds it, when it is no row of `resources` (an MCP task,
+   * src/mcp/tasks.ts): what the policy sees, as it is; `resource` names it for the log.
+   */
+  known?: ResourceContext;
   context: Omit<PolicyContextParts, "usage" | "phase">;
   /**
    * How limits apply: `charge` (a call) charges an allowed call at once, and a limit over its
@@ -78,7 +83,9 @@ export async function decideAndLog<T>(
   const decisionId = req.decisionId ?? randomUUID();
   const { traced, subject, action } = req;
   const { context: resource, stored } = await stage("resource", traced, () =>
-    resourceContext(gw.store, req.resource),
+    req.known === undefined
+      ? resourceContext(gw.store, req.resource)
+      : Promise.resolve({ context: req.known, stored: undefined }),
   ); // 4
   const evaluated = stage(
     "decide",

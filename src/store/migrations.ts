@@ -295,4 +295,33 @@ CREATE INDEX mcp_session_events_stream ON mcp_session_events (id_hash, stream, s
 CREATE INDEX mcp_session_events_expires_at ON mcp_session_events (expires_at);
 `,
   },
+  {
+    version: 16,
+    name: "mcp tasks",
+    sql: `
+-- The tasks of the MCP tasks extension on /mcp (src/mcp/tasks.ts, store/mcp-tasks.ts): one row per
+-- task, bound to the tenant and subject (owner) whose tools/call it is. status is the extension's;
+-- call is the call's name and arguments (JSON), approval_id the approval it waits for, input_key
+-- the input request outstanding, result the CallToolResult and error the JSON-RPC error (JSON),
+-- runner who runs the call once claimed. Times in milliseconds since the Unix epoch; a row is
+-- forgotten past expires_at.
+CREATE TABLE mcp_tasks (
+  id TEXT PRIMARY KEY,
+  tenant TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+  status_message TEXT,
+  call TEXT NOT NULL,
+  approval_id TEXT,
+  input_key TEXT,
+  result TEXT,
+  error TEXT,
+  runner TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX mcp_tasks_expires_at ON mcp_tasks (expires_at);
+`,
+  },
 ];

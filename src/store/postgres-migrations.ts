@@ -286,4 +286,29 @@ CREATE INDEX mcp_session_events_stream ON mcp_session_events (id_hash, stream, s
 CREATE INDEX mcp_session_events_expires_at ON mcp_session_events (expires_at);
 `,
   },
+  {
+    version: 17,
+    name: "mcp tasks",
+    sql: `
+-- As SQLite's version 16: the MCP tasks extension's tasks, bound to tenant and owner, forgotten
+-- past expires_at (milliseconds since the Unix epoch).
+CREATE TABLE mcp_tasks (
+  id TEXT PRIMARY KEY,
+  tenant TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+  status_message TEXT,
+  call TEXT NOT NULL,
+  approval_id TEXT,
+  input_key TEXT,
+  result TEXT,
+  error TEXT,
+  runner TEXT,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+CREATE INDEX mcp_tasks_expires_at ON mcp_tasks (expires_at);
+`,
+  },
 ];

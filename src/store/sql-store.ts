@@ -20,6 +20,7 @@ import { type IdempotencyClaim, type IdempotencyRequest, SqlIdempotency } from "
 import { SqlLimits } from "./limit-usage.ts";
 import { SqlLogShipping } from "./log-shipping.ts";
 import { SqlMcpSessions } from "./mcp-sessions.ts";
+import { SqlMcpTasks } from "./mcp-tasks.ts";
 import { SqlPolicyRevisions } from "./policy-revisions.ts";
 import { SqlResources } from "./resources.ts";
 import type { Sql } from "./sql.ts";
@@ -51,6 +52,7 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   readonly #revisions: SqlPolicyRevisions;
   readonly #cancellations: SqlCancellations;
   readonly #mcpSessions: SqlMcpSessions;
+  readonly #tasks: SqlMcpTasks;
 
   constructor(dialect: Dialect, clock: (() => Date) | undefined) {
     this.dialect = dialect;
@@ -72,6 +74,7 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
     this.#revisions = new SqlPolicyRevisions(db);
     this.#cancellations = new SqlCancellations(db);
     this.#mcpSessions = new SqlMcpSessions(db);
+    this.#tasks = new SqlMcpTasks(db);
   }
 
   /** This store as the capabilities see it (`location` is read when used: subclasses set it). */
@@ -290,5 +293,15 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   }
   requestedCancellations(...a: Args<"requestedCancellations">) {
     return this.#cancellations.requestedCancellations(...a);
+  }
+
+  createMcpTask(...a: Args<"createMcpTask">) {
+    return this.#tasks.createMcpTask(...a);
+  }
+  getMcpTask(...a: Args<"getMcpTask">) {
+    return this.#tasks.getMcpTask(...a);
+  }
+  updateMcpTask(...a: Args<"updateMcpTask">) {
+    return this.#tasks.updateMcpTask(...a);
   }
 }

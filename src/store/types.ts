@@ -18,6 +18,7 @@ import type { IdempotencyStore } from "./idempotency.ts";
 import type { LimitStore } from "./limit-usage.ts";
 import type { LogShippingStore } from "./log-shipping.ts";
 import type { McpSessionStore } from "./mcp-sessions.ts";
+import type { McpTaskStore } from "./mcp-tasks.ts";
 import type { PolicyRevisionStore } from "./policy-revisions.ts";
 import type { ResourceStore } from "./resources.ts";
 
@@ -40,6 +41,16 @@ export type { IdempotencyClaim, IdempotencyStore } from "./idempotency.ts";
 export type { LimitBucket, LimitCharge, LimitConsumption, LimitStore } from "./limit-usage.ts";
 export type { LogShippingClaim, LogShippingState, LogShippingStore } from "./log-shipping.ts";
 export type { McpSessionEvent, McpSessionRecord, McpSessionStore } from "./mcp-sessions.ts";
+export type {
+  McpTaskCall,
+  McpTaskChange,
+  McpTaskCondition,
+  McpTaskRecord,
+  McpTaskStatus,
+  McpTaskStore,
+  NewMcpTask,
+} from "./mcp-tasks.ts";
+export { mcpTaskStatuses, TERMINAL_TASK_STATUSES } from "./mcp-tasks.ts";
 export type {
   NewPolicyRevision,
   PolicyRevisionInfo,
@@ -79,4 +90,5 @@ export interface Store
     IdempotencyStore,
     ConsoleSessionStore,
     McpSessionStore,
-    PolicyRevisionStore {}
+    PolicyRevisionStore,
+    McpTaskStore {}

@@ -3,10 +3,14 @@
  * approval round starts on one instance and its retry is answered by the other, which accepts
  * the state the first signed; the grant is spent in the shared store, so a retry on the first
  * instance again does not run the call twice. And a real v2 client whose retry goes to the other
- * instance completes its call there.
+ * instance completes its call there. MCP tasks, kept in the store, are answered alike by both.
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { isInputRequiredResult, ProtocolError } from "@modelcontextprotocol/server";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  isInputRequiredResult,
+  ProtocolError,
+} from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ToolDiscovery } from "../../src/discovery/index.ts";
@@ -14,8 +18,8 @@ import { APPROVAL_INPUT_KEY, callToolRound, type Round } from "../../src/mcp/app
 import { CancellableCalls } from "../../src/mcp/cancellation.ts";
 import type { CallContext } from "../../src/mcp/methods/context.ts";
 import { readForEdit, WS } from "../e2e/api.ts";
-import { startTestGateway, type TestGateway } from "../support/gateway.ts";
-import { MODERN_REVISION } from "../support/mcp-v2-client.ts";
+import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
+import { MODERN_REVISION, postModern } from "../support/mcp-v2-client.ts";
 import { postgresUnavailable, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
 
 const elicitationSchema = z.object({
@@ -155,5 +159,56 @@ describe.skipIf(postgresUnavailable !== undefined)("an approval round across two
     } finally {
       await client.close();
     }
+  });
+
+  it("keeps MCP tasks in the store: either instance answers tasks/get alike and advances an approval's", async () => {
+    const tasks = { [CLIENT_CAPABILITIES_META_KEY]: { extensions: { "io.modelcontextprotocol/tasks": {} } } };
+    const taskSchema = z.object({
+      taskId: z.string(),
+      status: z.string(),
+      result: z.object({ isError: z.boolean().optional(), structuredContent: z.unknown() }).optional(),
+    });
+    const rpc = async (gw: TestGateway, method: string, params: Record<string, unknown>) => {
+      const response = await postModern(gw.url, await gw.token("alice"), { method, params, meta: tasks });
+      return taskSchema.parse(z.object({ result: z.unknown() }).parse(await response.json()).result);
+    };
+    const ended = (gw: TestGateway, taskId: string) =>
+      waitFor(`task ${taskId} to end`, async () => {
+        const task = await rpc(gw, "tasks/get", { taskId });
+        return task.status === "completed" ? task : undefined;
+      });
+
+    // A read run on a: b answers its tasks/get with the same result.
+    const read = await rpc(a, "tools/call", {
+      name: "repo_read",
+      arguments: { workspace: WS, path: "README.md" },
+    });
+    expect((await ended(b, read.taskId)).result).toEqual((await ended(a, read.taskId)).result);
+
+    // An edit waiting for approval on a, rejected: b's tasks/get ends it with the refusal.
+    const base_hash = await readForEdit(a, await a.token("alice"), "src/sum.ts");
+    const edit = { workspace: WS, path: "src/sum.ts", base_hash, before: "a", after: "c" };
+    const waiting = await rpc(a, "tools/call", { name: "repo_apply_edit", arguments: edit });
+    expect(waiting.status).toBe("working");
+    const pending = z
+      .object({ approvals: z.array(z.object({ id: z.string(), requester: z.object({ id: z.string() }) })) })
+      .parse(
+        (
+          await a.request("GET", "/v1/approvals?status=pending", {
+            token: await a.token("carol", { roles: ["maintainer"] }),
+          })
+        ).json,
+      )
+      .approvals.filter((approval) => approval.requester.id === "alice");
+    expect(pending).toHaveLength(1);
+    const rejected = await a.request("POST", `/v1/approvals/${pending[0]?.id}/reject`, {
+      token: await a.token("carol", { roles: ["maintainer"] }),
+      body: { reason: "no" },
+    });
+    expect(rejected.status, rejected.text).toBe(200);
+    const done = await rpc(b, "tasks/get", { taskId: waiting.taskId });
+    expect(done.status).toBe("completed");
+    expect(done.result?.isError).toBe(true);
+    expect((await rpc(a, "tasks/get", { taskId: waiting.taskId })).result).toEqual(done.result);
   });
 });

@@ -75,9 +75,12 @@ describe("server/discover", () => {
       prompts: { listChanged: true },
     });
     expect(discovered?.capabilities.resources?.subscribe).toBe(true);
+    // The tasks extension, 2026-07-28's only (tasks.test.ts).
+    const { extensions, ...withoutExtensions } = discovered?.capabilities ?? {};
+    expect(extensions).toEqual({ "io.modelcontextprotocol/tasks": {} });
     // The 2025-11-25 handshake gives the same, without listChanged (no stream to send it on).
     expect(legacy.getServerCapabilities()).toEqual({
-      ...discovered?.capabilities,
+      ...withoutExtensions,
       tools: { listChanged: false },
       resources: {},
       prompts: {},

@@ -61,8 +61,8 @@ export function postModern(
 ): Promise<Response> {
   const params = request.params ?? {};
   const meta = { ...envelope(), ...request.meta };
-  const name =
-    typeof params.name === "string" ? params.name : typeof params.uri === "string" ? params.uri : undefined;
+  const named = [params.name, params.uri, params.taskId].find((value) => typeof value === "string");
+  const name = typeof named === "string" ? named : undefined;
   return fetch(`${gatewayUrl}/mcp`, {
     method: "POST",
     headers: {

@@ -77,16 +77,29 @@ export async function runApproved(
       { approval: { id: approval.id, status: approval.status } },
     );
   }
+  return runGranted(ctx, message, approval.grant.token, approval.decision_id);
+}
+
+/**
+ * A call run with the grant its decision released (an approval's, or an allowed call's that a
+ * task runs later: ../tasks.ts), through `executeWithGrant`, as `POST /v1/execute` runs one.
+ */
+export async function runGranted(
+  ctx: CallContext,
+  message: ProposedMessage,
+  grant: string,
+  decisionId: string | undefined,
+): Promise<{ result: LayeredResult; decisionId: string | undefined }> {
   const { result } = await executeWithGrant(ctx.gw, {
     authorization: ctx.authorization,
     subject: ctx.subject,
     observer: ctx.observer,
-    grant: approval.grant.token,
+    grant,
     format: "mcp",
     call: { jsonrpc: "2.0", id: ctx.requestId, ...message },
     requestId: ctx.requestId,
   });
-  return { result, decisionId: approval.decision_id };
+  return { result, decisionId };
 }
 
 /**
@@ -98,7 +111,17 @@ export function answerApproved(
   message: ProposedMessage,
   approvalOrId: string | ApprovalRecord,
 ): Promise<CallToolResult> {
-  return runApproved(ctx, message, approvalOrId).then(
+  return answerRun(runApproved(ctx, message, approvalOrId));
+}
+
+/**
+ * A run (`runApproved`, `runGranted`) as MCP answers a `tools/call`: the result, the tool's own
+ * failure, or the refusal as a tool execution error (Writ's other errors are thrown).
+ */
+export function answerRun(
+  run: Promise<{ result: LayeredResult; decisionId: string | undefined }>,
+): Promise<CallToolResult> {
+  return run.then(
     ({ result, decisionId }) => success(result, decisionId),
     (error: unknown) => {
       if (error instanceof ToolFailedError) return toolFailure(error.toJSON(), error.result, undefined);

@@ -83,11 +83,13 @@ export function runMessage(
   });
 }
 
-/** A `tools/call` through the whole pipeline with `execute`: its one outcome. */
+/** A `tools/call` through the whole pipeline (with `execute`, unless told otherwise): its one outcome. */
 export async function proposeCall(
   ctx: CallContext,
   params: { name: string; arguments?: Record<string, unknown> | undefined },
   jsonRpcId: string | number,
+  /** Whether it runs now (false: decided only, an allowed call's grant in the outcome). */
+  execute = true,
 ): Promise<CallOutcome> {
   const [outcome] = await handleProposal(ctx.gw, {
     authorization: ctx.authorization,
@@ -104,7 +106,7 @@ export async function proposeCall(
       },
     },
     ...(ctx.proposed === undefined ? {} : { proposed: ctx.proposed }),
-    execute: true,
+    execute,
     requestId: ctx.requestId,
   });
   if (outcome === undefined) throw new McpError(ErrorCode.InternalError, "the call produced no decision");
