@@ -38,6 +38,7 @@ import { answerCall, answerList, plainRequest } from "./fast-path.ts";
 import { callTool, carries, listTools, type PostContext } from "./methods/index.ts";
 import { isModernRequest, ModernEndpoint } from "./modern.ts";
 import { answerWithServer } from "./sdk-server.ts";
+import { ClientRequests } from "./server-requests.ts";
 
 /**
  * Whether this POST's answer may be a stream: a `tools/call` from a caller that accepts
@@ -60,6 +61,7 @@ export function mcpEndpoint(
 ): (c: Context<McpEnv>) => Promise<Response> {
   const cancellable = new CancellableCalls(gw.store);
   const modern = new ModernEndpoint();
+  const clientRequests = new ClientRequests();
   return async (c) => {
     if (c.req.method !== "POST") return notPost(c.req.method);
     const subject = await authenticate(gw, c);
@@ -67,6 +69,9 @@ export function mcpEndpoint(
     const requestId = c.var.requestId;
     const body = await readMcpBody(gw, c.req.raw, requestId);
     if (!body.ok) return body.response;
+    // The caller's answer to a request Writ forwarded on one of its calls (server-requests.ts).
+    const answered = clientRequests.answer(subject, body.messages);
+    if (answered !== undefined) return answered;
     const authorization = c.req.header("authorization");
     const post: PostContext = {
       gw,
@@ -78,6 +83,7 @@ export function mcpEndpoint(
       requestId,
       requestUrl: c.req.url,
       proposed: body.proposed,
+      askCaller: clientRequests.ask,
     };
     if (await isModernRequest(c.req.raw, body.messages)) return modern.answer(post, c.req.raw, body.messages);
     const stream = answersAsStream(body.messages, c.req.header("accept"));
@@ -89,6 +95,7 @@ export function mcpEndpoint(
         id: plain.id,
         stream,
         run: (observer) => callTool({ ...post, observer }, plain.request, plain.id),
+        ask: (write, signal) => clientRequests.ask(post, write, signal),
         cancellable: (cancel) => cancellable.add(subject, plain.id, cancel),
       });
     }
