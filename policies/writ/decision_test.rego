@@ -223,3 +223,28 @@ test_a_call_inside_a_run_is_decided_like_any_call if {
 	d := writ.decision with input as inside
 	codes(d) == {"path_not_readable"}
 }
+
+# ---------------------------------------------------------------------------------------------
+# An MCP server's requests to the caller of its running call
+
+asked(name, tool) := {
+	"subject": alice,
+	"action": {"name": name, "version": "1", "args": {"server": "repo", "tool": tool, "params": {"maxTokens": 100}}},
+	"resource": no_resource,
+	"context": {"phase": "call", "source": "mcp"},
+}
+
+test_the_caller_of_a_governed_call_may_be_asked if {
+	every name in {"mcp.sampling", "mcp.elicitation", "mcp.roots"} {
+		d := writ.decision with input as asked(name, "repo.read")
+		d.decision == "allow"
+	}
+	payment := writ.decision with input as asked("mcp.elicitation", "commit_payment")
+	payment.decision == "allow"
+}
+
+test_a_request_during_a_call_this_policy_does_not_govern_is_refused if {
+	d := writ.decision with input as asked("mcp.sampling", "other.tool")
+	d.decision == "deny"
+	codes(d) == {"unknown_call"}
+}
