@@ -27,6 +27,10 @@
  *   not offered (Method not found): the endpoint keeps no session to notify.
  * - `subscriptions/listen` (2026-07-28): a stream of the list changes that alter what this caller
  *   sees, until its token expires (listen.ts).
+ * - `completion/complete`: asked of the server owning the prompt or template, when the caller is
+ *   shown it (methods/completion.ts).
+ * - A POST of JSON-RPC responses: the caller's answers to an upstream's requests Writ forwarded on
+ *   its calls' streams (server-requests.ts).
  */
 import type { Context } from "hono";
 import type { CodeMode } from "../codemode/index.ts";
