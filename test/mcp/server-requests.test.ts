@@ -143,7 +143,11 @@ describe("an upstream's requests to a 2025-11-25 caller", () => {
       action: "accept",
       content: { username: "alice", email: "alice@example.com" },
     }));
-    const accepted = await alice.callTool({ name: "test_elicitation", arguments: { message: "who?" } });
+    // With a progress token: answered by the per-POST SDK server rather than the fast path.
+    const accepted = await alice.callTool(
+      { name: "test_elicitation", arguments: { message: "who?" } },
+      { onprogress: () => undefined },
+    );
     expect(textOf(accepted)).toBe(
       'Elicitation completed: action=accept, content={"username":"alice","email":"alice@example.com"}',
     );
