@@ -1,7 +1,7 @@
 /**
- * An upstream's requests to the client while a call runs (sampling, elicitation), forwarded to a
- * 2025-11-25 caller on the call's stream once the policy allows them (`mcp.sampling`,
- * `mcp.elicitation`, logged), the answer back in a POST of its own; and `completion/complete`,
+ * An upstream's requests to the client while a call runs (sampling, elicitation, roots), forwarded
+ * to a 2025-11-25 caller on the call's stream once the policy allows them (`mcp.sampling`,
+ * `mcp.elicitation`, `mcp.roots`, logged), the answer back in a POST of its own; and `completion/complete`,
  * asked of the server owning a prompt the caller is shown. The upstream is the conformance
  * suite's reference server over Streamable HTTP; the callers are real v2 `Client`s (2025-11-25,
  * and one 2026-07-28) and raw HTTP. alice may call everything and be asked; bob may call the
@@ -36,7 +36,7 @@ decision := {"decision": "allow", "reasons": [], "grant": {"ttl_seconds": 60, "m
 }
 
 decision := {"decision": "allow", "reasons": []} if {
-	input.action.name in {"mcp.sampling", "mcp.elicitation"}
+	input.action.name in {"mcp.sampling", "mcp.elicitation", "mcp.roots"}
 	input.action.args.server == "conformance"
 	input.subject.id == "alice"
 }
@@ -68,7 +68,10 @@ afterAll(async () => {
 async function connectLegacy(subject: string): Promise<Client> {
   const client = new Client(
     { name: "server-requests-test", version: "1.0.0" },
-    { capabilities: { sampling: {}, elicitation: { form: {} } }, versionNegotiation: { mode: "legacy" } },
+    {
+      capabilities: { sampling: {}, elicitation: { form: {} }, roots: {} },
+      versionNegotiation: { mode: "legacy" },
+    },
   );
   const headers = { authorization: `Bearer ${await gw.token(subject)}` };
   await client.connect(
@@ -137,7 +140,7 @@ describe("an upstream's requests to a 2025-11-25 caller", () => {
     ]);
   }, 30_000);
 
-  it("forwards an elicitation on a stream, and refuses at once a caller reading JSON only", async () => {
+  it("forwards an elicitation and a roots request on a stream, and refuses at once a caller reading JSON only", async () => {
     const alice = await connectLegacy("alice");
     alice.setRequestHandler("elicitation/create", async () => ({
       action: "accept",
@@ -151,6 +154,8 @@ describe("an upstream's requests to a 2025-11-25 caller", () => {
     expect(textOf(accepted)).toBe(
       'Elicitation completed: action=accept, content={"username":"alice","email":"alice@example.com"}',
     );
+    alice.setRequestHandler("roots/list", async () => ({ roots: [{ uri: "file:///work", name: "work" }] }));
+    expect(textOf(await alice.callTool({ name: "test_roots", arguments: {} }))).toBe("roots: file:///work");
     const asJson = await postMcp(gw.url, await gw.token("alice"), {
       jsonrpc: "2.0",
       id: 7,
