@@ -164,11 +164,14 @@ async function decide(post: PostContext, request: ClientRequest): Promise<void> 
       context: { requestId: post.requestId, source: "mcp" },
       limits: "charge",
     },
-    ({ evaluation }) => ({
-      value: allows(evaluation.decision)
-        ? undefined
-        : (evaluation.overruled?.error ?? denial(evaluation.decision)),
-    }),
+    ({ evaluation }) => {
+      post.gw.metrics.decisions.inc({ decision: evaluation.decision.decision });
+      return {
+        value: allows(evaluation.decision)
+          ? undefined
+          : (evaluation.overruled?.error ?? denial(evaluation.decision)),
+      };
+    },
   );
   if (refusal !== undefined) throw refusal;
 }
