@@ -38,6 +38,11 @@ task_actions := {
 	"mcp.tasks.update": "task",
 	"mcp.tasks.cancel": "task",
 }
+# An MCP server's requests to the client while one of its tools runs (sampling, elicitation,
+# roots): Writ forwards one only to the caller of that call, so it is allowed when that call is
+# an action this policy governs (input.action.args.tool; args.server is the server asking,
+# args.params the request, which the decision log redacts like any input).
+client_request_actions := {"mcp.sampling": "ask", "mcp.elicitation": "ask", "mcp.roots": "ask"}
 
 # Who may run programs at all: the demo's developers (and only in their own tenant's workspaces,
 # which the checks of each call inside the run enforce).
@@ -106,11 +111,16 @@ kind := payment_actions[input.action.name]
 kind := code_actions[input.action.name]
 
 kind := task_actions[input.action.name]
+kind := client_request_actions[input.action.name]
+
+governed(name) if repo_actions[name]
+
+governed(name) if payment_actions[name]
 
 # Checks of the workspace or account a call touches (payment drafts live in the payments service).
 resource_checked if {
 	kind
-	not kind in {"commit", "run"}
+	not kind in {"commit", "run", "ask"}
 	not discovering
 }
 
@@ -192,6 +202,11 @@ denials contains reason("program_too_large", sprintf("the program is %d bytes; r
 	kind == "run"
 	not discovering
 	args.code_bytes > max_program_bytes
+}
+
+denials contains reason("unknown_call", sprintf("%s asks during %s, which this policy does not govern", [input.action.name, args.tool])) if {
+	kind == "ask"
+	not governed(args.tool)
 }
 
 reason(code, message) := {"code": code, "message": message, "visible_to_model": true}

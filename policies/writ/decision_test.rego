@@ -266,4 +266,27 @@ test_an_unknown_task_is_refused if {
 	d := writ.decision with input as on_task("mcp.tasks.cancel", {"type": "mcp.task", "id": "nope", "known": false, "attributes": {}})
 	d.decision == "deny"
 	codes(d) == {"unknown_resource"}
+# ---------------------------------------------------------------------------------------------
+# An MCP server's requests to the caller of its running call
+
+asked(name, tool) := {
+	"subject": alice,
+	"action": {"name": name, "version": "1", "args": {"server": "repo", "tool": tool, "params": {"maxTokens": 100}}},
+	"resource": no_resource,
+	"context": {"phase": "call", "source": "mcp"},
+}
+
+test_the_caller_of_a_governed_call_may_be_asked if {
+	every name in {"mcp.sampling", "mcp.elicitation", "mcp.roots"} {
+		d := writ.decision with input as asked(name, "repo.read")
+		d.decision == "allow"
+	}
+	payment := writ.decision with input as asked("mcp.elicitation", "commit_payment")
+	payment.decision == "allow"
+}
+
+test_a_request_during_a_call_this_policy_does_not_govern_is_refused if {
+	d := writ.decision with input as asked("mcp.sampling", "other.tool")
+	d.decision == "deny"
+	codes(d) == {"unknown_call"}
 }

@@ -39,13 +39,33 @@ export interface CallLogMessage {
   data: unknown;
 }
 
+/** The requests an MCP server may send its client while a call runs (server-to-client). */
+export type ClientRequestMethod = "sampling/createMessage" | "elicitation/create" | "roots/list";
+
+/** A server-to-client request a backend sent while the call ran, for the call's caller. */
+export interface ClientRequest {
+  method: ClientRequestMethod;
+  /** The request's params as the backend sent them (checked by the MCP SDK's schema of `method`). */
+  params: Record<string, unknown>;
+  /** The MCP server that sent it, and the contract of the call it came with. */
+  server: string;
+  contract: string;
+}
+
+/** The caller's answer to a `ClientRequest`: its result (unchecked), or the JSON-RPC error it sent. */
+export type ClientAnswer = { result: unknown } | { error: { code: number; message: string; data?: unknown } };
+
 /**
  * A caller watching a call while it runs (an MCP client reading an SSE answer): the backend's
- * progress and log messages reach it, and aborting `signal` cancels the call at the backend.
- * Backends that cannot report or cancel ignore it.
+ * progress and log messages reach it, its server-to-client requests are asked of it (`request`:
+ * resolves with the caller's answer, or rejects with a `WritError` when it was not asked), and aborting
+ * `signal` cancels the call at the backend. Backends that cannot report or cancel ignore it; a
+ * backend's request to an observer without `request` is refused.
  */
 export interface CallObserver {
   signal?: AbortSignal;
   progress?(update: CallProgress): void;
   log?(message: CallLogMessage): void;
+  /** Asks the caller `request`; `signal` aborts when the backend no longer waits for the answer. */
+  request?(request: ClientRequest, signal: AbortSignal): Promise<ClientAnswer>;
 }

@@ -16,6 +16,7 @@
 import {
   type CallToolRequest,
   CallToolRequestSchema,
+  CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
   InitializeRequestSchema,
@@ -145,6 +146,7 @@ const REQUEST_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   "prompts/list": ListPromptsRequestSchema,
   "prompts/get": GetPromptRequestSchema,
   "logging/setLevel": SetLevelRequestSchema,
+  "completion/complete": CompleteRequestSchema,
 };
 
 /** A request whose params its method's schema refuses: -32602, with the field errors. */

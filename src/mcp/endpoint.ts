@@ -34,6 +34,10 @@
  * With `mcp.sessions.enabled`, 2025-11-25 clients get sessions (sessions.ts): `initialize` answers
  * an `Mcp-Session-Id`, a POST naming it is checked to be the caller's, GET opens (or resumes) its
  * stream, DELETE ends it; a session's `tools/call` streams resumably (session-streams.ts).
+ * - `completion/complete`: asked of the server owning the prompt or template, when the caller is
+ *   shown it (methods/completion.ts).
+ * - A POST of JSON-RPC responses: the caller's answers to an upstream's requests Writ forwarded on
+ *   its calls' streams (server-requests.ts).
  */
 import type { Context } from "hono";
 import type { CodeMode } from "../codemode/index.ts";
@@ -47,6 +51,7 @@ import { ListenStreams } from "./listen.ts";
 import { callTool, carries, listTools, type PostContext } from "./methods/index.ts";
 import { isModernRequest, ModernEndpoint } from "./modern.ts";
 import { answerWithServer } from "./sdk-server.ts";
+import { ClientRequests } from "./server-requests.ts";
 import { McpSessions, opensSession } from "./sessions.ts";
 
 /**
@@ -79,6 +84,7 @@ export function mcpEndpoint(
           return listen;
         })
       : undefined;
+  const clientRequests = new ClientRequests();
   return async (c) => {
     if (c.req.method !== "POST" && sessions === undefined) return notPost(c.req.method);
     const subject = await authenticate(gw, c);
@@ -89,6 +95,9 @@ export function mcpEndpoint(
     if (!body.ok) return body.response;
     const session = sessions === undefined ? undefined : await sessions.named(c.req.raw, subject);
     if (session instanceof Response) return session;
+    // The caller's answer to a request Writ forwarded on one of its calls (server-requests.ts).
+    const answered = clientRequests.answer(subject, body.messages);
+    if (answered !== undefined) return answered;
     const authorization = c.req.header("authorization");
     const post: PostContext = {
       gw,
@@ -102,6 +111,7 @@ export function mcpEndpoint(
       proposed: body.proposed,
       sessionsEnabled: sessions !== undefined,
       session,
+      askCaller: clientRequests.ask,
     };
     if (await isModernRequest(c.req.raw, body.messages)) return modern.answer(post, c.req.raw, body.messages);
     const stream = answersAsStream(body.messages, c.req.header("accept"));
@@ -119,6 +129,7 @@ export function mcpEndpoint(
         id: plain.id,
         stream,
         run: (observer) => callTool({ ...post, observer }, plain.request, plain.id),
+        ask: (write, signal) => clientRequests.ask(post, write, signal),
         cancellable: (cancel) => cancellable.add(subject, plain.id, cancel),
       });
     }

@@ -33,6 +33,7 @@ import type { McpBody } from "./body.ts";
 import { APPROVAL_META_KEY } from "./config.ts";
 import { lazyAnswer } from "./lazy-stream.ts";
 import { cancelledAnswer, errorWithData } from "./messages.ts";
+import type { RequestWriter } from "./methods/context.ts";
 
 /** Whether plain requests are answered here (the equivalence test turns it off to compare). */
 let enabled = true;
@@ -118,10 +119,12 @@ export interface CallAnswer {
   run: (observer: CallObserver) => Promise<CallToolResult>;
   /** Registers the call as cancellable; returns how to forget it once it ended. */
   cancellable: (cancel: (reason: string | undefined) => void) => () => void;
+  /** How the call asks its caller an upstream's request, written on the answer (absent: not a stream). */
+  ask: (write: RequestWriter, signal: AbortSignal) => NonNullable<CallObserver["request"]>;
 }
 
 /** The answer to a `tools/call` (see the module's comment). */
-export async function answerCall({ id, stream, run, cancellable }: CallAnswer): Promise<Response> {
+export async function answerCall({ id, stream, run, cancellable, ask }: CallAnswer): Promise<Response> {
   const controller = new AbortController();
   const lazy = stream ? lazyAnswer() : undefined;
   // As the SDK's server: a cancellation naming request 0 (or "") cancels nothing.
@@ -134,6 +137,7 @@ export async function answerCall({ id, stream, run, cancellable }: CallAnswer): 
       if (!controller.signal.aborted)
         lazy?.write({ method: "notifications/message", params: { ...message }, jsonrpc: "2.0" }, true);
     },
+    request: ask(lazy === undefined ? undefined : (message) => lazy.write(message, true), controller.signal),
   };
   const answered = (async (): Promise<JSONRPCMessage> => {
     try {

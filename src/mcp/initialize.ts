@@ -14,7 +14,13 @@ import { errorWithData } from "./messages.ts";
 import { withoutTaskContent } from "./tasks.ts";
 
 const SERVER_INFO = { name: "writ", version: "0.1.0" };
-const CAPABILITIES = { tools: { listChanged: false }, resources: {}, prompts: {}, logging: {} };
+const CAPABILITIES = {
+  tools: { listChanged: false },
+  resources: {},
+  prompts: {},
+  logging: {},
+  completions: {},
+};
 /**
  * 2026-07-28's: the lists' changes and the updates of the resources a caller subscribes to (the
  * listen filter's `resourceSubscriptions`) are relayed on `subscriptions/listen` (listen.ts). On
@@ -29,7 +35,8 @@ const MODERN_CAPABILITIES = {
 /**
  * The JSON Schema validator every per-POST server shares. The SDK would otherwise build a new Ajv
  * (its meta-schemas and formats) for each POST, the largest part of a server's construction; the
- * server uses it for elicitation answers only, which Writ's endpoint never asks for.
+ * server uses it for elicitation answers only, which Writ's own handlers never ask for (an upstream's
+ * elicitation is forwarded as the caller wrote it: server-requests.ts).
  */
 const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
 const MODERN_SCHEMA_VALIDATOR = new ModernAjvValidator();

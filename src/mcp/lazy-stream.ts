@@ -1,7 +1,7 @@
 /**
  * The answer to a `tools/call` from a caller that accepts Server-Sent Events: a stream only when
  * one is needed. The SDK's transport runs in JSON mode; when the call sends a notification
- * (progress, a log message) before its answer, or has not answered within `STREAM_AFTER_MS`
+ * (progress, a log message) or a request (an upstream's, forwarded: server-requests.ts) before its answer, or has not answered within `STREAM_AFTER_MS`
  * (so that the caller gets its headers while a long call runs), the answer switches to an SSE
  * stream carrying every message from then on, the answer last, as the SDK's SSE mode writes them.
  * A call that answers promptly without notifications, the common case, is answered as JSON:

@@ -20,7 +20,7 @@ export function cancelledAnswer(id: string | number): JSONRPCMessage {
 }
 
 const OFFERED_METHODS =
-  "initialize, ping, tools/list, tools/call, resources/list, resources/templates/list, resources/read, prompts/list, prompts/get, logging/setLevel, and with sessions on resources/subscribe and resources/unsubscribe (2025-11-25); server/discover, subscriptions/listen, tasks/get, tasks/update, tasks/cancel (the tasks extension) and the same methods without initialize, ping and logging/setLevel (2026-07-28)";
+  "initialize, ping, tools/list, tools/call, resources/list, resources/templates/list, resources/read, prompts/list, prompts/get, completion/complete, logging/setLevel, and with sessions on resources/subscribe and resources/unsubscribe (2025-11-25); server/discover, subscriptions/listen, tasks/get, tasks/update, tasks/cancel (the tasks extension) and the same methods without initialize, ping and logging/setLevel (2026-07-28)";
 
 /** The 2026-07-28 revision's errors of the request's headers and envelope (SEP-2243, SEP-2575). */
 export const HEADER_MISMATCH = -32020;

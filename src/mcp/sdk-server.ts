@@ -35,7 +35,7 @@ export async function answerWithServer(
   sendingErrorData(transport);
   const calls = runningCalls(server);
   for (const method of METHODS)
-    method.legacy({ ...post, server, transport, messages, tracked: calls.tracked });
+    method.legacy({ ...post, server, transport, messages, stream, tracked: calls.tracked });
   await server.connect(transport);
   let response: Response;
   try {

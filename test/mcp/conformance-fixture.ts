@@ -2,8 +2,8 @@
  * The configuration and policy that put Writ in front of the conformance suite's reference server
  * (test/support/mcp-conformance-server.ts): one contract per reference tool on the `conformance`
  * server, shown to MCP clients under the suite's own tool names with the server's own schemas,
- * no side effects, and one per resource (template) and prompt of it; and a policy that lets the suite's subject see and call them (and nothing
- * else), and nobody else do anything.
+ * no side effects, and one per resource (template) and prompt of it; and a policy that lets the suite's subject see and call them, and
+ * be asked the server's requests to the client (and nothing else), and nobody else do anything.
  */
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -23,6 +23,13 @@ default decision := {"decision": "deny", "reasons": [{"code": "no_rule_allows", 
 
 decision := {"decision": "allow", "reasons": [], "grant": {"ttl_seconds": 60, "max_uses": 1}} if {
 	startswith(input.action.name, "${CONFORMANCE_SERVER}.")
+	input.subject.id == "${CONFORMANCE_SUBJECT}"
+}
+
+# The server's requests to the caller while one of its tools runs (sampling, elicitation, roots).
+decision := {"decision": "allow", "reasons": []} if {
+	input.action.name in {"mcp.sampling", "mcp.elicitation", "mcp.roots"}
+	input.action.args.server == "${CONFORMANCE_SERVER}"
 	input.subject.id == "${CONFORMANCE_SUBJECT}"
 }
 `;

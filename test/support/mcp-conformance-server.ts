@@ -25,6 +25,7 @@ import {
   type ElicitRequestFormParams,
   ElicitResultSchema,
   ErrorCode,
+  ListRootsResultSchema,
   ListToolsRequestSchema,
   McpError,
   type ServerNotification,
@@ -201,6 +202,10 @@ const handlers = {
     const { message } = argumentsSchema.test_elicitation.parse(args);
     return elicit(extra, message, elicitedForm.contact);
   },
+  async test_roots(_args, extra) {
+    const answer = await extra.sendRequest({ method: "roots/list" }, ListRootsResultSchema);
+    return text(`roots: ${answer.roots.map((root) => root.uri).join(", ")}`);
+  },
   test_elicitation_sep1034_defaults: (_args, extra) =>
     elicit(extra, "Please review the form; every field has a default", elicitedForm.sep1034),
   test_elicitation_sep1330_enums: (_args, extra) =>
@@ -269,6 +274,11 @@ export const CONFORMANCE_TOOLS: readonly ConformanceTool[] = [
       required: ["message"],
       additionalProperties: false,
     },
+  },
+  {
+    name: "test_roots",
+    description: "Lists the client's roots (roots/list; not a suite scenario: Writ's own tests use it)",
+    inputSchema: noArguments,
   },
   {
     name: "test_elicitation_sep1034_defaults",

@@ -1,10 +1,16 @@
 /**
  * What the rest of the gateway needs of the upstream MCP servers (`McpUpstreams`, upstream.ts,
  * implements it): their catalogs for discovery and imported contracts, their status for /healthz
- * and /metrics, and the three requests the MCP backends send. Types only: naming it loads no MCP
+ * and /metrics, the three requests the MCP backends send, and completions. Types only: naming it loads no MCP
  * client.
  */
-import type { CallToolResult, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
+import type {
+  CallToolResult,
+  CompleteRequest,
+  CompleteResult,
+  GetPromptResult,
+  ReadResourceResult,
+} from "@modelcontextprotocol/client";
 import type { ToolContract } from "../../contracts/schema.ts";
 import type { CallObserver } from "../../core/handlers.ts";
 import type { UpstreamCatalog } from "./catalog.ts";
@@ -64,4 +70,6 @@ export interface UpstreamMcpServers {
     grant: string,
     requestId: string,
   ): Promise<GetPromptResult>;
+  /** `completion/complete` on `server` (no suggestions from a server that declares no completions). */
+  complete(server: string, params: CompleteRequest["params"]): Promise<CompleteResult>;
 }

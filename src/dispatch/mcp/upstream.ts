@@ -14,9 +14,10 @@
 import { randomUUID } from "node:crypto";
 import {
   type CallToolResult,
-  Client,
+  type Client,
+  type CompleteRequest,
+  type CompleteResult,
   type GetPromptResult,
-  type ListChangedHandlers,
   ProtocolError,
   type ReadResourceResult,
   type RequestOptions,
@@ -28,18 +29,16 @@ import {
 import type { ToolContract } from "../../contracts/schema.ts";
 import { errorMessage, WritError } from "../../core/errors.ts";
 import type { CallLogMessage, CallObserver } from "../../core/handlers.ts";
-import { scrubString } from "../../decisionlog/detectors.ts";
-import { maskSecrets } from "../../results/index.ts";
 import type { CredentialResolver } from "../credentials.ts";
 import { type Catalog, listCatalog, type UpstreamCatalog } from "./catalog.ts";
+import { upstreamClient } from "./client.ts";
+import type { RunningCall } from "./client-requests.ts";
 import type { McpServerConfig } from "./config.ts";
 import { callFailure, cancelled, wrongKind } from "./failures.ts";
 import { requestMeta } from "./meta.ts";
 import type { UpstreamMcpServers, UpstreamStatus } from "./servers.ts";
 import { ResourceUpdates } from "./subscriptions.ts";
-import { upstreamNegotiation, upstreamTransport } from "./transport.ts";
-
-const WRIT_CLIENT = { name: "writ-gateway", version: "0.1.0" };
+import { upstreamTransport } from "./transport.ts";
 
 /** Reconnect back-off after an upstream went away: doubles from the first to the last. */
 const RECONNECT_FIRST_MS = 500;
@@ -51,10 +50,11 @@ interface Upstream extends Catalog {
   config: McpServerConfig;
   client?: Client;
   /**
-   * The calls running on this server, each with its observer (if any). Log messages carry no
-   * request id, so one reaches a caller only while its call is the only one running.
+   * The calls running on this server, each with its observer (if any). Log messages and
+   * server-to-client requests carry no request id, so one reaches a caller only while its call
+   * is the only one running (client-requests.ts).
    */
-  running: Set<{ observer: CallObserver | undefined }>;
+  running: Set<RunningCall>;
   /** Progress tokens Writ sent with running calls, to their observers. */
   progress: Map<string, NonNullable<CallObserver["progress"]>>;
   error?: string;
@@ -226,6 +226,18 @@ export class McpUpstreams implements UpstreamMcpServers {
     );
   }
 
+  /** `completion/complete` on `server`: its suggestions (none when it declares no completions). */
+  async complete(server: string, params: CompleteRequest["params"]): Promise<CompleteResult> {
+    const client = this.upstreams.get(server)?.client;
+    if (client === undefined) {
+      throw new WritError("backend_unavailable", `the MCP server ${server} is not connected`, {
+        suggestedFix: "retry later; Writ reconnects on its own",
+      });
+    }
+    if (client.getServerCapabilities()?.completions === undefined) return { completion: { values: [] } };
+    return client.complete(params, { timeout: this.options.connectTimeoutMs });
+  }
+
   /** Sends one request for `contract` to `server`, connecting first and once more after a lost session. */
   async #send<T>(
     contract: ToolContract,
@@ -281,7 +293,7 @@ export class McpUpstreams implements UpstreamMcpServers {
     const progressToken = observer?.progress ? `writ-${randomUUID()}` : undefined;
     if (progressToken !== undefined && observer?.progress)
       upstream.progress.set(progressToken, observer.progress);
-    const running = { observer };
+    const running: RunningCall = { observer, contract: contract.name };
     upstream.running.add(running);
     try {
       const modernLogs = observer?.log !== undefined && client.getProtocolEra() === "modern";
@@ -343,33 +355,15 @@ export class McpUpstreams implements UpstreamMcpServers {
         this.report(`mcp: ${name}: re-listing the catalog failed: ${errorMessage(error)}`);
       });
     };
-    // A change to any list re-lists the whole catalog. On a 2025 connection these are the
-    // server's list_changed notifications; on a 2026-07-28 one the SDK opens the
-    // `subscriptions/listen` stream that carries them.
-    const onChanged = { autoRefresh: false, debounceMs: 0, onChanged: () => void relist() };
-    const listChanged: ListChangedHandlers = { tools: onChanged, prompts: onChanged, resources: onChanged };
-    const client: Client = new Client(WRIT_CLIENT, {
-      capabilities: {},
-      versionNegotiation: upstreamNegotiation(upstream.config.protocol_version),
-      listChanged,
+    const client: Client = upstreamClient(upstream.config, {
+      changed: () => void relist(),
+      progress: (token) => upstream.progress.get(token),
+      log: (message) => {
+        if (upstream.client === client) this.#relayLog(upstream, message);
+      },
+      running: () => upstream.running,
     });
     try {
-      client.setNotificationHandler("notifications/progress", ({ params }) => {
-        const report = upstream.progress.get(String(params.progressToken));
-        report?.({
-          progress: params.progress,
-          ...(params.total === undefined ? {} : { total: params.total }),
-          ...(params.message === undefined ? {} : { message: scrubString(params.message) }),
-        });
-      });
-      client.setNotificationHandler("notifications/message", ({ params }) => {
-        if (upstream.client !== client) return;
-        this.#relayLog(upstream, {
-          level: params.level,
-          ...(params.logger === undefined ? {} : { logger: params.logger }),
-          data: maskSecrets(params.data),
-        });
-      });
       await client.connect(this.transportFor(upstream.config), { timeout: this.options.connectTimeoutMs });
       const catalog = await listCatalog(client, this.options.connectTimeoutMs);
       if (this.closed) {

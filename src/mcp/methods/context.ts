@@ -19,7 +19,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Server as ModernServer } from "@modelcontextprotocol/server";
 import type { CodeMode } from "../../codemode/index.ts";
-import type { CallObserver } from "../../core/handlers.ts";
+import type { CallObserver, ClientRequestMethod } from "../../core/handlers.ts";
 import type { ProposedCall, Subject } from "../../core/types.ts";
 import type { Gateway, ToolDiscovery } from "../../pipeline/index.ts";
 import type { McpSessionRecord } from "../../store/types.ts";
@@ -57,7 +57,27 @@ export interface PostContext {
   sessionsEnabled?: boolean | undefined;
   /** The session the POST names (2025-11-25, sessions on). */
   session?: SessionContext | undefined;
+  /** How a 2025-11-25 call asks its caller an upstream's request (../server-requests.ts; absent: it cannot). */
+  askCaller?: Asker | undefined;
 }
+
+/** A server-to-client request sent to the caller on a call's answer. */
+export interface ForwardedRequest {
+  jsonrpc: "2.0";
+  id: string;
+  method: ClientRequestMethod;
+  params: Record<string, unknown>;
+}
+
+/** Sends a request on the call's answer (making it a stream); absent when the answer cannot be one. */
+export type RequestWriter = ((message: ForwardedRequest) => void) | undefined;
+
+/** A call's `CallObserver.request`: the POST's, how to write on its answer, the call's own signal. */
+export type Asker = (
+  post: PostContext,
+  write: RequestWriter,
+  call: AbortSignal,
+) => NonNullable<CallObserver["request"]>;
 
 /** A call on its way through the pipeline: the POST's context and who watches the call. */
 export interface CallContext extends PostContext {
@@ -71,6 +91,8 @@ export interface ServerPost extends PostContext {
   transport: WebStandardStreamableHTTPServerTransport;
   /** The POST's body as parsed (one message or a batch). */
   messages: unknown;
+  /** Whether the caller accepts a stream, so that the answer may become one. */
+  stream: boolean;
   /** Runs `handle` as a running call: the server stays open until it answered. */
   tracked<T>(handle: () => Promise<T>): Promise<T>;
 }

@@ -6,6 +6,7 @@
  * own (initialize.ts gives their capabilities and instructions). fast-path.ts answers a plain
  * 2025-11-25 `tools/call` or `tools/list` with the same handlers (`callTool`, `listTools`).
  */
+import { completion } from "./completion.ts";
 import type { MethodRegistration } from "./context.ts";
 import { notifications } from "./notifications.ts";
 import { prompts } from "./prompts.ts";
@@ -25,5 +26,6 @@ export const METHODS: readonly MethodRegistration[] = [
   resources,
   subscribe,
   prompts,
+  completion,
   notifications,
 ];

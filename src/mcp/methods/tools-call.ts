@@ -20,7 +20,7 @@ import { callToolRound, roundOf } from "../approval-flow.ts";
 import { cancelledAnswer } from "../messages.ts";
 import { callRunCode, callsRunCode } from "../run-code.ts";
 import { answerApproved, approvalOf, type ProposedMessage } from "./approved.ts";
-import type { CallContext, MethodRegistration, PostContext } from "./context.ts";
+import type { CallContext, MethodRegistration, PostContext, RequestWriter } from "./context.ts";
 import { proposeCall } from "./proposed.ts";
 
 /** A `tools/call` (fast-path.ts's or the SDK server's) as MCP answers it. */
@@ -51,8 +51,8 @@ export async function callTool(
 }
 
 /**
- * The observer of a `tools/call`: progress to the caller's token, log messages, the SDK's
- * cancellation (`signal`). Notifications leave in order through `notify` (the request's own, on
+ * The observer of a `tools/call`: progress to the caller's token, log messages, an upstream's
+ * requests to the caller (`request`, 2025-11-25 only), the SDK's cancellation (`signal`). Notifications leave in order through `notify` (the request's own, on
  * either SDK line); `flushed()` resolves once all sent have left, so that none is overtaken by the
  * answer (which closes the stream).
  */
@@ -60,6 +60,7 @@ export function observerOf(
   token: string | number | undefined,
   signal: AbortSignal,
   notify: (notification: { method: string; params: Record<string, unknown> }) => Promise<void>,
+  request?: CallObserver["request"],
 ): CallObserver & { flushed(): Promise<void> } {
   let queue = Promise.resolve();
   const send = (notification: { method: string; params: Record<string, unknown> }) => {
@@ -74,6 +75,7 @@ export function observerOf(
             send({ method: "notifications/progress", params: { progressToken: token, ...update } }),
         }),
     log: (message) => send({ method: "notifications/message", params: { ...message } }),
+    ...(request === undefined ? {} : { request }),
     flushed: () => queue,
   };
 }
@@ -116,10 +118,15 @@ export const toolsCall: MethodRegistration = {
           });
         });
         try {
+          const write: RequestWriter = post.stream
+            ? (message) =>
+                void transport.send(message, { relatedRequestId: extra.requestId }).catch(() => undefined)
+            : undefined;
           const observer = observerOf(
             request.params._meta?.progressToken,
             extra.signal,
             extra.sendNotification,
+            post.askCaller?.(post, write, extra.signal),
           );
           const answer = await callTool({ ...post, observer }, request, extra.requestId);
           await observer.flushed();
