@@ -38,6 +38,7 @@ import { answerCall, answerList, plainRequest } from "./fast-path.ts";
 import { callTool, carries, listTools, type PostContext } from "./methods/index.ts";
 import { isModernRequest, ModernEndpoint } from "./modern.ts";
 import { answerWithServer } from "./sdk-server.ts";
+import { challenged } from "./step-up.ts";
 
 /**
  * Whether this POST's answer may be a stream: a `tools/call` from a caller that accepts
@@ -78,20 +79,24 @@ export function mcpEndpoint(
       requestId,
       requestUrl: c.req.url,
       proposed: body.proposed,
+      challenge: {},
     };
-    if (await isModernRequest(c.req.raw, body.messages)) return modern.answer(post, c.req.raw, body.messages);
+    if (await isModernRequest(c.req.raw, body.messages)) {
+      return challenged(post, await modern.answer(post, c.req.raw, body.messages));
+    }
     const stream = answersAsStream(body.messages, c.req.header("accept"));
     // A plain tools/call or tools/list is answered without an SDK server, as one would (fast-path.ts).
     const plain = plainRequest(c.req.raw, body);
     if (plain?.method === "tools/list") return answerList(plain.id, () => listTools(post));
     if (plain?.method === "tools/call") {
-      return answerCall({
+      const answer = await answerCall({
         id: plain.id,
         stream,
         run: (observer) => callTool({ ...post, observer }, plain.request, plain.id),
         cancellable: (cancel) => cancellable.add(subject, plain.id, cancel),
       });
+      return challenged(post, answer);
     }
-    return answerWithServer(post, c.req.raw, body.messages, stream);
+    return challenged(post, await answerWithServer(post, c.req.raw, body.messages, stream));
   };
 }

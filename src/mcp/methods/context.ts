@@ -41,6 +41,17 @@ export interface PostContext {
    * while checking it: handed to intake as they are, not serialized and read again.
    */
   proposed?: ProposedCall[] | undefined;
+  /**
+   * Set by a handler whose call the policy refused for want of scopes (../step-up.ts): the POST
+   * is then answered 403 with the `insufficient_scope` challenge naming them.
+   */
+  challenge: ScopeChallenge;
+}
+
+/** A POST's step-up challenge: every scope the refused operation needs, and why. */
+export interface ScopeChallenge {
+  scopes?: readonly string[];
+  description?: string;
 }
 
 /** A call on its way through the pipeline: the POST's context and who watches the call. */
