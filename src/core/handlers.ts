@@ -48,4 +48,24 @@ export interface CallObserver {
   signal?: AbortSignal;
   progress?(update: CallProgress): void;
   log?(message: CallLogMessage): void;
+  /**
+   * A caller that can be handed an upstream MCP server's `input_required` rounds (a 2026-07-28
+   * caller of `/mcp`); without it, the upstream client fulfils them itself or refuses the call.
+   */
+  input?: UpstreamInput;
+}
+
+/** An upstream's input rounds, forwarded to the caller and back (src/mcp/upstream-input.ts). */
+export interface UpstreamInput {
+  /** The round this call answers: the caller's `inputResponses`, the server's `requestState`. */
+  continues?: { inputResponses?: Record<string, unknown> | undefined; requestState?: string | undefined };
+  /** Told the server's next round; the call then ends without a result. */
+  asked(round: UpstreamInputRound): void;
+}
+
+/** What an upstream server asked of the caller: its `inputRequests` and opaque `requestState`. */
+export interface UpstreamInputRound {
+  server: string;
+  inputRequests: Record<string, unknown>;
+  requestState?: string | undefined;
 }
