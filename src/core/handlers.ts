@@ -59,6 +59,8 @@ export interface CallObserver {
 export interface UpstreamInput {
   /** The round this call answers: the caller's `inputResponses`, the server's `requestState`. */
   continues?: { inputResponses?: Record<string, unknown> | undefined; requestState?: string | undefined };
+  /** The caller's client capabilities, declared to the server for this call (what it can give). */
+  capabilities: Record<string, unknown>;
   /** Told the server's next round; the call then ends without a result. */
   asked(round: UpstreamInputRound): void;
 }

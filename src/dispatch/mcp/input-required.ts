@@ -15,6 +15,9 @@
 import {
   type CallToolRequest,
   type CallToolResult,
+  CLIENT_CAPABILITIES_META_KEY,
+  ProtocolError,
+  ProtocolErrorCode,
   type RequestOptions,
   SdkError,
   SdkErrorCode,
@@ -42,6 +45,8 @@ export function withInputRound(
   return [
     {
       ...params,
+      // What the caller can give, declared for this call (the envelope key the client would set).
+      _meta: { ...params._meta, [CLIENT_CAPABILITIES_META_KEY]: input.capabilities },
       ...(continues?.inputResponses === undefined ? {} : { inputResponses: continues.inputResponses }),
       ...(continues?.requestState === undefined ? {} : { requestState: continues.requestState }),
     },
@@ -90,7 +95,13 @@ export function cannotGiveInput(contract: ToolContract, server: string): WritErr
   );
 }
 
-/** Whether the SDK's client could not fulfil an upstream's input round (no handler for its request). */
+/**
+ * Whether an upstream's input round could not be given: the SDK's client has no handler for its
+ * request, or the server refused to ask a client that declared no such capability (-32021).
+ */
 export function unfulfilledInput(error: unknown): boolean {
-  return error instanceof SdkError && error.code === SdkErrorCode.CapabilityNotSupported;
+  return (
+    (error instanceof SdkError && error.code === SdkErrorCode.CapabilityNotSupported) ||
+    (error instanceof ProtocolError && error.code === ProtocolErrorCode.MissingRequiredClientCapability)
+  );
 }
