@@ -140,19 +140,28 @@ export async function startV2Upstream(keys: GrantKeys): Promise<V2Upstream> {
         const state = ctx.mcpReq.requestState();
         labelStates.push(typeof state === "string" ? state : undefined);
         const answer = acceptedContent(ctx.mcpReq.inputResponses, "label", labelSchema);
-        if (state === `label:${args.id}` && answer !== undefined) return text({ id: args.id, label: answer.label });
+        if (state === `label:${args.id}` && answer !== undefined)
+          return text({ id: args.id, label: answer.label });
         return inputRequired({
           inputRequests: {
             label: inputRequired.elicit({
               message: `Which label for note ${args.id}?`,
-              requestedSchema: { type: "object", properties: { label: { type: "string" } }, required: ["label"] },
+              requestedSchema: {
+                type: "object",
+                properties: { label: { type: "string" } },
+                required: ["label"],
+              },
             }),
           },
           requestState: `label:${args.id}`,
         });
       },
     );
-    server.registerTool("label_note", { description: "Label a note (asks which label)", inputSchema: idSchema }, labelNote);
+    server.registerTool(
+      "label_note",
+      { description: "Label a note (asks which label)", inputSchema: idSchema },
+      labelNote,
+    );
     server.registerTool(
       "watch",
       {
