@@ -51,6 +51,12 @@ code_runner_roles := {"developer"}
 # The longest program a run accepts, in bytes.
 max_program_bytes := 16384
 
+# OAuth scopes a caller's token must carry for an action (step-up): an agent's delegated token
+# commits a payment only when its user granted both. Discovery still shows the tool; a call
+# without them is denied with required_scopes, which Writ answers with a 403 and
+# WWW-Authenticate: Bearer error="insufficient_scope", scope="<every scope listed here>".
+action_scopes := {"commit_payment": ["payments:write", "payments:commit"]}
+
 # Drafts by anyone but a treasurer carry a ceiling on the amount.
 draft_ceiling := 100
 
@@ -68,7 +74,7 @@ default decision := {
 	}],
 }
 
-decision := {"decision": "deny", "reasons": sorted_denials} if {
+decision := object.union({"decision": "deny", "reasons": sorted_denials}, scope_challenge) if {
 	count(denials) > 0
 } else := {
 	"decision": "require_approval",
@@ -208,6 +214,19 @@ denials contains reason("unknown_call", sprintf("%s asks during %s, which this p
 	kind == "ask"
 	not governed(args.tool)
 }
+
+denials contains reason("insufficient_scope", sprintf("%s needs a token with the scopes %s", [input.action.name, concat(" ", action_scopes[input.action.name])])) if {
+	not discovering
+	some scope in action_scopes[input.action.name]
+	not scope in input.subject.scopes
+}
+
+# A denial for want of scopes only (no other refusal) challenges the caller to get them: every
+# scope the action needs, not only the missing ones.
+scope_challenge := {"required_scopes": action_scopes[input.action.name]} if {
+	count(denials) > 0
+	count({r | some r in denials; r.code != "insufficient_scope"}) == 0
+} else := {}
 
 reason(code, message) := {"code": code, "message": message, "visible_to_model": true}
 

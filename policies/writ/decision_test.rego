@@ -166,19 +166,44 @@ test_a_draft_on_another_subjects_account_is_denied if {
 	codes(d) == {"not_owner"}
 }
 
+payer := object.union(alice, {"scopes": ["payments:write", "payments:commit"]})
+
+commit_call(subject, phase) := {
+	"subject": subject,
+	"action": {"name": "commit_payment", "version": "1", "args": {"draft": "drf_1"}},
+	"resource": {"type": "payment_draft", "id": "drf_1", "known": false},
+	"context": {"phase": phase, "source": "canonical"},
+}
+
 test_committing_a_payment_needs_a_treasurer if {
-	commit := {
-		"subject": alice,
-		"action": {"name": "commit_payment", "version": "1", "args": {"draft": "drf_1"}},
-		"resource": {"type": "payment_draft", "id": "drf_1", "known": false},
-		"context": {"phase": "call", "source": "canonical"},
-	}
+	commit := commit_call(payer, "call")
 	d := writ.decision with input as commit
 	d.decision == "require_approval"
 	d.approval.approver_roles == ["treasurer"]
 	approval := {"id": "ap-2", "approver": {"id": "tess", "roles": ["treasurer"]}, "at_ns": 1}
 	approved := writ.decision with input as object.union(commit, {"context": object.union(commit.context, {"approval": approval})})
 	approved.decision == "allow"
+}
+
+test_committing_a_payment_without_its_scopes_challenges_for_all_of_them if {
+	partial := object.union(alice, {"scopes": ["payments:write"]})
+	d := writ.decision with input as commit_call(partial, "call")
+	d.decision == "deny"
+	codes(d) == {"insufficient_scope"}
+	d.required_scopes == ["payments:write", "payments:commit"]
+}
+
+test_a_token_without_the_scopes_still_sees_commit_payment if {
+	d := writ.decision with input as commit_call(alice, "discover")
+	d.decision != "deny"
+}
+
+test_another_refusal_besides_the_scopes_challenges_for_nothing if {
+	other := {"code": "not_owner", "message": "x", "visible_to_model": false}
+	scoped := {"code": "insufficient_scope", "message": "y", "visible_to_model": true}
+	d := writ.decision with input as commit_call(alice, "call") with data.writ.denials as {other, scoped}
+	d.decision == "deny"
+	not d.required_scopes
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -43,6 +43,11 @@ export const writErrorSchema = z.object({
   effect_committed: z.union([z.boolean(), z.literal("unknown")]),
   /** Seconds after which the same call can succeed (a `rate_limited` refusal; HTTP `Retry-After`). */
   retry_after: z.number().int().min(1).optional(),
+  /**
+   * Every OAuth scope the refused operation needs, when the policy refused it for want of one
+   * (step-up; HTTP `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`).
+   */
+  required_scopes: z.array(z.string()).min(1).optional(),
 });
 export type WritErrorBody = z.infer<typeof writErrorSchema>;
 
@@ -77,6 +82,8 @@ export class WritError extends Error {
   readonly effectCommitted: boolean | "unknown";
   /** Seconds after which the same call can succeed (a limit's bucket has room again). */
   readonly retryAfter: number | undefined;
+  /** Every scope the operation needs (a `policy_denied` step-up refusal). */
+  readonly requiredScopes: readonly string[] | undefined;
 
   constructor(
     category: ErrorCategory,
@@ -87,6 +94,7 @@ export class WritError extends Error {
       retryable?: boolean;
       effectCommitted?: boolean | "unknown";
       retryAfter?: number;
+      requiredScopes?: readonly string[];
       cause?: unknown;
     },
   ) {
@@ -102,6 +110,7 @@ export class WritError extends Error {
     this.effectCommitted = options.effectCommitted ?? false;
     this.retryAfter =
       options.retryAfter === undefined ? undefined : Math.max(1, Math.ceil(options.retryAfter));
+    this.requiredScopes = options.requiredScopes;
   }
 
   /**
@@ -129,6 +138,7 @@ export class WritError extends Error {
       suggested_fix: this.suggestedFix,
       effect_committed: this.effectCommitted,
       ...(this.retryAfter === undefined ? {} : { retry_after: this.retryAfter }),
+      ...(this.requiredScopes === undefined ? {} : { required_scopes: [...this.requiredScopes] }),
     };
   }
 

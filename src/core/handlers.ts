@@ -68,4 +68,26 @@ export interface CallObserver {
   log?(message: CallLogMessage): void;
   /** Asks the caller `request`; `signal` aborts when the backend no longer waits for the answer. */
   request?(request: ClientRequest, signal: AbortSignal): Promise<ClientAnswer>;
+  /**
+   * A caller that can be handed an upstream MCP server's `input_required` rounds (a 2026-07-28
+   * caller of `/mcp`); without it, the upstream client fulfils them itself or refuses the call.
+   */
+  input?: UpstreamInput;
+}
+
+/** An upstream's input rounds, forwarded to the caller and back (src/mcp/upstream-input.ts). */
+export interface UpstreamInput {
+  /** The round this call answers: the caller's `inputResponses`, the server's `requestState`. */
+  continues?: { inputResponses?: Record<string, unknown> | undefined; requestState?: string | undefined };
+  /** The caller's client capabilities, declared to the server for this call (what it can give). */
+  capabilities: Record<string, unknown>;
+  /** Told the server's next round; the call then ends without a result. */
+  asked(round: UpstreamInputRound): void;
+}
+
+/** What an upstream server asked of the caller: its `inputRequests` and opaque `requestState`. */
+export interface UpstreamInputRound {
+  server: string;
+  inputRequests: Record<string, unknown>;
+  requestState?: string | undefined;
 }

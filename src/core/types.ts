@@ -174,6 +174,11 @@ export const reasonSchema = z
   .strict();
 export type Reason = z.infer<typeof reasonSchema>;
 
+/** An OAuth scope token (RFC 6749 section 3.3): printable ASCII without space, `"` and `\\`. */
+export const scopeTokenSchema = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/, {
+  error: "must be an OAuth scope token",
+});
+
 export const decisionKinds = ["allow", "deny", "require_approval", "allow_with_conditions"] as const;
 export type DecisionKind = (typeof decisionKinds)[number];
 
@@ -204,6 +209,11 @@ export const policyDecisionSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * A denial for want of OAuth scopes (step-up): every scope the operation needs, which the
+     * caller is challenged to get (`WWW-Authenticate: Bearer error="insufficient_scope"`).
+     */
+    required_scopes: z.array(scopeTokenSchema).min(1).max(32).optional(),
   })
   .strict();
 export type PolicyDecision = Omit<z.infer<typeof policyDecisionSchema>, "conditions"> & {

@@ -211,6 +211,23 @@ export function discoverable(
   return discover(gw, subject, contract, family).shown;
 }
 
+/**
+ * The scopes a denied call challenges its caller for (step-up): the decision's `required_scopes`
+ * when the caller's token lacks one of them and discovery shows the caller the tool, so a hidden
+ * tool's scopes are never told; undefined otherwise (a plain denial).
+ */
+export function scopeChallenge(
+  gw: Pick<Gateway, "policy">,
+  subject: Subject,
+  contract: ToolContract,
+  source: ProposalSource,
+  decision: PolicyDecision,
+): readonly string[] | undefined {
+  const required = decision.required_scopes;
+  if (required === undefined || required.every((scope) => subject.scopes.includes(scope))) return undefined;
+  return discoverable(gw, subject, contract, modelFamilyOf(source)) ? required : undefined;
+}
+
 function serverOf(contract: ToolContract): string | undefined {
   return "server" in contract.backend ? contract.backend.server : undefined;
 }

@@ -3,6 +3,7 @@
  * `DevIssuer` mints tokens for local development only; production configs must not trust it.
  */
 export type { TokenCacheStats } from "./cache.ts";
+export { type BearerChallenge, bearerChallenge } from "./challenge.ts";
 export {
   type IdentityConfig,
   type IdentityConfigInput,

@@ -44,9 +44,15 @@ import { APPROVAL_INPUT_KEY, approvalElicitation } from "./approval-page.ts";
 import { answerApproved, approvalOf, type ProposedMessage, runApproved } from "./methods/approved.ts";
 import type { CallContext } from "./methods/context.ts";
 import { proposeCall, proposeMessage, type Ran, ranOf, refusing, runMessage } from "./methods/proposed.ts";
-import { mintRequestState, RequestStateError, verifyRequestState } from "./request-state.ts";
+import {
+  mintRequestState,
+  RequestStateError,
+  type Round as StateRound,
+  verifyRequestState,
+} from "./request-state.ts";
 import { callsRunCode } from "./run-code.ts";
 import { callAsTask, declaresTasks } from "./tasks.ts";
+import { UpstreamRounds } from "./upstream-input.ts";
 
 export { APPROVAL_INPUT_KEY, approvalPage } from "./approval-page.ts";
 
@@ -68,7 +74,11 @@ export interface Round {
   elicitsUrl: boolean;
   /** Whether the client declared the tasks extension: a call not refused at once becomes a task (tasks.ts). */
   tasks?: boolean;
+  /** The client capabilities the request declares (an upstream asks for input within them). */
+  capabilities?: Record<string, unknown> | undefined;
 }
+
+const capabilitiesSchema = z.object({ [CLIENT_CAPABILITIES_META_KEY]: z.record(z.string(), z.unknown()) });
 
 const urlElicitationSchema = z.object({
   [CLIENT_CAPABILITIES_META_KEY]: z.object({ elicitation: z.object({ url: z.object({}).passthrough() }) }),
@@ -86,6 +96,8 @@ export function roundOf(ctx: ServerContext): Round {
     inputResponses: ctx.mcpReq.inputResponses,
     elicitsUrl: urlElicitationSchema.safeParse(ctx.mcpReq.envelope).success,
     tasks: declaresTasks(ctx.mcpReq.envelope),
+    capabilities:
+      capabilitiesSchema.safeParse(ctx.mcpReq.envelope).data?.[CLIENT_CAPABILITIES_META_KEY] ?? {},
   };
 }
 
@@ -125,14 +137,23 @@ export async function callToolRound(
     method: "tools/call",
     params: { name: params.name, arguments: params.arguments ?? {} },
   };
+  // An upstream's input round reaches this caller (upstream-input.ts), and its answer goes back.
+  const upstream = new UpstreamRounds(ctx, message, round.capabilities ?? {});
   try {
     if (round.tasks === true && round.requestState === undefined) {
       return await callAsTask(ctx, params, jsonRpcId, round.elicitsUrl);
     }
     return await answerRound(ctx, message, round, {
-      propose: () => proposeCall(ctx, params, jsonRpcId),
-      answer: fromOutcome,
+      propose: () => proposeCall(upstream.context(), params, jsonRpcId),
+      answer: (outcome) => upstream.answer(outcome, fromOutcome),
       approved: (approval) => answerApproved(ctx, message, approval),
+      continued: async (upstreamState) => {
+        const context = upstream.context({
+          inputResponses: round.inputResponses,
+          requestState: upstreamState,
+        });
+        return upstream.answer(await proposeCall(context, params, jsonRpcId), fromOutcome);
+      },
     });
   } catch (error) {
     // Protocol errors (a refused state; an unknown tool, as `fromOutcome` throws it) stay such.
@@ -170,6 +191,8 @@ interface RoundSteps<T> {
   answer(outcome: CallOutcome): T | Promise<T>;
   /** The call run with an approval's grant, or the approval's refusal (pending, rejected, expired). */
   approved(approval: string | ApprovalRecord): Promise<T>;
+  /** The call proposed again with the caller's answers to an upstream's input round (tools/call only). */
+  continued?(upstreamState: string): Promise<T | InputRequiredResult>;
 }
 
 /**
@@ -185,7 +208,15 @@ async function answerRound<T>(
   steps: RoundSteps<T>,
 ): Promise<T | InputRequiredResult> {
   if (round.requestState !== undefined) {
-    const { approvalId } = await verifiedState(ctx, message, round.requestState);
+    const { approvalId, upstreamState } = await verifiedState(ctx, message, round.requestState);
+    if (upstreamState !== undefined && steps.continued !== undefined) return steps.continued(upstreamState);
+    if (approvalId === undefined) {
+      throw await refusedState(
+        ctx,
+        message,
+        new RequestStateError("call", "it was issued for another request"),
+      );
+    }
     const approval = await readApproval(ctx.gw, approvalId, ctx.subject, ctx.requestId);
     if (approval.status === "pending" && round.elicitsUrl && !declined(round.inputResponses)) {
       return approvalRound(ctx, message, approval);
@@ -226,26 +257,31 @@ function declined(responses: Record<string, unknown> | undefined): boolean {
 }
 
 /** The approval a state names; a refused state is logged, then answered -32602 with Writ's error. */
-async function verifiedState(
-  ctx: CallContext,
-  message: ProposedMessage,
-  state: string,
-): Promise<{ approvalId: string }> {
+async function verifiedState(ctx: CallContext, message: ProposedMessage, state: string): Promise<StateRound> {
   try {
     return await verifyRequestState(ctx.gw, state, { subject: ctx.subject, call: message });
   } catch (error) {
     if (!(error instanceof RequestStateError)) throw error;
-    await ctx.gw.log.append(
-      refusalEntry({
-        input: { method: message.method, params: message.params, request_state: { refused: error.reason } },
-        policyRevision: currentRevision(ctx.gw),
-        subject: ctx.subject,
-        action: null,
-        resource: null,
-        error,
-        requestId: ctx.requestId,
-      }),
-    );
-    throw new ProtocolError(ProtocolErrorCode.InvalidParams, error.message, { error: error.toJSON() });
+    throw await refusedState(ctx, message, error);
   }
+}
+
+/** A refused state, logged (`writ/intake`), as the -32602 that answers it with Writ's error. */
+async function refusedState(
+  ctx: CallContext,
+  message: ProposedMessage,
+  error: RequestStateError,
+): Promise<ProtocolError> {
+  await ctx.gw.log.append(
+    refusalEntry({
+      input: { method: message.method, params: message.params, request_state: { refused: error.reason } },
+      policyRevision: currentRevision(ctx.gw),
+      subject: ctx.subject,
+      action: null,
+      resource: null,
+      error,
+      requestId: ctx.requestId,
+    }),
+  );
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, error.message, { error: error.toJSON() });
 }

@@ -11,7 +11,7 @@ import { bodyText } from "../core/request-body.ts";
 import type { Subject } from "../core/types.ts";
 import { type Gateway, logRefusedRequest } from "../pipeline/index.ts";
 import { asErrorBody } from "./answers.ts";
-import { bearerChallenge } from "./resource-metadata.ts";
+import { mcpChallenge } from "./resource-metadata.ts";
 
 /** Set by the app's `requestId()` middleware, which runs before the endpoint. */
 export type McpEnv = { Variables: { requestId: string } };
@@ -24,8 +24,9 @@ export async function authenticate(gw: Gateway, c: Context<McpEnv>): Promise<Sub
   } catch (error) {
     await logRefusedCalls(gw, c.req.raw, error, c.var.requestId);
     const body = asErrorBody(error);
-    const refusal = authorization === undefined ? undefined : { description: body.message };
-    const challenge = bearerChallenge(c.req.url, gw.identity.protectedResource, refusal);
+    const refusal =
+      authorization === undefined ? undefined : { code: "invalid_token" as const, description: body.message };
+    const challenge = mcpChallenge(c.req.url, gw.identity.protectedResource, refusal);
     return new Response(JSON.stringify(body), {
       status: 401,
       headers: { "content-type": "application/json", "www-authenticate": challenge },

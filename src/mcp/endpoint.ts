@@ -53,6 +53,7 @@ import { isModernRequest, ModernEndpoint } from "./modern.ts";
 import { answerWithServer } from "./sdk-server.ts";
 import { ClientRequests } from "./server-requests.ts";
 import { McpSessions, opensSession } from "./sessions.ts";
+import { challenged } from "./step-up.ts";
 
 /**
  * Whether this POST's answer may be a stream: a `tools/call` from a caller that accepts
@@ -112,8 +113,11 @@ export function mcpEndpoint(
       sessionsEnabled: sessions !== undefined,
       session,
       askCaller: clientRequests.ask,
+      challenge: {},
     };
-    if (await isModernRequest(c.req.raw, body.messages)) return modern.answer(post, c.req.raw, body.messages);
+    if (await isModernRequest(c.req.raw, body.messages)) {
+      return challenged(post, await modern.answer(post, c.req.raw, body.messages));
+    }
     const stream = answersAsStream(body.messages, c.req.header("accept"));
     if (sessions !== undefined && opensSession(body.messages)) {
       return sessions.initialize(subject, body.messages, () =>
@@ -125,14 +129,15 @@ export function mcpEndpoint(
     if (plain?.method === "tools/list") return answerList(plain.id, () => listTools(post));
     // A session's streamed call is the SDK server's, with a resumable stream (session-streams.ts).
     if (plain?.method === "tools/call" && !(stream && session !== undefined)) {
-      return answerCall({
+      const answer = await answerCall({
         id: plain.id,
         stream,
         run: (observer) => callTool({ ...post, observer }, plain.request, plain.id),
         ask: (write, signal) => clientRequests.ask(post, write, signal),
         cancellable: (cancel) => cancellable.add(subject, plain.id, cancel),
       });
+      return challenged(post, answer);
     }
-    return answerWithServer(post, c.req.raw, body.messages, stream);
+    return challenged(post, await answerWithServer(post, c.req.raw, body.messages, stream));
   };
 }

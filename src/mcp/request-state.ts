@@ -1,8 +1,9 @@
 /**
- * The `requestState` of an approval round on the 2026-07-28 revision (approval-flow.ts): what a
- * client echoes back when it retries a call that needed approval. It names the approval and is
- * bound to the caller (subject id and tenant), to the call (method, name, canonical arguments:
- * their digest) and to the approval, and it expires.
+ * The `requestState` of a round on the 2026-07-28 revision: what a client echoes back when it
+ * retries a call that needed approval (approval-flow.ts) or input an upstream server asked for
+ * (upstream-input.ts). It names the approval, or carries the upstream's own state, and is bound
+ * to the caller (subject id and tenant) and to the call (method, name, canonical arguments: their
+ * digest), and it expires.
  *
  * It is a compact JWS signed with the gateway's grant keys (`GrantSigner.signDocument`, under a
  * `typ` of its own, which no executor accepts as a grant's) and verified against their public
@@ -36,20 +37,28 @@ export const REQUEST_STATE_TYPE = "writ-request-state+jwt";
 /** The `aud` of a request state: Writ's MCP endpoint, nothing else. */
 const REQUEST_STATE_AUDIENCE = "writ:mcp:request-state";
 /** The longest state read (a minted one is well under 1 KiB). */
-const MAX_STATE_LENGTH = 4096;
+const MAX_STATE_LENGTH = 16_384;
+/** The longest upstream state a state carries. */
+export const MAX_UPSTREAM_STATE_LENGTH = 8192;
 
-/** What a state is bound to. */
-export interface StateBinding {
+/** What a state is bound to: the caller, the call, and the approval or the upstream's state. */
+export type StateBinding = {
   subject: Pick<Subject, "id" | "tenant">;
   call: ProposedMessage;
-  approvalId: string;
-}
+} & Round;
+
+/** What a state names: an approval, or an upstream server's own `requestState` ("" for none). */
+export type Round =
+  | { approvalId: string; upstreamState?: undefined }
+  | { upstreamState: string; approvalId?: undefined };
 
 const claimsSchema = z.object({
   sub: z.string().min(1),
   tnt: z.string().min(1),
   /** The approval. */
-  apr: z.string().min(1),
+  apr: z.string().min(1).optional(),
+  /** The upstream server's own state (an input round). */
+  ups: z.string().max(MAX_UPSTREAM_STATE_LENGTH).optional(),
   /** The call's method. */
   mth: z.string().min(1),
   /** The call's digest (`callDigest`). */
@@ -85,7 +94,7 @@ export function mintRequestState(gw: Gateway, binding: StateBinding, expiresAt: 
     aud: REQUEST_STATE_AUDIENCE,
     sub: binding.subject.id,
     tnt: binding.subject.tenant,
-    apr: binding.approvalId,
+    ...(binding.approvalId === undefined ? { ups: binding.upstreamState } : { apr: binding.approvalId }),
     mth: binding.call.method,
     dig: callDigest(binding.call),
     iat,
@@ -95,28 +104,30 @@ export function mintRequestState(gw: Gateway, binding: StateBinding, expiresAt: 
 }
 
 /**
- * The approval a state names, once its signature, type, issuer, audience and expiry check out and
+ * The approval (or upstream state) a state names, once its signature, type, issuer, audience and expiry check out and
  * it is bound to this caller and this call. Throws `RequestStateError` otherwise.
  */
 export async function verifyRequestState(
   gw: Gateway,
   state: string,
   expected: { subject: Pick<Subject, "id" | "tenant">; call: ProposedMessage },
-): Promise<{ approvalId: string }> {
+): Promise<Round> {
   if (state.length > MAX_STATE_LENGTH) {
     throw new RequestStateError("malformed", `it is longer than ${MAX_STATE_LENGTH} characters`);
   }
   const payload = await verifiedPayload(gw, state);
   const claims = claimsSchema.safeParse(payload);
   if (!claims.success) throw new RequestStateError("malformed", "its claims are not a request state's");
-  const { sub, tnt, apr, mth, dig } = claims.data;
+  const { sub, tnt, apr, ups, mth, dig } = claims.data;
   if (sub !== expected.subject.id || tnt !== expected.subject.tenant) {
     throw new RequestStateError("subject", "it was issued to another caller");
   }
   if (mth !== expected.call.method || dig !== callDigest(expected.call)) {
     throw new RequestStateError("call", "it was issued for another call (method, name or arguments differ)");
   }
-  return { approvalId: apr };
+  if (apr !== undefined && ups === undefined) return { approvalId: apr };
+  if (ups !== undefined && apr === undefined) return { upstreamState: ups };
+  throw new RequestStateError("malformed", "its claims are not a request state's");
 }
 
 /** The state's payload once its signature and registered claims check out. */

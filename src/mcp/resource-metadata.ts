@@ -5,7 +5,7 @@
  * tokens Writ accepts (the configured identity issuers), for which resource (`mcp.resource`, the
  * value tokens must carry in `aud`) and with which scopes (`mcp.scopes_supported`).
  */
-import type { ProtectedResource } from "../identity/index.ts";
+import { bearerChallenge, type ProtectedResource } from "../identity/index.ts";
 
 /** The MCP endpoint as a protected resource: the configured URI, else `https://writ.example/mcp` for a request to that origin. */
 export function mcpResourceUrl(requestUrl: string, configured?: ProtectedResource): string {
@@ -19,27 +19,22 @@ export function resourceMetadataUrl(requestUrl: string, configured?: ProtectedRe
   return `${resource.origin}/.well-known/oauth-protected-resource${path}`;
 }
 
-/** A value safe inside an RFC 7235 quoted-string: printable ASCII without `"` and `\`. */
-function quoted(value: string): string {
-  return `"${value.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, "")}"`;
-}
-
 /**
- * The `WWW-Authenticate` challenge of a 401 from `/mcp` (RFC 6750 section 3): the metadata URL and
- * the scopes to request always; `error="invalid_token"` and its description when a token was sent
- * and refused (a request without credentials gets no error code).
+ * The `WWW-Authenticate` challenge of a 401 or 403 from `/mcp` (RFC 6750 section 3): the metadata
+ * URL always; the scopes to request (the configured ones for a 401, every scope the operation
+ * needs for a 403 `insufficient_scope`); the error and its description when a token was sent and
+ * refused (a request without credentials gets no error code).
  */
-export function bearerChallenge(
+export function mcpChallenge(
   requestUrl: string,
-  configured?: ProtectedResource,
-  refusal?: { description: string },
+  configured: ProtectedResource | undefined,
+  refusal?: { code: "invalid_token" | "insufficient_scope"; description: string; scopes?: readonly string[] },
 ): string {
-  const params = [`realm="writ"`, `resource_metadata=${quoted(resourceMetadataUrl(requestUrl, configured))}`];
-  if (configured?.scopes !== undefined) params.push(`scope=${quoted(configured.scopes.join(" "))}`);
-  if (refusal !== undefined) {
-    params.push(`error="invalid_token"`, `error_description=${quoted(refusal.description)}`);
-  }
-  return `Bearer ${params.join(", ")}`;
+  return bearerChallenge({
+    resourceMetadata: resourceMetadataUrl(requestUrl, configured),
+    scopes: refusal?.scopes ?? configured?.scopes,
+    error: refusal === undefined ? undefined : { code: refusal.code, description: refusal.description },
+  });
 }
 
 export interface ProtectedResourceMetadata {

@@ -198,15 +198,22 @@ export function visible(reasons: readonly Reason[]): Reason[] {
   return reasons.filter((r) => r.visible_to_model);
 }
 
-/** The refusal a denied call answers with: the reasons the model may see, and what to do. */
-export function denial(decision: PolicyDecision): WritError {
+/**
+ * The refusal a denied call answers with: the reasons the model may see, and what to do. With
+ * `requiredScopes` (a step-up the caller may see: `discovery`'s `scopeChallenge`), the scopes the
+ * call needs, which the caller's token lacks some of.
+ */
+export function denial(decision: PolicyDecision, requiredScopes?: readonly string[]): WritError {
   const shown = visible(decision.reasons);
-  return new WritError(
-    "policy_denied",
-    shown.map((r) => r.message).join("; ") || "the policy denied this call",
-    {
-      suggestedFix:
-        "change the call so the policy allows it, or ask for access; the reasons say what was refused",
-    },
-  );
+  const message = shown.map((r) => r.message).join("; ") || "the policy denied this call";
+  if (requiredScopes !== undefined) {
+    return new WritError("policy_denied", message, {
+      suggestedFix: `get a token that also carries the scopes ${requiredScopes.join(" ")} (required_scopes) from your authorization server, then send the call again`,
+      requiredScopes,
+    });
+  }
+  return new WritError("policy_denied", message, {
+    suggestedFix:
+      "change the call so the policy allows it, or ask for access; the reasons say what was refused",
+  });
 }

@@ -33,6 +33,7 @@ import type {
 } from "../core/gateway.ts";
 import type { ProposedCall, Subject } from "../core/types.ts";
 import { refusalEntry } from "../decisionlog/index.ts";
+import { scopeChallenge } from "../discovery/index.ts";
 import type { NormalizedCall } from "../normalize/index.ts";
 import { type CallAttributes, stage, subjectAttributes, tracedCall } from "../observability/tracing.ts";
 import { type LayeredResult, ToolFailedError } from "../results/index.ts";
@@ -222,7 +223,8 @@ async function settleCall(
     };
     grant = await stage("grant", traced, () => issueGrant(gw, issue)); // 7
   } else {
-    error = evaluation.overruled?.error ?? denial(decision);
+    const challenge = scopeChallenge(gw, subject, n.contract, call.source, decision);
+    error = evaluation.overruled?.error ?? denial(decision, challenge);
   }
   const outcome: CallOutcome = {
     call_id: call.callId,

@@ -41,5 +41,11 @@ export function validateDecision(value: unknown, entrypoint: string): PolicyDeci
       `${entrypoint} returned require_approval without approval.approver_roles`,
     );
   }
+  if (d.required_scopes !== undefined && d.decision !== "deny") {
+    throw new PolicyFailure(
+      "policy_malformed",
+      `${entrypoint} returned required_scopes with ${d.decision}: only a denial challenges for scopes`,
+    );
+  }
   return { ...d, conditions };
 }

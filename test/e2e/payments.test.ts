@@ -125,8 +125,40 @@ describe("an HTTP backend behind Writ", () => {
     expect(payments.calls().received.drafts).toBe(1);
   });
 
+  it("a token without the scopes committing needs is challenged to step up (403, insufficient_scope)", async () => {
+    const partial = await dev.mint({ sub: "alice", tenant: "demo", scopes: ["payments:write"] });
+    const [draft] = payments.drafts();
+    const response = await fetch(`${running.url}/v1/proposals`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${partial}` },
+      body: JSON.stringify({
+        format: "canonical",
+        payload: { tool: "commit_payment", arguments: { draft: draft!.draft_id } },
+        execute: true,
+      }),
+    });
+    expect(response.status).toBe(403);
+    expect(response.headers.get("www-authenticate")).toBe(
+      'Bearer realm="writ", scope="payments:write payments:commit", error="insufficient_scope", error_description="commit_payment needs a token with the scopes payments:write payments:commit"',
+    );
+    const body = z
+      .object({ category: z.string(), required_scopes: z.array(z.string()), results: z.array(outcomeSchema) })
+      .parse(await response.json());
+    expect(body).toMatchObject({
+      category: "policy_denied",
+      required_scopes: ["payments:write", "payments:commit"],
+    });
+    expect(body.results[0]?.reasons.map((r) => r.code)).toEqual(["insufficient_scope"]);
+    expect(payments.calls().received.commits).toBe(0);
+  });
+
   it("commits a payment only after a treasurer approves, and never shows the credential", async () => {
-    const alice = await dev.mint({ sub: "alice", tenant: "demo" });
+    // The sample policy commits payments for a token that carries both payment scopes.
+    const alice = await dev.mint({
+      sub: "alice",
+      tenant: "demo",
+      scopes: ["payments:write", "payments:commit"],
+    });
     const tess = await dev.mint({ sub: "tess", tenant: "demo", roles: ["treasurer"] });
     const [draft] = payments.drafts();
     const asked = await propose(alice, "commit_payment", { draft: draft!.draft_id });

@@ -52,6 +52,7 @@ describe.skipIf(postgresUnavailable !== undefined)("an approval round across two
       gw: gw.gateway,
       discovery: new ToolDiscovery(gw.gateway),
       cancellable: new CancellableCalls(gw.gateway.store),
+      challenge: {},
       subject: await gw.gateway.identity.verify(authorization),
       authorization,
       requestId: crypto.randomUUID(),

@@ -49,6 +49,7 @@ async function contextOf(who: string, roles: string[] = ["dev"]): Promise<CallCo
     gw: u.gw,
     discovery: new ToolDiscovery(u.gw),
     cancellable: new CancellableCalls(u.gw.store),
+    challenge: {},
     subject: u.subject(who, roles),
     authorization: await u.bearer(who, roles),
     requestId: `req-${who}-${Math.random()}`,

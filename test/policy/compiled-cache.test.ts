@@ -73,12 +73,18 @@ function input(
   options: {
     subject?: string;
     roles?: string[];
+    scopes?: string[];
     resource?: PolicyInput["resource"];
     phase?: "call" | "discover";
   } = {},
 ): PolicyInput {
   return policyInputFor(action, {
-    subject: { id: options.subject ?? "alice", tenant: "demo", roles: options.roles ?? [] },
+    subject: {
+      id: options.subject ?? "alice",
+      tenant: "demo",
+      roles: options.roles ?? [],
+      scopes: options.scopes ?? [],
+    },
     args: { workspace: "ws-demo", path: "README.md", amount: 40 },
     resource: options.resource ?? {
       type: "workspace",
@@ -101,7 +107,8 @@ const sampleInputs: PolicyInput[] = [
   input("repo.apply_edit"),
   input("create_payment_draft"),
   input("create_payment_draft", { roles: ["treasurer"] }),
-  input("commit_payment", { roles: ["treasurer"] }),
+  input("commit_payment", { roles: ["treasurer"], scopes: ["payments:write", "payments:commit"] }),
+  input("commit_payment"),
   input("shell.exec"),
 ];
 

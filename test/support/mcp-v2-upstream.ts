@@ -9,7 +9,10 @@
  * `MCP-Protocol-Version` header it came with), and each `read_note` call with the revision it was
  * served on and the `_meta` it carried (grant, trace context).
  *
- * Tools (audience `mcp:notes`): read_note {id} -> notes.read; archive_note {id}, registered by
+ * Tools (audience `mcp:notes`): read_note {id} -> notes.read; label_note {id} -> notes.label,
+ * which first answers `input_required` (a form elicitation asking for the label, and a
+ * requestState `label:<id>`) and labels the note on the retry carrying both (each round's
+ * requestState is recorded in `labelStates`); archive_note {id}, registered by
  * `addArchiveTool()`, which tells listening clients the list changed; and `watch` {hang?}
  * (no grant check), which reports progress and logs a message, then answers, or with `hang`
  * waits until its caller cancels it (recorded in `cancelled`).
@@ -20,8 +23,10 @@
  */
 import { type ServerType, serve } from "@hono/node-server";
 import {
+  acceptedContent,
   type CallToolResult,
   createMcpHandler,
+  inputRequired,
   McpServer,
   PROTOCOL_VERSION_META_KEY,
   type ServerContext,
@@ -45,6 +50,8 @@ export interface V2Upstream {
   /** The JSON-RPC methods POSTed to it, in order, with their MCP-Protocol-Version header. */
   methods: { method: string; protocolVersion: string | null }[];
   calls: V2Call[];
+  /** The requestState each `label_note` round came back with (undefined on a first round). */
+  labelStates: (string | undefined)[];
   /** How many `watch` calls saw their caller cancel them. */
   cancelled: { count: number };
   addArchiveTool(): Promise<void>;
@@ -77,6 +84,7 @@ export async function startV2Upstream(keys: GrantKeys): Promise<V2Upstream> {
   /** The resource listens POSTed and not cancelled, by request id. */
   const listens = new Map<string | number, string[]>();
   const calls: V2Call[] = [];
+  const labelStates: (string | undefined)[] = [];
   const notes = new Map([["n1", "buy milk"]]);
   let archive = false;
   const cancelled = { count: 0 };
@@ -124,6 +132,35 @@ export async function startV2Upstream(keys: GrantKeys): Promise<V2Upstream> {
           ? { isError: true, content: [{ type: "text", text: `no note ${id}` }] }
           : text({ id, text: note });
       }),
+    );
+    const labelSchema = z.object({ label: z.string() });
+    const labelNote = grantRequired(
+      { ...verify, action: { name: "notes.label" } },
+      async (args: { id: string }, ctx: ServerContext) => {
+        const state = ctx.mcpReq.requestState();
+        labelStates.push(typeof state === "string" ? state : undefined);
+        const answer = acceptedContent(ctx.mcpReq.inputResponses, "label", labelSchema);
+        if (state === `label:${args.id}` && answer !== undefined)
+          return text({ id: args.id, label: answer.label });
+        return inputRequired({
+          inputRequests: {
+            label: inputRequired.elicit({
+              message: `Which label for note ${args.id}?`,
+              requestedSchema: {
+                type: "object",
+                properties: { label: { type: "string" } },
+                required: ["label"],
+              },
+            }),
+          },
+          requestState: `label:${args.id}`,
+        });
+      },
+    );
+    server.registerTool(
+      "label_note",
+      { description: "Label a note (asks which label)", inputSchema: idSchema },
+      labelNote,
     );
     server.registerTool(
       "watch",
@@ -190,6 +227,7 @@ export async function startV2Upstream(keys: GrantKeys): Promise<V2Upstream> {
     url: `http://127.0.0.1:${port}/mcp`,
     methods,
     calls,
+    labelStates,
     cancelled,
     async addArchiveTool() {
       archive = true;

@@ -2,10 +2,30 @@
  * How an upstream MCP request failed, as the WritError the caller sees: whether it may be retried
  * and whether its effect may have happened, the server's message quoted with secrets scrubbed.
  */
-import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+} from "@modelcontextprotocol/client";
 import type { ToolContract } from "../../contracts/schema.ts";
 import { errorMessage, WritError } from "../../core/errors.ts";
 import { scrubString } from "../../decisionlog/detectors.ts";
+import { cannotGiveInput, unfulfilledInput } from "./input-required.ts";
+
+/** The server no longer knows Writ's session (HTTP 404 on a 2025 connection): it did not run the call. */
+export function isSessionLost(error: unknown): boolean {
+  return error instanceof SdkHttpError && error.status === 404;
+}
+
+/** The server answered (with a JSON-RPC error) or is merely slow: the connection is still good. */
+export function answered(error: unknown): boolean {
+  return (
+    error instanceof ProtocolError ||
+    (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
+  );
+}
 
 export function wrongKind(contract: ToolContract, kind: string): WritError {
   return new WritError("internal", `${contract.name} has a ${contract.backend.kind} backend, not ${kind}`, {
@@ -37,6 +57,7 @@ export function quoted(message: string): string {
 
 export function callFailure(contract: ToolContract, server: string, error: unknown): WritError {
   const effectful = contract.side_effect !== "none";
+  if (unfulfilledInput(error)) return cannotGiveInput(contract, server);
   if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
     return new WritError(
       "timeout",

@@ -12,19 +12,15 @@
  * (`onCatalog`, src/contracts/import/serve.ts), its annotations still not trusted unless it says so.
  */
 import { randomUUID } from "node:crypto";
-import {
-  type CallToolResult,
-  type Client,
-  type CompleteRequest,
-  type CompleteResult,
-  type GetPromptResult,
-  ProtocolError,
-  type ReadResourceResult,
-  type RequestOptions,
-  SdkError,
-  SdkErrorCode,
-  SdkHttpError,
-  type Transport,
+import type {
+  CallToolResult,
+  Client,
+  CompleteRequest,
+  CompleteResult,
+  GetPromptResult,
+  ReadResourceResult,
+  RequestOptions,
+  Transport,
 } from "@modelcontextprotocol/client";
 import type { ToolContract } from "../../contracts/schema.ts";
 import { errorMessage, WritError } from "../../core/errors.ts";
@@ -34,7 +30,8 @@ import { type Catalog, listCatalog, type UpstreamCatalog } from "./catalog.ts";
 import { upstreamClient } from "./client.ts";
 import type { RunningCall } from "./client-requests.ts";
 import type { McpServerConfig } from "./config.ts";
-import { callFailure, cancelled, wrongKind } from "./failures.ts";
+import { answered, callFailure, cancelled, isSessionLost, wrongKind } from "./failures.ts";
+import { completeResult, withInputRound } from "./input-required.ts";
 import { requestMeta } from "./meta.ts";
 import type { UpstreamMcpServers, UpstreamStatus } from "./servers.ts";
 import { ResourceUpdates } from "./subscriptions.ts";
@@ -191,10 +188,14 @@ export class McpUpstreams implements UpstreamMcpServers {
     const backend = contract.backend;
     if (backend.kind !== "mcp") throw wrongKind(contract, "mcp");
     const server = backend.server;
-    // The SDK parses the answer (and checks structuredContent against the listed outputSchema).
-    return this.#send(contract, server, grant, requestId, observer, (client, meta, options) =>
-      client.callTool({ name: backend.tool, arguments: args, _meta: meta }, options),
+    // The SDK parses the answer (and checks structuredContent against the listed outputSchema);
+    // an input round goes to a caller that takes it (input-required.ts).
+    const result = await this.#send(contract, server, grant, requestId, observer, (client, meta, options) =>
+      client.callTool(
+        ...withInputRound({ name: backend.tool, arguments: args, _meta: meta }, options, observer),
+      ),
     );
+    return completeResult(contract, server, result, observer);
   }
 
   /** Reads `uri` on the contract's server with the grant in `_meta`; failures as for `call`. */
@@ -424,19 +425,6 @@ export class McpUpstreams implements UpstreamMcpServers {
   private transportFor(config: McpServerConfig): Transport {
     return upstreamTransport(config, { credentials: this.options.credentials, stderr: "inherit" });
   }
-}
-
-/** The server no longer knows Writ's session (HTTP 404 on a 2025 connection): it did not run the call. */
-function isSessionLost(error: unknown): boolean {
-  return error instanceof SdkHttpError && error.status === 404;
-}
-
-/** The server answered (with a JSON-RPC error) or is merely slow: the connection is still good. */
-function answered(error: unknown): boolean {
-  return (
-    error instanceof ProtocolError ||
-    (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
-  );
 }
 
 /** Sends one request on a connected client, with Writ's `_meta` and the request options. */

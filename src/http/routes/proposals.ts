@@ -10,6 +10,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import type { WritError, WritErrorBody } from "../../core/errors.ts";
 import { proposalFormats, type Subject } from "../../core/types.ts";
+import { bearerChallenge } from "../../identity/index.ts";
 import { type CallOutcome, type Gateway, handleProposal, logRefusedRequest } from "../../pipeline/index.ts";
 import type { HttpEnv } from "../env.ts";
 import { idempotencyKeyOf, idempotent, type StoredAnswer } from "../idempotency.ts";
@@ -40,6 +41,28 @@ function rateLimited(results: readonly CallOutcome[]): WritErrorBody | undefined
 }
 
 /**
+ * A proposal refused for want of OAuth scopes (step-up), none of its calls granted or waiting for
+ * approval: answered 403, its body the first such refusal with the calls' `results` beside it,
+ * and `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` naming every scope the
+ * refused calls need (RFC 6750 section 3.1). Only scopes of tools the caller may see are named
+ * (the pipeline's `denial`).
+ */
+function scopeChallenge(
+  results: readonly CallOutcome[],
+): { error: WritErrorBody; header: string } | undefined {
+  if (results.some((r) => r.grant !== undefined || r.approval !== undefined)) return undefined;
+  const refused = results.flatMap(({ error }) => (error?.required_scopes === undefined ? [] : [error]));
+  const first = refused[0];
+  if (first === undefined) return undefined;
+  const scopes = [...new Set(refused.flatMap((error) => error.required_scopes ?? []))];
+  const header = bearerChallenge({
+    scopes,
+    error: { code: "insufficient_scope", description: first.message },
+  });
+  return { error: first, header };
+}
+
+/**
  * A proposal whose body is refused before intake (a repeated or `__proto__` key) is logged like
  * any refused proposal: its calls, as far as they can be read, with the refusal.
  */
@@ -64,6 +87,7 @@ export function proposalRoutes(gw: Gateway): Hono<HttpEnv> {
       "the proposal request",
     );
     let retryAfter: number | undefined;
+    let challenge: string | undefined;
     const run = async (subject?: Subject): Promise<StoredAnswer> => {
       const results = await handleProposal(gw, {
         authorization: c.req.header("authorization"),
@@ -74,6 +98,11 @@ export function proposalRoutes(gw: Gateway): Hono<HttpEnv> {
         execute: body.execute,
         requestId: c.var.requestId,
       });
+      const stepUp = scopeChallenge(results);
+      if (stepUp !== undefined) {
+        challenge = stepUp.header;
+        return { status: 403, body: { ...stepUp.error, results } };
+      }
       const limited = rateLimited(results);
       if (limited === undefined) return { status: 200, body: { results } };
       retryAfter = limited.retry_after;
@@ -91,6 +120,7 @@ export function proposalRoutes(gw: Gateway): Hono<HttpEnv> {
       answer = await run();
     }
     if (retryAfter !== undefined) c.header("Retry-After", String(retryAfter));
+    if (challenge !== undefined) c.header("WWW-Authenticate", challenge);
     return c.json(answer.body as object, answer.status as ContentfulStatusCode);
   });
 }

@@ -59,6 +59,17 @@ export interface PostContext {
   session?: SessionContext | undefined;
   /** How a 2025-11-25 call asks its caller an upstream's request (../server-requests.ts; absent: it cannot). */
   askCaller?: Asker | undefined;
+  /**
+   * Set by a handler whose call the policy refused for want of scopes (../step-up.ts): the POST
+   * is then answered 403 with the `insufficient_scope` challenge naming them.
+   */
+  challenge: ScopeChallenge;
+}
+
+/** A POST's step-up challenge: every scope the refused operation needs, and why. */
+export interface ScopeChallenge {
+  scopes?: readonly string[];
+  description?: string;
 }
 
 /** A server-to-client request sent to the caller on a call's answer. */

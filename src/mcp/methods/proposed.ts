@@ -11,6 +11,7 @@ import type { WritErrorBody } from "../../core/errors.ts";
 import type { Listed } from "../../discovery/index.ts";
 import { type CallOutcome, handleProposal, type LayeredResult } from "../../pipeline/index.ts";
 import { asErrorBody, decisionOf, explained, noResult } from "../answers.ts";
+import { refuseForScopes } from "../step-up.ts";
 import { approvalOf, type ProposedMessage, Refused, runApproved } from "./approved.ts";
 import type { CallContext, PostContext } from "./context.ts";
 
@@ -83,7 +84,10 @@ export function runMessage(
   });
 }
 
-/** A `tools/call` through the whole pipeline (with `execute`, unless told otherwise): its one outcome. */
+/**
+ * A `tools/call` through the whole pipeline (with `execute`, unless told otherwise): its one
+ * outcome (a refusal for want of scopes thrown, as ../step-up.ts answers it).
+ */
 export async function proposeCall(
   ctx: CallContext,
   params: { name: string; arguments?: Record<string, unknown> | undefined },
@@ -110,10 +114,11 @@ export async function proposeCall(
     requestId: ctx.requestId,
   });
   if (outcome === undefined) throw new McpError(ErrorCode.InternalError, "the call produced no decision");
+  refuseForScopes(ctx, outcome);
   return outcome;
 }
 
-/** A `resources/read` or `prompts/get` through the whole pipeline with `execute`: its one outcome. */
+/** A `resources/read` or `prompts/get` through the whole pipeline with `execute`: its one outcome (as `proposeCall`). */
 export async function proposeMessage(
   ctx: PostContext,
   message: ProposedMessage,
@@ -128,6 +133,7 @@ export async function proposeMessage(
     requestId: ctx.requestId,
   });
   if (outcome === undefined) throw new McpError(ErrorCode.InternalError, "the request produced no decision");
+  refuseForScopes(ctx, outcome);
   return outcome;
 }
 

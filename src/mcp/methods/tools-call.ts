@@ -13,7 +13,7 @@ import {
   type CallToolResult,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { InputRequiredResult, ServerContext } from "@modelcontextprotocol/server";
+import { type InputRequiredResult, ProtocolError, type ServerContext } from "@modelcontextprotocol/server";
 import type { CallObserver } from "../../core/handlers.ts";
 import { asErrorBody, fromOutcome, toolError } from "../answers.ts";
 import { callToolRound, roundOf } from "../approval-flow.ts";
@@ -45,7 +45,8 @@ export async function callTool(
     }
     return fromOutcome(await proposeCall(ctx, params, jsonRpcId));
   } catch (error) {
-    if (error instanceof McpError) throw error;
+    // Protocol errors (an unknown tool; a refusal for want of scopes, ../step-up.ts) stay such.
+    if (error instanceof McpError || error instanceof ProtocolError) throw error;
     return toolError(asErrorBody(error), {});
   }
 }

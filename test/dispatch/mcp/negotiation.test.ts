@@ -94,9 +94,9 @@ async function readNote(id: string, headers: Record<string, string> = {}) {
 describe("upstream protocol revisions", () => {
   it("speaks 2026-07-28 to a server that offers it, 2025-11-25 to one that does not, and says which in /healthz", async () => {
     expect(await servers()).toEqual([
-      { name: "notes", connected: true, tools: 2, protocol_version: "2026-07-28" },
+      { name: "notes", connected: true, tools: 3, protocol_version: "2026-07-28" },
       { name: "legacy", connected: true, tools: 4, protocol_version: "2025-11-25" },
-      { name: "pinned", connected: true, tools: 2, protocol_version: "2025-11-25" },
+      { name: "pinned", connected: true, tools: 3, protocol_version: "2025-11-25" },
       { name: "mispinned", connected: false, tools: 0 },
     ]);
   });

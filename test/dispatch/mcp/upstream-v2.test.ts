@@ -50,7 +50,7 @@ describe("a call on a 2026-07-28 upstream", () => {
   it("relays the server's progress and log messages to the call's observer", async () => {
     if (watch === undefined) throw new Error("no contract");
     expect(upstreams.status()).toEqual([
-      { name: "v2", transport: "http", connected: true, tools: 2, protocol_version: "2026-07-28" },
+      { name: "v2", transport: "http", connected: true, tools: 3, protocol_version: "2026-07-28" },
     ]);
     const progress: CallProgress[] = [];
     const logs: CallLogMessage[] = [];
