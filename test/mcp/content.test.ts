@@ -24,8 +24,8 @@ import { writErrorSchema } from "../../src/core/errors.ts";
 import { useFastPath } from "../../src/mcp/fast-path.ts";
 import { STREAM_AFTER_MS } from "../../src/mcp/lazy-stream.ts";
 import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
-import { connectModernMcp } from "../support/mcp-v2-client.ts";
 import { connectMcp, postMcp, withoutRunIds } from "../support/mcp-client.ts";
+import { connectModernMcp } from "../support/mcp-v2-client.ts";
 import { repoRoot } from "../support/paths.ts";
 
 const EVERYTHING = path.join(repoRoot, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
