@@ -147,7 +147,9 @@ describe("an upstream's input_required rounds", () => {
     );
   });
 
-  it("refuses a 2025-11-25 caller clearly: the server needs input this client cannot give", async () => {
+  it("puts a 2025-11-25 caller's round to the policy as mcp.elicitation: refused here, the call fails saying why", async () => {
+    // A 2025-11-25 caller is asked through a server-to-client request (server-requests.ts), once
+    // the policy allows the action; this file's policy has no rule for it.
     const answer = await gw.request("POST", "/mcp", {
       token: await gw.token("vera", { roles: ["viewer"] }),
       body: {
@@ -166,7 +168,7 @@ describe("an upstream's input_required rounds", () => {
         }),
       })
       .parse(answer.json);
-    expect(result.result.structuredContent.error.message).toContain("needs input");
-    expect(result.result.structuredContent.error.message).toContain("this client cannot give");
+    expect(result.result.structuredContent.error.message).toContain("elicitation/create");
+    expect(result.result.structuredContent.error.message).toContain("no policy rule allows this action");
   });
 });
