@@ -167,6 +167,15 @@ denials contains reason("stale_revision", sprintf("%s changed since it was read:
 	args.base_hash != workspace.files[args.path]
 }
 
+# Read before edit, in this session: the configuration's history fact reads_of_path counts this
+# session's allowed reads of the file (src/config/writ.default.yaml, `history:`). The fact is
+# present only when it is configured and the call has a session; without it this rule is silent.
+denials contains reason("read_first", sprintf("read %s in this session before proposing an edit of it", [args.path])) if {
+	kind == "propose"
+	not discovering
+	input.context.history.reads_of_path.count == 0
+}
+
 denials contains reason("duplicate_proposal", sprintf("an edit of %s was already proposed in this workspace", [args.path])) if {
 	kind == "propose"
 	not discovering
