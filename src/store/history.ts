@@ -35,7 +35,7 @@ export interface HistoryQuery {
   since: number;
 }
 
-/** One bucket as read. */
+/** A fact's buckets of a window as read: summed, with the latest entry. */
 export interface HistoryBucket {
   fact: string;
   key: string;
@@ -46,7 +46,7 @@ export interface HistoryBucket {
 }
 
 export interface HistoryStore {
-  /** The buckets of each query (any order; none for a fact nothing counted yet). */
+  /** Each query's buckets summed (any order; none for a fact nothing counted yet in the window). */
   historyBuckets(queries: readonly HistoryQuery[]): Promise<HistoryBucket[]>;
   /** Deletes the buckets that left every window by `now`; how many. */
   pruneHistory(now?: Date): Promise<number>;
@@ -151,15 +151,22 @@ const bucketRowSchema = z.object({
 export class SqlHistory implements HistoryStore {
   constructor(private readonly db: SqlAccess) {}
 
+  /**
+   * One row per fact and key: the buckets summed in SQL (reading at most a window of buckets per
+   * fact, by the primary key), with the latest bucket's last entry (the latest of them all).
+   */
   async historyBuckets(queries: readonly HistoryQuery[]): Promise<HistoryBucket[]> {
     if (queries.length === 0) return [];
     const each = queries.map((q) => sql`(fact = ${q.fact} AND key_hash = ${q.key} AND bucket >= ${q.since})`);
     const rows = await this.db.rows(
       "read history facts",
-      sql`SELECT fact, key_hash, count, total, last_at, last_decision FROM history_buckets WHERE ${join(each, " OR ")}`,
+      sql`SELECT a.fact, a.key_hash, a.count, a.total, b.last_at, b.last_decision FROM (
+          SELECT fact, key_hash, CAST(SUM(count) AS BIGINT) AS count, SUM(total) AS total, MAX(bucket) AS bucket
+          FROM history_buckets WHERE ${join(each, " OR ")} GROUP BY fact, key_hash
+        ) AS a JOIN history_buckets AS b ON b.fact = a.fact AND b.key_hash = a.key_hash AND b.bucket = a.bucket`,
     );
     return rows.map((row) => {
-      const r = parseStored(bucketRowSchema, row, "a history bucket row");
+      const r = parseStored(bucketRowSchema, row, "a history facts row");
       return {
         fact: r.fact,
         key: r.key_hash,
