@@ -23,6 +23,7 @@ import type { VirtualRepository } from "./demo/repository.ts";
 import { CredentialResolver } from "./dispatch/index.ts";
 import { contractImport } from "./dispatch/mcp/config.ts";
 import type { McpUpstreams } from "./dispatch/mcp/upstream.ts";
+import { History } from "./history/index.ts";
 import { createApp, type HttpEnv } from "./http/app.ts";
 import { Limits } from "./limits/index.ts";
 import { GatewayMetrics, mirrorSamples } from "./observability/metrics.ts";
@@ -94,6 +95,7 @@ export async function createGateway(
       credentials,
       ...(mcp ? { mcp } : {}),
       ...(config.limits.length === 0 ? {} : { limits: new Limits(config.limits) }),
+      ...(config.history.length === 0 ? {} : { history: new History(config.history) }),
       ...(shadow ? { shadow } : {}),
       scheduling: createScheduling(config.scheduling, { store, metrics }),
     };

@@ -38,6 +38,7 @@ task_actions := {
 	"mcp.tasks.update": "task",
 	"mcp.tasks.cancel": "task",
 }
+
 # An MCP server's requests to the client while one of its tools runs (sampling, elicitation,
 # roots): Writ forwards one only to the caller of that call, so it is allowed when that call is
 # an action this policy governs (input.action.args.tool; args.server is the server asking,
@@ -117,6 +118,7 @@ kind := payment_actions[input.action.name]
 kind := code_actions[input.action.name]
 
 kind := task_actions[input.action.name]
+
 kind := client_request_actions[input.action.name]
 
 governed(name) if repo_actions[name]
@@ -191,6 +193,15 @@ denials contains reason("stale_revision", sprintf("%s changed since it was read:
 	not discovering
 	args.base_hash in object.get(workspace, ["reads", args.path], [])
 	args.base_hash != workspace.files[args.path]
+}
+
+# Read before edit, in this session: the configuration's history fact reads_of_path counts this
+# session's allowed reads of the file (src/config/writ.default.yaml, `history:`). The fact is
+# present only when it is configured and the call has a session; without it this rule is silent.
+denials contains reason("read_first", sprintf("read %s in this session before proposing an edit of it", [args.path])) if {
+	kind == "propose"
+	not discovering
+	input.context.history.reads_of_path.count == 0
 }
 
 denials contains reason("duplicate_proposal", sprintf("an edit of %s was already proposed in this workspace", [args.path])) if {

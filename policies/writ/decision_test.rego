@@ -291,6 +291,8 @@ test_an_unknown_task_is_refused if {
 	d := writ.decision with input as on_task("mcp.tasks.cancel", {"type": "mcp.task", "id": "nope", "known": false, "attributes": {}})
 	d.decision == "deny"
 	codes(d) == {"unknown_resource"}
+}
+
 # ---------------------------------------------------------------------------------------------
 # An MCP server's requests to the caller of its running call
 
@@ -314,4 +316,27 @@ test_a_request_during_a_call_this_policy_does_not_govern_is_refused if {
 	d := writ.decision with input as asked("mcp.sampling", "other.tool")
 	d.decision == "deny"
 	codes(d) == {"unknown_call"}
+}
+
+# Read before edit (the history fact reads_of_path, when configured and the call has a session).
+with_reads(c, n) := object.union(c, {"context": {"session": "s1", "history": {"reads_of_path": {"count": n}}}})
+
+test_an_edit_unread_in_this_session_is_refused_read_first if {
+	d := writ.decision with input as with_reads(call("repo.propose_edit", edit), 0)
+	codes(d) == {"read_first"}
+}
+
+test_an_edit_read_in_this_session_is_allowed if {
+	d := writ.decision with input as with_reads(call("repo.propose_edit", edit), 1)
+	d.decision == "allow"
+}
+
+test_without_the_history_fact_read_first_is_silent if {
+	d := writ.decision with input as call("repo.propose_edit", edit)
+	not "read_first" in codes(d)
+}
+
+test_read_first_does_not_apply_to_reads if {
+	d := writ.decision with input as with_reads(call("repo.read", {"workspace": "ws-demo", "path": "README.md"}), 0)
+	d.decision == "allow"
 }

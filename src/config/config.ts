@@ -20,6 +20,7 @@ import { redactionRulesSchema } from "../decisionlog/redact.ts";
 import { shipConfigSchema } from "../decisionlog/ship/config.ts";
 import { credentialsConfigSchema } from "../dispatch/credentials.ts";
 import { grantsConfigSchema } from "../grants/signer.ts";
+import { historyConfigSchema, unknownHistoryTools } from "../history/config.ts";
 import { issuerConfigSchema } from "../identity/config.ts";
 import { limitsConfigSchema, unknownLimitTools } from "../limits/config.ts";
 import { mcpConfigSchema } from "../mcp/config.ts";
@@ -244,6 +245,8 @@ export const gatewayConfigSchema = z
     tools: toolContractsSchema.default([]),
     /** Budgets and rate limits, charged when the policy allows a call (src/limits/). */
     limits: limitsConfigSchema,
+    /** History facts the policy sees in `input.context.history` (src/history/). */
+    history: historyConfigSchema,
     /** Upstream MCP servers (`backend: {kind: mcp}` tools) and Writ's own `/mcp` endpoint. */
     mcp: mcpConfigSchema.prefault({}),
     /** Code Mode (`run_code`): on by default, limits per run. */
@@ -353,6 +356,11 @@ export function parseConfig(document: unknown, base: string, source = "configura
   }
   const credentials = (ref: string | undefined) => ref === undefined || ref in parsed.data.credentials;
   const servers = new Set(parsed.data.mcp.servers.map((s) => s.name));
+  // A Code Mode run is decided as the action `code.run`, which limits and facts may name like a tool.
+  const actions = new Set([
+    ...parsed.data.tools.map((t) => t.name),
+    ...(parsed.data.code_mode.enabled ? [CODE_RUN_ACTION] : []),
+  ]);
   const missing = [
     ...parsed.data.tools.flatMap((t, i) => {
       if (t.backend.kind === "http" && !credentials(t.backend.credentials_ref)) {
@@ -377,14 +385,8 @@ export function parseConfig(document: unknown, base: string, source = "configura
       : [
           `  /decision_log/ship/credentials_ref: no credentials named ${JSON.stringify(parsed.data.decision_log.ship?.credentials_ref)} under credentials:`,
         ]),
-    ...unknownLimitTools(
-      parsed.data.limits,
-      // A Code Mode run is decided as the action `code.run`, which a limit may meter like a tool.
-      new Set([
-        ...parsed.data.tools.map((t) => t.name),
-        ...(parsed.data.code_mode.enabled ? [CODE_RUN_ACTION] : []),
-      ]),
-    ),
+    ...unknownLimitTools(parsed.data.limits, actions),
+    ...unknownHistoryTools(parsed.data.history, actions),
     ...parsed.data.mcp.servers.flatMap((s, i) =>
       s.transport === "http" && !credentials(s.credentials_ref)
         ? [

@@ -9,6 +9,7 @@ import type { AuditLog, CheckpointPublisher, RefusalRecorder } from "../decision
 import type { BackendCredentials } from "../dispatch/index.ts";
 import type { UpstreamMcpServers } from "../dispatch/mcp/servers.ts";
 import type { GrantIssuer } from "../grants/index.ts";
+import type { HistoryFacts } from "../history/index.ts";
 import type { Authenticator } from "../identity/index.ts";
 import type { LimitMatcher } from "../limits/index.ts";
 import type { MetricsRecorder } from "../observability/metrics.ts";
@@ -55,6 +56,8 @@ export interface Gateway {
   scheduling?: Scheduling;
   /** Budgets and rate limits (`limits:`), charged at the decision stage; absent: none. */
   limits?: LimitMatcher;
+  /** History facts (`history:`), read into the policy input and counted as entries are logged; absent: none. */
+  history?: HistoryFacts;
   /** A candidate policy deciding beside the live one, off the answer's path (`policy.shadow`). */
   shadow?: ShadowObserver;
 }

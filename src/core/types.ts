@@ -103,6 +103,18 @@ export interface LimitUsage {
   window_s?: number;
 }
 
+/**
+ * One history fact as the policy sees it (`input.context.history["<fact name>"]`, src/history/):
+ * the logged calls it counted within its window for this call's key values.
+ */
+export interface HistoryValue {
+  count: number;
+  /** The sum of the fact's `sum` argument (present when the fact has one). */
+  sum?: number;
+  /** The latest counted entry (absent when none counted). */
+  last?: { time_ns: number; decision_id: string };
+}
+
 export interface PolicyInput {
   subject: Subject;
   action: CanonicalAction;
@@ -116,6 +128,8 @@ export interface PolicyInput {
     approval?: ApprovalContext;
     /** The usage of every limit that applies to the call, by limit name (absent when none does). */
     usage?: Record<string, LimitUsage>;
+    /** The history facts whose keys apply to the call, by fact name (absent when none does). */
+    history?: Record<string, HistoryValue>;
     /** The Code Mode run a call is made in (and the run's own decision). */
     run?: RunLink;
   };

@@ -17,6 +17,7 @@ import type {
   DecisionLogEntry,
   DecisionPage,
   DecisionStore,
+  HistoryCount,
   NewDecisionEntry,
   TenantScope,
 } from "../store/types.ts";
@@ -54,6 +55,8 @@ export interface DecisionParts {
   request_id: string;
   /** The id the caller sent, when known; by default the one of the open request `request_id` (requests.ts). */
   caller_request_id?: string | undefined;
+  /** The history facts the entry counts in, written with it (not part of the entry). */
+  history?: readonly HistoryCount[] | undefined;
 }
 
 export interface DecisionLogOptions {
@@ -358,6 +361,7 @@ export class DecisionLog implements AuditLog {
       conditions: parts.conditions ?? [],
       request_id: parts.request_id,
       ...(caller === undefined ? {} : { caller_request_id: caller }),
+      ...(parts.history === undefined ? {} : { history: parts.history }),
     };
   }
 

@@ -14,6 +14,7 @@ import type { Gateway } from "../core/gateway.ts";
 import type {
   ApprovalContext,
   CanonicalAction,
+  HistoryValue,
   LimitUsage,
   PolicyDecision,
   PolicyInput,
@@ -45,6 +46,8 @@ export interface PolicyContextParts {
   usage?: Record<string, LimitUsage>;
   /** The Code Mode run the call is made in. */
   run?: RunLink | undefined;
+  /** The history facts that apply to the call (05-history.ts). */
+  history?: Record<string, HistoryValue> | undefined;
 }
 
 export function policyInput(
@@ -66,6 +69,7 @@ export function policyInput(
       ...(ctx.approval === undefined ? {} : { approval: ctx.approval }),
       ...(ctx.usage === undefined ? {} : { usage: ctx.usage }),
       ...(ctx.run === undefined ? {} : { run: ctx.run }),
+      ...(ctx.history === undefined ? {} : { history: ctx.history }),
     },
   };
 }

@@ -21,6 +21,7 @@ import {
   type PolicyContextParts,
   policyInput,
 } from "./05-decide.ts";
+import { type HistoryRead, historyCall, historyCounts, historyDenied, readHistory } from "./05-history.ts";
 import { logDecision } from "./08-log.ts";
 
 export interface DecideRequest {
@@ -33,7 +34,7 @@ export interface DecideRequest {
    * src/mcp/tasks.ts): what the policy sees, as it is; `resource` names it for the log.
    */
   known?: ResourceContext;
-  context: Omit<PolicyContextParts, "usage" | "phase">;
+  context: Omit<PolicyContextParts, "usage" | "phase" | "history">;
   /**
    * How limits apply: `charge` (a call) charges an allowed call at once, and a limit over its
    * bound overrules the allow; `meter` (an approver's decision) only reads the usage into the
@@ -93,13 +94,13 @@ export async function decideAndLog<T>(
     () => evaluate(gw, req, resource),
     (d) => decisionAttributes(d.evaluation),
   ); // 5
-  const { evaluation, metered } = evaluated instanceof Promise ? await evaluated : evaluated;
+  const { evaluation, metered, history } = evaluated instanceof Promise ? await evaluated : evaluated;
   const settled = await settle({ decisionId, evaluation, resource, stored, metered });
   const logged = settled.evaluation ?? evaluation;
+  const counts = historyCounts(gw, history, settled.outcome?.decision ?? logged.decision.decision);
   await stage("log", traced, () =>
-    logDecision(
-      gw,
-      evaluationEntry({
+    logDecision(gw, {
+      ...evaluationEntry({
         decisionId,
         path: gw.policy.entrypoint,
         input: logged.input,
@@ -112,7 +113,8 @@ export async function decideAndLog<T>(
         ...(settled.approvalId === undefined ? {} : { approvalId: settled.approvalId }),
         ...(settled.outcome === undefined ? {} : { outcome: settled.outcome }),
       }),
-    ),
+      ...counts,
+    }),
   ); // 8
   // A shadow policy decides too, off the answer's path; its decision never reaches the caller.
   // It sees the live policy's input (with limits' usage) and is compared with its own decision.
@@ -127,27 +129,47 @@ export async function decideAndLog<T>(
 interface Evaluated {
   evaluation: Evaluation;
   metered: Metered | undefined;
+  /** The history facts read for the call (05-history.ts). */
+  history: HistoryRead;
 }
 
 /**
- * Stage 5 as `req.limits` says. No store round trip for a call no limit applies to: a proposal's
- * hot path (synchronous when the policy evaluates on the calling thread).
+ * Stage 5 as `req.limits` says, after the history facts that apply are read. No store round trip
+ * for a call no limit or fact applies to: a proposal's hot path (synchronous when the policy
+ * evaluates on the calling thread).
  */
 function evaluate(
   gw: Gateway,
   req: DecideRequest,
   resource: ResourceContext,
 ): Evaluated | Promise<Evaluated> {
-  const { subject, action, context } = req;
+  const read = readHistory(gw, historyCall(req.subject, req.action, req.resource, req.context));
+  return read instanceof Promise
+    ? read.then((history) => evaluateWith(gw, req, resource, history))
+    : evaluateWith(gw, req, resource, read);
+}
+
+function evaluateWith(
+  gw: Gateway,
+  req: DecideRequest,
+  resource: ResourceContext,
+  history: HistoryRead,
+): Evaluated | Promise<Evaluated> {
+  const { subject, action } = req;
+  const context = history.values === undefined ? req.context : { ...req.context, history: history.values };
+  if (history.failure !== undefined) {
+    const input = policyInput(subject, action, resource, context);
+    return { evaluation: historyDenied(gw, input, history.failure), metered: undefined, history };
+  }
   if (req.limits === "charge") {
     const evaluated = evaluateCall(gw, policyInput(subject, action, resource, context));
     return evaluated instanceof Promise
-      ? evaluated.then((evaluation) => ({ evaluation, metered: undefined }))
-      : { evaluation: evaluated, metered: undefined };
+      ? evaluated.then((evaluation) => ({ evaluation, metered: undefined, history }))
+      : { evaluation: evaluated, metered: undefined, history };
   }
   return meterCall(gw, subject, action, context.session).then(async (metered) => {
     const usage = metered === undefined ? {} : { usage: metered.usage };
     const input = policyInput(subject, action, resource, { ...context, ...usage });
-    return { evaluation: await decide(gw, input, req.what ?? "call"), metered };
+    return { evaluation: await decide(gw, input, req.what ?? "call"), metered, history };
   });
 }

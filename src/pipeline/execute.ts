@@ -17,6 +17,8 @@ import { parseProposal } from "../intake/index.ts";
 import { type NormalizedCall, normalize, UnknownToolError } from "../normalize/index.ts";
 import { type CallAttributes, stage, tracedCall } from "../observability/tracing.ts";
 import type { LayeredResult } from "../results/index.ts";
+import type { HistoryCount } from "../store/types.ts";
+import { executionCounts } from "./05-history.ts";
 import { currentRevision, logDecision } from "./08-log.ts";
 import { dispatch, GrantRefusedError } from "./09-dispatch.ts";
 import { result } from "./10-result.ts";
@@ -113,10 +115,18 @@ export async function executeGranted(gw: Gateway, g: GrantedCall): Promise<Layer
     claims = d.claims;
     if (traced) traced["writ.decision_id"] = claims.dec;
     const layered = await stage("result", traced, () => result(gw, n, d, g.requestId)); // 10
-    await logExecution(gw, { ...facts, grant: presentedGrant(g.token, claims) }, traced, {
-      kind: "ran",
-      summary: resultSummary(layered),
-    });
+    const counts = await executionCounts(
+      gw,
+      { subject: g.subject, action: n.action, resource: n.resource },
+      claims.dec,
+    );
+    await logExecution(
+      gw,
+      { ...facts, grant: presentedGrant(g.token, claims) },
+      traced,
+      { kind: "ran", summary: resultSummary(layered) },
+      counts,
+    );
     return layered;
   } catch (error) {
     const e = WritError.from(error);
@@ -139,8 +149,9 @@ function logExecution(
   facts: Omit<ExecutionFacts, "outcome">,
   traced: CallAttributes | undefined,
   outcome: ExecutionFacts["outcome"],
+  counts: { history?: readonly HistoryCount[] } = {},
 ): Promise<unknown> {
-  return stage("log", traced, () => logDecision(gw, executionEntry({ ...facts, outcome })));
+  return stage("log", traced, () => logDecision(gw, { ...executionEntry({ ...facts, outcome }), ...counts }));
 }
 
 /** Longest claim value copied from an unverified grant into the log. */

@@ -6,7 +6,8 @@
  *    2. normalize  — 02-normalize: contract, validated arguments, resource, args digest
  *    3. identity   — 03-identity:  the caller's bearer JWT to a subject, once per request
  *    4. resource   — 04-resource:  ownership and revision from the store
- *    5. decide     — 05-decide:    the policy input, evaluated, failing closed
+ *    5. decide     — 05-history:   the history facts that apply read into the input (fail closed)
+ *                    05-decide:    the policy input, evaluated, failing closed
  *    6. approval   — 06-approval:  require_approval stores a request; the caller waits
  *    7. grant      — 07-grant:     allow gets a signed, single-use grant bound to the call
  *    8. log        — 08-log:       the decision is durable before the answer leaves

@@ -8,7 +8,8 @@ export class PolicyFailure extends Error {
       | "policy_error"
       | "policy_builtin_error"
       | "policy_too_slow"
-      | "policy_unavailable",
+      | "policy_unavailable"
+      | "history_unavailable",
     message: string,
     /** The builtin whose error failed the evaluation (`policy_builtin_error`). */
     readonly builtin?: string,

@@ -5,6 +5,7 @@
  */
 import type { WritError } from "../core/errors.ts";
 import type { Condition, DecisionKind, Reason } from "../core/types.ts";
+import type { HistoryCount } from "./history.ts";
 
 /** Where an appended entry went in the chain. */
 export interface ChainLink {
@@ -53,8 +54,14 @@ export interface DecisionLogEntry {
   hash: string;
 }
 
-/** What a caller appends; the store assigns `seq`, `prev_hash` and `hash` atomically. */
-export type NewDecisionEntry = Omit<DecisionLogEntry, "seq" | "prev_hash" | "hash">;
+/**
+ * What a caller appends; the store assigns `seq`, `prev_hash` and `hash` atomically. `history`
+ * (not part of the entry, never hashed) are the history facts the entry counts in, written in
+ * the entry's transaction (store/history.ts).
+ */
+export type NewDecisionEntry = Omit<DecisionLogEntry, "seq" | "prev_hash" | "hash"> & {
+  history?: readonly HistoryCount[];
+};
 
 export interface DecisionFilter {
   subject?: string;

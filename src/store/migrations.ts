@@ -258,6 +258,29 @@ CREATE TABLE limit_usage (
 `,
   },
   {
+    version: 14,
+    name: "history facts",
+    sql: `
+-- The buckets of history facts (src/history/, store/history.ts): per fact (its name and a digest
+-- of its definition), key (a digest of the values it is counted per, within a tenant) and bucket
+-- (its start, milliseconds since the Unix epoch), how many entries counted, the sum of their
+-- amounts and the latest (its time and decision id). Written in the transaction of the entry
+-- that counts; a bucket past expires_at left every window and is pruned.
+CREATE TABLE history_buckets (
+  fact TEXT NOT NULL,
+  key_hash TEXT NOT NULL,
+  bucket INTEGER NOT NULL,
+  count INTEGER NOT NULL CHECK (count >= 0),
+  total REAL NOT NULL,
+  last_at INTEGER NOT NULL,
+  last_decision TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (fact, key_hash, bucket)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX history_buckets_expires_at ON history_buckets (expires_at);
+`,
+  },
+  {
     version: 15,
     name: "mcp sessions",
     sql: `

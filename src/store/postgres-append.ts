@@ -9,6 +9,7 @@ import { z } from "zod";
 import { chainAfter, HEAD_SQL, type PreparedEntry, prepareEntries, reasonRows } from "./chain.ts";
 import type { DecisionLogEntry, NewDecisionEntry } from "./decision-entry.ts";
 import { duplicateDecision } from "./decisions.ts";
+import { batchHistoryRows, type HistoryRow, upsertHistoryText } from "./history.ts";
 import { postgresUnique } from "./postgres-errors.ts";
 
 /** The decision log's advisory lock key (a 64-bit number no other application on the database uses). */
@@ -40,6 +41,7 @@ async function appendAfterKnownHead(
   client: pg.PoolClient,
   stored: readonly DecisionLogEntry[],
   prepared: readonly PreparedEntry[],
+  history: readonly HistoryRow[],
 ): Promise<boolean> {
   const text = (value: string) => client.escapeLiteral(value);
   const rows = stored.map(
@@ -53,6 +55,7 @@ async function appendAfterKnownHead(
     ...(codes.length === 0
       ? []
       : [`INSERT INTO decision_reasons (code, seq) VALUES ${codes.join(", ")} ON CONFLICT DO NOTHING`]),
+    ...(history.length === 0 ? [] : [upsertHistoryText(history, text)]),
   ];
   try {
     await client.query(statements.join("; "));
@@ -113,8 +116,9 @@ export class PostgresAppender {
     const head = this.#head;
     if (head !== undefined && this.#lockedAppends === 0) {
       const stored = chainAfter(head, prepared);
+      const history = batchHistoryRows(entries, stored);
       const linked = await this.#withClient("append to the decision log", (client) =>
-        appendAfterKnownHead(client, stored, prepared),
+        appendAfterKnownHead(client, stored, prepared, history),
       );
       if (linked) {
         this.#head = stored.at(-1);
@@ -123,13 +127,16 @@ export class PostgresAppender {
       this.#lockedAppends = LOCKED_AFTER_MISS;
     }
     if (this.#lockedAppends > 0) this.#lockedAppends--;
-    const stored = await this.#appendUnderLock(prepared);
+    const stored = await this.#appendUnderLock(prepared, entries);
     this.#head = stored.at(-1);
     return stored;
   }
 
   /** BEGIN with the lock and the head, the inserts, COMMIT: three round trips hold the lock. */
-  #appendUnderLock(prepared: readonly PreparedEntry[]): Promise<DecisionLogEntry[]> {
+  #appendUnderLock(
+    prepared: readonly PreparedEntry[],
+    entries: readonly NewDecisionEntry[],
+  ): Promise<DecisionLogEntry[]> {
     return this.#withClient("append to the decision log", async (client) => {
       let committed = false;
       try {
@@ -152,6 +159,9 @@ export class PostgresAppender {
         } catch (error) {
           throw appendError(error);
         }
+        const history = batchHistoryRows(entries, stored);
+        if (history.length > 0)
+          await client.query(upsertHistoryText(history, (v) => client.escapeLiteral(v)));
         await client.query("COMMIT");
         committed = true;
         return stored;

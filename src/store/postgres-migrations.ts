@@ -253,6 +253,25 @@ CREATE TABLE limit_usage (
 `,
   },
   {
+    version: 15,
+    name: "history facts",
+    sql: `
+-- As SQLite's version 14: the buckets of history facts (times in milliseconds since the Unix epoch).
+CREATE TABLE history_buckets (
+  fact TEXT NOT NULL,
+  key_hash TEXT NOT NULL,
+  bucket BIGINT NOT NULL,
+  count BIGINT NOT NULL CHECK (count >= 0),
+  total DOUBLE PRECISION NOT NULL,
+  last_at BIGINT NOT NULL,
+  last_decision TEXT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  PRIMARY KEY (fact, key_hash, bucket)
+);
+CREATE INDEX history_buckets_expires_at ON history_buckets (expires_at);
+`,
+  },
+  {
     version: 16,
     name: "mcp sessions",
     sql: `

@@ -80,7 +80,9 @@ export function entryFromBody(
 }
 
 /** The body of a new entry, picked field by field so that nothing the type does not name is stored. */
-export function bodyOfNewEntry(entry: NewDecisionEntry): Record<keyof NewDecisionEntry, unknown> {
+export function bodyOfNewEntry(
+  entry: NewDecisionEntry,
+): Record<Exclude<keyof NewDecisionEntry, "history">, unknown> {
   // An absent caller_request_id stays absent (JSON leaves undefined out): older entries hash as they did.
   return {
     decision_id: entry.decision_id,

@@ -16,6 +16,7 @@ import { SqlDecisions } from "./decisions.ts";
 import type { Dialect } from "./dialect.ts";
 import { pruneGrantsQuery } from "./grant-uses.ts";
 import { SqlGroupLeases } from "./group-leases.ts";
+import { SqlHistory } from "./history.ts";
 import { type IdempotencyClaim, type IdempotencyRequest, SqlIdempotency } from "./idempotency.ts";
 import { SqlLimits } from "./limit-usage.ts";
 import { SqlLogShipping } from "./log-shipping.ts";
@@ -46,6 +47,7 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   readonly #shipping: SqlLogShipping;
   readonly #leases: SqlGroupLeases;
   readonly #limits: SqlLimits;
+  readonly #history: SqlHistory;
   readonly #approvals: SqlApprovals;
   readonly #idempotency: SqlIdempotency;
   readonly #sessions: SqlConsoleSessions;
@@ -65,6 +67,7 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
     this.#shipping = new SqlLogShipping(db);
     this.#leases = new SqlGroupLeases(db);
     this.#limits = new SqlLimits(db);
+    this.#history = new SqlHistory(db);
     this.#approvals = new SqlApprovals(db, {
       openOrInsert: (request) => this.openOrInsertApproval(request),
       decide: (decision) => this.decideApprovalRow(decision),
@@ -203,6 +206,12 @@ export abstract class SqlStore implements Omit<Store, DialectMethods> {
   }
   limitUsage(...a: Args<"limitUsage">) {
     return this.#limits.limitUsage(...a);
+  }
+  historyBuckets(...a: Args<"historyBuckets">) {
+    return this.#history.historyBuckets(...a);
+  }
+  pruneHistory(...a: Args<"pruneHistory">) {
+    return this.#history.pruneHistory(...a);
   }
 
   createApproval(...a: Args<"createApproval">) {

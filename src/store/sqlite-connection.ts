@@ -24,6 +24,7 @@ import type { ChainLink, DecisionLogEntry } from "./decision-entry.ts";
 import { duplicateDecision } from "./decisions.ts";
 import type { Dialect } from "./dialect.ts";
 import { consumeGrantSteps, type GrantConsumption, type GrantUse } from "./grant-uses.ts";
+import { type HistoryCount, writeHistory } from "./history.ts";
 import { claimIdempotencySteps, type IdempotencyClaim, type IdempotencyRequest } from "./idempotency.ts";
 import {
   checkCharges,
@@ -141,6 +142,9 @@ export function storedEntries(text: StoredEntriesText): DecisionLogEntry[] {
   return JSON.parse(text.json);
 }
 
+/** Each entry's history counts (store/history.ts), by its index in the append; absent: none. */
+type EntriesHistory = readonly (readonly HistoryCount[] | undefined)[];
+
 /** The head row of the log, or none for an empty log. */
 const headRowSchema = lastRowSchema.optional();
 
@@ -156,22 +160,34 @@ export const sqliteWrites = {
    * Links entries (as `entryText` made them) after the head, hashes and inserts them, their
    * reason codes indexed.
    */
-  appendDecisions(conn: SqliteConnection, texts: readonly string[]): StoredEntriesText {
-    return { json: JSON.stringify(appendChained(conn, texts)) };
+  appendDecisions(
+    conn: SqliteConnection,
+    texts: readonly string[],
+    history: EntriesHistory = [],
+  ): StoredEntriesText {
+    return { json: JSON.stringify(appendChained(conn, texts, history)) };
   },
 
   /**
    * Entries (as `entryText` made them) appended in order, each in a savepoint of its own: one
    * that is refused fails alone and takes no seq. Where each went, or why it was refused.
    */
-  appendEachDecision(conn: SqliteConnection, texts: readonly string[]): PlainEntryAppend[] {
+  appendEachDecision(
+    conn: SqliteConnection,
+    texts: readonly string[],
+    history: EntriesHistory = [],
+  ): PlainEntryAppend[] {
     const head = parseStored(headRowSchema, conn.statement(HEAD_SQL).get(), "the last decision");
     let seq = head?.seq ?? 0;
     let prevHash = head?.hash ?? GENESIS_HASH;
-    return texts.map((text): PlainEntryAppend => {
+    return texts.map((text, i): PlainEntryAppend => {
       try {
         const prepared = prepareEntryText(text);
-        const link = conn.db.transaction(() => insertChained(conn, prepared, seq + 1, prevHash))();
+        const link = conn.db.transaction(() => {
+          const inserted = insertChained(conn, prepared, seq + 1, prevHash);
+          writeHistory((query) => conn.run(query), history[i], prepared.body);
+          return inserted;
+        })();
         seq = link.seq;
         prevHash = link.hash;
         return { ok: true, link };
@@ -250,12 +266,17 @@ export const sqliteWrites = {
 };
 
 /** Links entries (as `entryText` made them) after the head, hashes and inserts them. */
-function appendChained(conn: SqliteConnection, texts: readonly string[]): DecisionLogEntry[] {
+function appendChained(
+  conn: SqliteConnection,
+  texts: readonly string[],
+  history: EntriesHistory,
+): DecisionLogEntry[] {
   const prepared = texts.map(prepareEntryText);
   const stored = chainAfter(conn.statement(HEAD_SQL).get(), prepared);
   stored.forEach((entry, i) => {
     const body = prepared[i];
     if (body !== undefined) insertEntry(conn, body, entry);
+    writeHistory((query) => conn.run(query), history[i], entry);
   });
   return stored;
 }

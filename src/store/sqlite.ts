@@ -12,6 +12,7 @@ import { storeBackend } from "./backend.ts";
 import { entryText } from "./chain.ts";
 import type { DecisionLogEntry, EntryAppend, NewDecisionEntry } from "./decision-entry.ts";
 import type { GrantConsumption, GrantUse } from "./grant-uses.ts";
+import type { HistoryCount } from "./history.ts";
 import type { IdempotencyClaim, IdempotencyRequest } from "./idempotency.ts";
 import type { LimitCharge, LimitConsumption } from "./limit-usage.ts";
 import { sqliteMigrations } from "./migrations.ts";
@@ -136,7 +137,10 @@ export class SqliteStore extends SqlStore implements Store {
    */
   async appendDecisions(entries: readonly NewDecisionEntry[]): Promise<DecisionLogEntry[]> {
     const texts = this.#run("append to the decision log", () => entries.map(entryText));
-    return storedEntries(await this.#write("append to the decision log", "appendDecisions", [texts]));
+    const history = entries.map((entry) => entry.history);
+    return storedEntries(
+      await this.#write("append to the decision log", "appendDecisions", [texts, history]),
+    );
   }
 
   /** One writer thread (or this thread) applies appends in the order they were sent. */
@@ -145,15 +149,18 @@ export class SqliteStore extends SqlStore implements Store {
   override async appendEachDecision(entries: readonly NewDecisionEntry[]): Promise<EntryAppend[]> {
     const what = "append to the decision log";
     const texts: string[] = [];
+    const history: (readonly HistoryCount[] | undefined)[] = [];
     const refused = new Map<number, WritError>();
     for (const [i, entry] of entries.entries()) {
       try {
         texts.push(entryText(entry));
+        history.push(entry.history);
       } catch (error) {
         refused.set(i, WritError.from(error));
       }
     }
-    const appended = texts.length === 0 ? [] : await this.#write(what, "appendEachDecision", [texts]);
+    const appended =
+      texts.length === 0 ? [] : await this.#write(what, "appendEachDecision", [texts, history]);
     let next = 0;
     return entries.map((_, i): EntryAppend => {
       const error = refused.get(i);

@@ -14,6 +14,7 @@ import type { ConsoleSessionStore } from "./console-sessions.ts";
 import type { DecisionStore } from "./decisions.ts";
 import type { GrantUseStore } from "./grant-uses.ts";
 import type { GroupLeaseStore } from "./group-leases.ts";
+import type { HistoryStore } from "./history.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
 import type { LimitStore } from "./limit-usage.ts";
 import type { LogShippingStore } from "./log-shipping.ts";
@@ -37,6 +38,7 @@ export type * from "./decision-entry.ts";
 export type { DecisionStore } from "./decisions.ts";
 export type { GrantConsumption, GrantUse, GrantUseStore } from "./grant-uses.ts";
 export type { GroupLeaseStore } from "./group-leases.ts";
+export type { HistoryBucket, HistoryCount, HistoryQuery, HistoryStore } from "./history.ts";
 export type { IdempotencyClaim, IdempotencyStore } from "./idempotency.ts";
 export type { LimitBucket, LimitCharge, LimitConsumption, LimitStore } from "./limit-usage.ts";
 export type { LogShippingClaim, LogShippingState, LogShippingStore } from "./log-shipping.ts";
@@ -86,6 +88,7 @@ export interface Store
     LogShippingStore,
     GroupLeaseStore,
     LimitStore,
+    HistoryStore,
     ApprovalStore,
     IdempotencyStore,
     ConsoleSessionStore,
