@@ -155,7 +155,7 @@ describe("the revision's headers and envelope", () => {
   });
 
   it("answers a method Writ does not offer with Writ's error", async () => {
-    const refused = await rawError(await postModern(gw.url, alice, { method: "completion/complete" }), 404);
+    const refused = await rawError(await postModern(gw.url, alice, { method: "roots/list" }), 404);
     expect(refused.code).toBe(-32601);
     expect(refused.writ.category).toBe("not_found");
   });
