@@ -123,8 +123,8 @@ interface Evaluated {
 }
 
 /**
- * Stage 5 as `req.limits` says. No store round trip for a call no limit applies to: a proposal's
- * hot path (synchronous when the policy evaluates on the calling thread).
+ * Stage 5 as `req.limits` says. Synchronous (no store round trip, no await) for a call no limit
+ * applies to: a proposal's hot path.
  */
 function evaluate(
   gw: Gateway,
@@ -138,9 +138,9 @@ function evaluate(
       ? evaluated.then((evaluation) => ({ evaluation, metered: undefined }))
       : { evaluation: evaluated, metered: undefined };
   }
-  return meterCall(gw, subject, action, context.session).then(async (metered) => {
+  return meterCall(gw, subject, action, context.session).then((metered) => {
     const usage = metered === undefined ? {} : { usage: metered.usage };
     const input = policyInput(subject, action, resource, { ...context, ...usage });
-    return { evaluation: await decide(gw, input, req.what ?? "call"), metered };
+    return { evaluation: decide(gw, input, req.what ?? "call"), metered };
   });
 }

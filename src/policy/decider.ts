@@ -20,8 +20,6 @@ export interface PolicyDecider {
   /** Why the last reload failed, while the previous revision goes on deciding. */
   readonly lastLoadError: string | undefined;
   evaluate(input: PolicyInput): EvaluatedDecision;
-  /** As `evaluate`, without holding up the event loop while an evaluator thread decides. */
-  evaluateAsync(input: PolicyInput): Promise<EvaluatedDecision>;
   /** Evaluates an input read back from the log (`unknown`: parsed first). */
   evaluateStored(input: unknown): EvaluatedDecision;
 }
