@@ -1,8 +1,9 @@
 /**
  * A/B of one change to the gateway, on a busy machine: short `bench/gateway.ts` runs, one process
  * each, alternating A (the change off) and B (on) pair after pair, so that the machine's other
- * load falls on both alike. A change is switched off by an environment variable the code reads
- * (e.g. WRIT_LOG_PIPELINE=off); the load generator runs in worker threads as usual.
+ * load falls on both alike. A change under test is switched by an environment variable its code
+ * reads while it is measured (none is kept in the code); the load generator runs in worker
+ * threads as usual. Run it from a copy of the tree (git archive), not one being edited.
  *
  * Prints per pair and in all (median, with min and max over the pairs) the B/A ratio of:
  * proposals req/s at --at connections, proposals/floor there, and the evenly paced run's p50 and

@@ -13,8 +13,7 @@
  *   backtracking engine takes exponential time;
  * - a decision through `PolicyEngine` (what the gateway's decide stage pays) on the calling thread
  *   and on an evaluator thread held to its budget (`isolate`, issue 27), in alternating rounds,
- *   with the cost per decision of each and their ratio; and through `evaluateAsync` (issue 32),
- *   32 in flight, with the event loop's busy time per decision (the rest it is free to serve).
+ *   with the cost per decision of each and their ratio.
  *
  * Run: npx tsx bench/policy.ts [seconds-per-measurement]
  */
@@ -23,7 +22,6 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadPolicy } from "@open-policy-agent/opa-wasm";
-import type { PolicyInput } from "../src/core/types.ts";
 import { PolicyEngine } from "../src/policy/index.ts";
 import { buildPolicy, type RegoSource } from "../src/rego/build.ts";
 import { hostBuiltinsFor } from "../src/rego/host/index.ts";
@@ -39,7 +37,7 @@ const sources: RegoSource[] = [
 ];
 
 const sumHash = "5d41402abc4b2a76b9719d911017c592";
-const input: PolicyInput = {
+const input = {
   subject: {
     id: "alice",
     tenant: "demo",
@@ -255,21 +253,7 @@ const inline = new PolicyEngine({ sourceRoot: root });
 await inline.loadDirectory(policiesDir);
 const isolated = new PolicyEngine({ sourceRoot: root, isolate: true });
 await isolated.loadDirectory(policiesDir);
-const perDecision = { inline: [] as number[], isolated: [] as number[], async: [] as number[] };
-/** The event loop's busy time per decision with `evaluateAsync`, batches of 32 in flight. */
-const loopPerDecision: number[] = [];
-async function asyncRound(): Promise<void> {
-  const start = performance.now();
-  const elu = performance.eventLoopUtilization();
-  let decisions = 0;
-  while (performance.now() - start < seconds * 1000) {
-    await Promise.all(Array.from({ length: 32 }, () => isolated.evaluateAsync(input)));
-    decisions += 32;
-  }
-  const used = performance.eventLoopUtilization(elu);
-  perDecision.async.push(((performance.now() - start) * 1000) / decisions);
-  loopPerDecision.push((used.active * 1000) / decisions);
-}
+const perDecision = { inline: [] as number[], isolated: [] as number[] };
 const rounds = Math.max(4, Math.round(seconds * 2));
 for (let round = 0; round < rounds; round++) {
   for (const [name, engine] of [
@@ -279,7 +263,6 @@ for (let round = 0; round < rounds; round++) {
     const perSecond = rate(() => engine.evaluateStored(input));
     perDecision[name].push(1e6 / perSecond);
   }
-  await asyncRound();
 }
 isolated.close();
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
@@ -290,7 +273,4 @@ console.log(`  on the calling thread                     ${inlineUs.toFixed(1).p
 console.log(`  on an evaluator thread (isolate, budget)  ${isolatedUs.toFixed(1).padStart(7)} µs/decision`);
 console.log(
   `  isolated / inline: ${(isolatedUs / inlineUs).toFixed(2)}x (+${(isolatedUs - inlineUs).toFixed(1)} µs a decision)`,
-);
-console.log(
-  `  evaluateAsync, 32 in flight (issue 32)     ${median(perDecision.async).toFixed(1).padStart(7)} µs/decision, of which the event loop is busy ${median(loopPerDecision).toFixed(1)} µs (evaluate holds it for all of its time)`,
 );

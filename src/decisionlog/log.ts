@@ -94,12 +94,8 @@ export interface LoggedDecision extends ChainLink {
   decision_id: string;
 }
 
-/**
- * Batches in flight at once when the store applies appends in call order: every turn's appends
- * are sent at once, and the store's writer commits together those that arrived during its last
- * commit (else one batch at a time). WRIT_LOG_PIPELINE=off keeps two (bench/ab.ts's A side).
- */
-const ORDERED_DEPTH = process.env.WRIT_LOG_PIPELINE === "off" ? 2 : Number.POSITIVE_INFINITY;
+/** Batches in flight at once when the store applies appends in call order (else one). */
+const ORDERED_DEPTH = 2;
 
 type Waiting = {
   entry: NewDecisionEntry;
@@ -198,9 +194,8 @@ export class DecisionLog implements AuditLog {
   /**
    * Group commit: the appends that queued up while a write was in flight are written together,
    * in call order, in one transaction (one sync to disk); one that is refused fails alone. When
-   * the store applies appends in call order, each turn's appends are sent at once, and the
-   * store's writer groups those that arrived during its last commit: the store never waits for
-   * this thread, and a batch is as large as one commit's latency makes it, not a count.
+   * the store applies appends in call order, the next batch is sent before the last one is
+   * answered, so that the store never waits for this thread to send it.
    */
   #send(): void {
     const depth = this.#store.ordersAppends ? ORDERED_DEPTH : 1;

@@ -25,12 +25,7 @@ import type {
   Subject,
 } from "../core/types.ts";
 import { charge, type Limit, type Metered, meter, NO_LIMITS } from "../limits/index.ts";
-import {
-  type Decided,
-  evaluateFailClosed,
-  evaluateFailClosedAsync,
-  type FailClosedEvaluation,
-} from "../policy/index.ts";
+import { type Decided, evaluateFailClosed, type FailClosedEvaluation } from "../policy/index.ts";
 
 export interface PolicyContextParts {
   requestId: string;
@@ -83,29 +78,20 @@ export interface Evaluation extends FailClosedEvaluation {
   overruled?: { policy: PolicyDecision; error: WritError };
 }
 
-/**
- * The event loop goes on while an evaluator thread decides (the policy's `evaluateAsync`);
- * WRIT_POLICY_ASYNC=off waits for it instead (bench/ab.ts's A side).
- */
-const ASYNC_POLICY = process.env.WRIT_POLICY_ASYNC !== "off";
-
 /** Evaluates the policy, failing closed (src/policy/fail-closed.ts); a failure is counted. */
 export function decide(
   gw: Pick<Gateway, "policy" | "metrics">,
   input: PolicyInput,
   what: Decided,
-): Evaluation | Promise<Evaluation> {
-  const counted = (evaluated: FailClosedEvaluation): Evaluation => {
-    if (evaluated.failure) gw.metrics.policyFailures.inc({ reason: evaluated.failure.code });
-    return { input, ...evaluated };
-  };
-  if (!ASYNC_POLICY) return counted(evaluateFailClosed(gw.policy, input, what));
-  return evaluateFailClosedAsync(gw.policy, input, what).then(counted);
+): Evaluation {
+  const evaluated = evaluateFailClosed(gw.policy, input, what);
+  if (evaluated.failure) gw.metrics.policyFailures.inc({ reason: evaluated.failure.code });
+  return { input, ...evaluated };
 }
 
 /**
  * Stage 5 for a proposed call: the limits that apply metered into the input, the policy, and an
- * allowed call charged to its limits. No store round trip when no limit applies.
+ * allowed call charged to its limits. Synchronous (no store round trip) when no limit applies.
  */
 export function evaluateCall(
   gw: Pick<Gateway, "policy" | "metrics" | "store" | "limits" | "now">,
@@ -124,7 +110,7 @@ async function evaluateLimited(
   const { subject, action, context } = unmetered;
   const metered = await meter(gw.store, limits, { subject, action, session: context.session }, clock(gw));
   const input = { ...unmetered, context: { ...context, usage: metered.usage } };
-  const evaluation = await decide(gw, input, "call");
+  const evaluation = decide(gw, input, "call");
   if (!allows(evaluation.decision)) return evaluation;
   const refusal = await chargeLimits(gw, metered, action, evaluation.decision);
   return refusal === undefined ? evaluation : overrule(evaluation, refusal);

@@ -134,9 +134,8 @@ interface Evaluated {
 }
 
 /**
- * Stage 5 as `req.limits` says, after the history facts that apply are read. No store round trip
- * for a call no limit or fact applies to: a proposal's hot path (synchronous when the policy
- * evaluates on the calling thread).
+ * Stage 5 as `req.limits` says, after the history facts that apply are read. Synchronous (no
+ * store round trip, no await) for a call no limit or fact applies to: a proposal's hot path.
  */
 function evaluate(
   gw: Gateway,
@@ -167,9 +166,9 @@ function evaluateWith(
       ? evaluated.then((evaluation) => ({ evaluation, metered: undefined, history }))
       : { evaluation: evaluated, metered: undefined, history };
   }
-  return meterCall(gw, subject, action, context.session).then(async (metered) => {
+  return meterCall(gw, subject, action, context.session).then((metered) => {
     const usage = metered === undefined ? {} : { usage: metered.usage };
     const input = policyInput(subject, action, resource, { ...context, ...usage });
-    return { evaluation: await decide(gw, input, req.what ?? "call"), metered, history };
+    return { evaluation: decide(gw, input, req.what ?? "call"), metered, history };
   });
 }

@@ -25,8 +25,6 @@ export interface PolicyDecider {
    */
   onInstalled(listener: (revision: string) => void): () => void;
   evaluate(input: PolicyInput): EvaluatedDecision;
-  /** As `evaluate`, without holding up the event loop while an evaluator thread decides. */
-  evaluateAsync(input: PolicyInput): Promise<EvaluatedDecision>;
   /** Evaluates an input read back from the log (`unknown`: parsed first). */
   evaluateStored(input: unknown): EvaluatedDecision;
 }

@@ -26,8 +26,13 @@ import type { RegoVersion } from "../rego/syntax/index.ts";
 import { CompiledPolicyCache } from "./compiled-cache.ts";
 import type { EvaluatedDecision, PolicyDecider } from "./decider.ts";
 import { validateDecision } from "./decision.ts";
-import { PolicyFailure, PolicyLoadError } from "./errors.ts";
-import { type EvaluatorPolicy, EvaluatorThreads, evaluatorFailure } from "./evaluator.ts";
+import { evaluationFailure, PolicyFailure, PolicyLoadError } from "./errors.ts";
+import {
+  EvaluationOverrun,
+  type EvaluatorPolicy,
+  EvaluatorThreads,
+  EvaluatorUnavailable,
+} from "./evaluator.ts";
 import {
   bundleOrigin,
   type DirectorySources,
@@ -409,7 +414,9 @@ export class PolicyEngine implements PolicyDecider {
         ? policy.threads.evaluate(input, this.timeBudgetMs)
         : policy.policy.evaluate(input, this.entrypoint);
     } catch (error) {
-      throw evaluatorFailure(error);
+      if (error instanceof EvaluationOverrun) throw new PolicyFailure("policy_too_slow", error.message);
+      if (error instanceof EvaluatorUnavailable) throw new PolicyFailure("policy_unavailable", error.message);
+      throw evaluationFailure(error);
     }
     const evalNs = Number(process.hrtime.bigint() - started);
     if (evalNs > this.timeBudgetMs * 1e6) {
@@ -418,23 +425,6 @@ export class PolicyEngine implements PolicyDecider {
         `the policy took ${(evalNs / 1e6).toFixed(1)} ms, over its ${this.timeBudgetMs} ms budget`,
       );
     }
-    return this.decisionOf(raw, policy.revision, evalNs);
-  }
-
-  /** As `evaluate`; isolated, the event loop goes on while the evaluator thread decides. */
-  async evaluateAsync(input: PolicyInput): Promise<EvaluatedDecision> {
-    const policy = this.current;
-    const threads = policy?.threads;
-    if (policy === undefined || threads === undefined) return this.evaluateStored(input);
-    const started = process.hrtime.bigint();
-    const raw = await threads.evaluateAsync(input, this.timeBudgetMs).catch((error: unknown) => {
-      throw evaluatorFailure(error);
-    });
-    return this.decisionOf(raw, policy.revision, Number(process.hrtime.bigint() - started));
-  }
-
-  /** The module's result set as the validated decision. Throws PolicyFailure. */
-  private decisionOf(raw: unknown, revision: string, evalNs: number): EvaluatedDecision {
     const results = sdkResultSchema.safeParse(raw);
     if (!results.success || results.data.length === 0) {
       throw new PolicyFailure("policy_undefined", `${this.entrypoint} is undefined for this input`);
@@ -447,7 +437,7 @@ export class PolicyEngine implements PolicyDecider {
     }
     return {
       decision: validateDecision(results.data[0]!.result, this.entrypoint),
-      revision,
+      revision: policy.revision,
       evalNs,
     };
   }

@@ -1,29 +1,40 @@
 /**
  * Policy evaluation on worker threads, held to its time budget while it runs (issue 27). The
  * gateway's thread hands each evaluation to an evaluator thread (`evaluator-worker.ts`, with its
- * own opa-wasm instance of the live revision; `evaluator-thread.ts`) through shared memory and
- * waits for the answer for at most the budget: `evaluate` with `Atomics.wait` (synchronous: tool
- * discovery, a shadow policy, replay), `evaluateAsync` with `Atomics.waitAsync`, the event loop
- * serving other requests meanwhile (a call's decide stage; such evaluations take turns on the
- * thread). A policy that runs longer is not waited for. That thread is then ended (stopping the
- * module where it is) and the spare, loaded beforehand, takes its place; another spare is started
- * in the background.
+ * own opa-wasm instance of the live revision) through shared memory and waits for the answer with
+ * `Atomics.wait`, for at most the budget: the API stays synchronous, and a policy that runs
+ * longer is not waited for. That thread is then ended (stopping the module where it is) and the
+ * spare, loaded beforehand, takes its place; another spare is started in the background.
  *
  * A new revision is loaded into the spare while the active thread goes on evaluating the old one;
  * then they swap, and the old thread loads the new revision to become the spare: a reload starts
  * no thread.
  *
- * What remains: a synchronous evaluation still holds the gateway's thread up to the budget (the
+ * What remains: the gateway's thread still waits, up to the budget, for each evaluation (the
  * budget bounds what one slow evaluation costs the event loop, it does not make it free), and
  * right after an overrun, until the spare is loaded, evaluations wait for it within their budget
  * and otherwise fail closed.
  */
-import { evaluationFailure, PolicyFailure } from "./errors.ts";
-import type { EvaluatorPolicy } from "./evaluator-protocol.ts";
-import { EvaluatorThread } from "./evaluator-thread.ts";
+import { MessageChannel, type MessagePort, receiveMessageOnPort, type Worker } from "node:worker_threads";
+import { z } from "zod";
+import { moduleWorker } from "../core/module-worker.ts";
+import { PolicyLoadError } from "./errors.ts";
+import {
+  bufferMessageSchema,
+  DONE,
+  type EvaluatorPolicy,
+  FAILED,
+  IDLE,
+  INITIAL_BUFFER_BYTES,
+  LENGTH,
+  LOAD,
+  READY,
+  REQUEST,
+  SLOTS,
+  STATE,
+} from "./evaluator-protocol.ts";
 
 export type { EvaluatorPolicy } from "./evaluator-protocol.ts";
-export { ModuleFailure } from "./evaluator-thread.ts";
 
 /** The evaluation ran past its budget: its thread was ended. */
 export class EvaluationOverrun extends Error {
@@ -41,26 +52,12 @@ export class EvaluatorUnavailable extends Error {
   }
 }
 
-/** What an evaluation's failure (an evaluator's, or the module's own) means for the decision. */
-export function evaluatorFailure(error: unknown): PolicyFailure {
-  if (error instanceof EvaluationOverrun) return new PolicyFailure("policy_too_slow", error.message);
-  if (error instanceof EvaluatorUnavailable) return new PolicyFailure("policy_unavailable", error.message);
-  return evaluationFailure(error);
-}
-
-/** An evaluation `evaluateAsync` was asked for. */
-interface Job {
-  text: string;
-  budgetMs: number;
-  resolve: (results: unknown) => void;
-  reject: (error: unknown) => void;
-}
-
-/** A job handed over to `thread`, until `deadline`. */
-interface Running {
-  thread: EvaluatorThread;
-  job: Job;
-  deadline: number;
+/** The module's own failure (a conflict, a strict builtin error, an abort), as its message. */
+export class ModuleFailure extends Error {
+  constructor(readonly detail: string) {
+    super(detail);
+    this.name = "ModuleFailure";
+  }
 }
 
 /** An engine's evaluator threads: the one evaluating and a spare, both at the live revision. */
@@ -71,10 +68,6 @@ export class EvaluatorThreads {
   #policy: EvaluatorPolicy;
   /** Loads take turns. */
   #loading: Promise<unknown> = Promise.resolve();
-  /** Evaluations `evaluateAsync` handed in, waiting for their turn. */
-  readonly #jobs: Job[] = [];
-  /** The evaluation handed over without waiting, while its thread runs it. */
-  #running: Running | undefined;
   #closed = false;
 
   private constructor(
@@ -114,94 +107,25 @@ export class EvaluatorThreads {
   /**
    * The module's result set for `input`, as the SDK answers it. Waits at most `budgetMs`:
    * throws EvaluationOverrun past it, EvaluatorUnavailable when no thread was ready in time,
-   * ModuleFailure when the module failed. An evaluation handed over by `evaluateAsync` is
-   * answered first (waited for within its own budget).
+   * ModuleFailure when the module failed.
    */
   evaluate(input: unknown, budgetMs: number): unknown {
-    this.#finishRunning();
-    try {
-      const deadline = performance.now() + budgetMs;
-      const thread = this.#ready(deadline, budgetMs);
-      thread.handOver(JSON.stringify(input));
-      if (!thread.waitAnswer(deadline)) {
-        this.#replace(thread);
-        throw new EvaluationOverrun(budgetMs);
-      }
-      return JSON.parse(thread.collect());
-    } finally {
-      this.#next();
+    const deadline = performance.now() + budgetMs;
+    const thread = this.#ready(deadline, budgetMs);
+    const text = thread.evaluate(JSON.stringify(input), deadline);
+    if (text === undefined) {
+      this.#replace(thread);
+      throw new EvaluationOverrun(budgetMs);
     }
-  }
-
-  /**
-   * As `evaluate`, without holding up the event loop while the thread evaluates: evaluations
-   * take turns on the active thread, each held to `budgetMs` from when it is handed over.
-   */
-  evaluateAsync(input: unknown, budgetMs: number): Promise<unknown> {
-    return new Promise<unknown>((resolve, reject) => {
-      this.#jobs.push({ text: JSON.stringify(input), budgetMs, resolve, reject });
-      this.#next();
-    });
+    return JSON.parse(text);
   }
 
   /** Ends every thread. */
   close(): void {
     this.#closed = true;
-    const waiting = [...(this.#running ? [this.#running.job] : []), ...this.#jobs.splice(0)];
-    this.#running = undefined;
-    for (const job of waiting) job.reject(new EvaluatorUnavailable(job.budgetMs));
     this.#active.end();
     this.#spare?.end();
     this.#spare = undefined;
-  }
-
-  /** Hands the next waiting evaluation over, unless one is running. */
-  #next(): void {
-    while (this.#running === undefined && !this.#closed) {
-      const job = this.#jobs.shift();
-      if (job === undefined) return;
-      const deadline = performance.now() + job.budgetMs;
-      let thread: EvaluatorThread;
-      try {
-        thread = this.#ready(deadline, job.budgetMs);
-      } catch (error) {
-        job.reject(error);
-        continue;
-      }
-      thread.handOver(job.text);
-      const running = { thread, job, deadline };
-      this.#running = running;
-      const settle = () => {
-        this.#settle(running);
-        this.#next();
-      };
-      thread.waitAnswerAsync(job.budgetMs).then(settle, settle);
-    }
-  }
-
-  /** The running evaluation's answer (or overrun) given to its caller (once). */
-  #settle(running: Running): void {
-    if (this.#running !== running) return;
-    this.#running = undefined;
-    const { thread, job } = running;
-    if (!thread.answered) {
-      this.#replace(thread);
-      job.reject(new EvaluationOverrun(job.budgetMs));
-    } else {
-      try {
-        job.resolve(JSON.parse(thread.collect()));
-      } catch (error) {
-        job.reject(error);
-      }
-    }
-  }
-
-  /** Waits (blocking) for the running evaluation, within its budget, and settles it. */
-  #finishRunning(): void {
-    const running = this.#running;
-    if (running === undefined) return;
-    running.thread.waitAnswer(running.deadline);
-    this.#settle(running);
   }
 
   async #swapIn(policy: EvaluatorPolicy): Promise<void> {
@@ -233,8 +157,6 @@ export class EvaluatorThreads {
       next.end();
       return;
     }
-    // An evaluation running on the old revision is answered before its thread loads the new one.
-    this.#finishRunning();
     const previous = this.#active;
     this.#active = next;
     this.#policy = policy;
@@ -246,7 +168,6 @@ export class EvaluatorThreads {
       },
       () => previous.end(),
     );
-    this.#next();
   }
 
   /** The thread to evaluate on, once it is loaded (waiting until `deadline` at most). */
@@ -283,5 +204,147 @@ export class EvaluatorThreads {
       if (this.#spare === spare) this.#spare = undefined;
       spare.end();
     });
+  }
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** What the worker tells the gateway's thread: a policy loaded, or why not. */
+const loadedSchema = z.object({ loaded: z.boolean(), message: z.string().optional() });
+
+/** One evaluator thread, as the gateway's thread drives it. */
+class EvaluatorThread {
+  /** Resolves once the thread has loaded its first policy. */
+  readonly ready: Promise<void>;
+  /** The revision's policy the thread evaluates (after `ready`, and after each `load`). */
+  policy: EvaluatorPolicy;
+  ended = false;
+  readonly #worker: Worker;
+  readonly #control = new Int32Array(new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT));
+  #buffer = new Uint8Array(new SharedArrayBuffer(INITIAL_BUFFER_BYTES));
+  readonly #port: MessagePort;
+  /** Waiting for the worker's answer to a load (the first one included). */
+  #loaded: ((outcome: z.infer<typeof loadedSchema>) => void) | undefined;
+
+  constructor(policy: EvaluatorPolicy, entrypoint: string) {
+    this.policy = policy;
+    const { port1, port2 } = new MessageChannel();
+    this.#port = port1;
+    const extension = import.meta.url.endsWith(".ts") ? "ts" : "js";
+    this.#worker = moduleWorker(new URL(`./evaluator-worker.${extension}`, import.meta.url), undefined, {
+      workerData: {
+        control: this.#control.buffer,
+        buffer: this.#buffer.buffer,
+        port: port2,
+        entrypoint,
+        policy,
+      },
+      transferList: [port2],
+    });
+    // Evaluations keep nothing alive: a process may exit with its evaluators idle.
+    this.#worker.unref();
+    port1.unref();
+    this.#worker.on("message", (raw: unknown) => {
+      const parsed = loadedSchema.safeParse(raw);
+      if (parsed.success) this.#loaded?.(parsed.data);
+    });
+    const gone = (message: string) => {
+      this.ended = true;
+      this.#loaded?.({ loaded: false, message });
+    };
+    this.#worker.on("error", (error) => gone(`the policy evaluator thread failed: ${error.message}`));
+    this.#worker.once("exit", () => gone("the policy evaluator thread exited"));
+    this.ready = this.#answerToLoad();
+    // A rejection nobody awaits (a spare's) is not an unhandled one.
+    this.ready.catch(() => undefined);
+  }
+
+  /** Loads another revision's policy (the thread must be idle: not the one evaluating). */
+  async load(policy: EvaluatorPolicy): Promise<void> {
+    if (this.ended) throw new PolicyLoadError("the policy evaluator thread has ended", []);
+    const answered = this.#answerToLoad();
+    this.#port.postMessage({ policy });
+    Atomics.store(this.#control, STATE, LOAD);
+    Atomics.notify(this.#control, STATE);
+    await answered;
+    this.policy = policy;
+  }
+
+  /** Waits (blocking) until the thread has loaded its policy or `deadline` passed: whether it did. */
+  waitReady(deadline: number): boolean {
+    for (;;) {
+      const ready = Atomics.load(this.#control, READY);
+      if (ready === 1) return true;
+      const left = deadline - performance.now();
+      if (ready === 2 || this.ended || left <= 0) return false;
+      Atomics.wait(this.#control, READY, ready, left);
+    }
+  }
+
+  /**
+   * Hands `text` (the input's JSON, undefined for none) over and waits for the answer until
+   * `deadline`: the result set's JSON text, or undefined when the deadline passed first. Throws
+   * ModuleFailure for the module's own failure.
+   */
+  evaluate(text: string | undefined, deadline: number): string | undefined {
+    const control = this.#control;
+    Atomics.store(control, LENGTH, text === undefined ? -1 : this.#write(text));
+    Atomics.store(control, STATE, REQUEST);
+    Atomics.notify(control, STATE);
+    for (;;) {
+      const state = Atomics.load(control, STATE);
+      if (state === DONE || state === FAILED) break;
+      const left = deadline - performance.now();
+      if (left <= 0) return undefined;
+      Atomics.wait(control, STATE, REQUEST, left);
+    }
+    // The worker sends a larger buffer first when its answer did not fit.
+    for (
+      let message = receiveMessageOnPort(this.#port);
+      message;
+      message = receiveMessageOnPort(this.#port)
+    ) {
+      const parsed = bufferMessageSchema.safeParse(message.message);
+      if (parsed.success) this.#buffer = new Uint8Array(parsed.data.buffer);
+    }
+    const answer = decoder.decode(this.#buffer.subarray(0, Atomics.load(control, LENGTH)));
+    const failed = Atomics.load(control, STATE) === FAILED;
+    Atomics.store(control, STATE, IDLE);
+    if (failed) throw new ModuleFailure(answer);
+    return answer;
+  }
+
+  end(): void {
+    this.ended = true;
+    void this.#worker.terminate();
+    this.#port.close();
+  }
+
+  /** Resolves when the worker says it loaded a policy; rejects (PolicyLoadError) when it could not. */
+  #answerToLoad(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#loaded = (outcome) => {
+        this.#loaded = undefined;
+        if (outcome.loaded) resolve();
+        else
+          reject(
+            new PolicyLoadError(
+              outcome.message ?? "the policy evaluator thread could not load the policy",
+              [],
+            ),
+          );
+      };
+    });
+  }
+
+  /** Writes `text` into the shared buffer, sending a larger one first when it does not fit: its bytes. */
+  #write(text: string): number {
+    const { read, written } = encoder.encodeInto(text, this.#buffer);
+    if (read === text.length) return written;
+    const larger = new SharedArrayBuffer(Math.max(this.#buffer.length * 2, text.length * 3));
+    this.#port.postMessage({ buffer: larger });
+    this.#buffer = new Uint8Array(larger);
+    return encoder.encodeInto(text, this.#buffer).written;
   }
 }

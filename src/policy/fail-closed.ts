@@ -32,21 +32,6 @@ export function evaluateFailClosed(
   return failClosed(engine, () => engine.evaluate(input), what);
 }
 
-/** The same, without holding up the event loop while an evaluator thread decides. */
-export async function evaluateFailClosedAsync(
-  engine: Pick<PolicyDecider, "evaluateAsync" | "revision">,
-  input: PolicyInput,
-  what: Decided = "call",
-): Promise<FailClosedEvaluation> {
-  const started = process.hrtime.bigint();
-  try {
-    const { decision, revision } = await engine.evaluateAsync(input);
-    return { decision, revision, failure: undefined, evalNs: Number(process.hrtime.bigint() - started) };
-  } catch (error) {
-    return failedEvaluation(engine, error, what, started);
-  }
-}
-
 /** The same for an input read back from the decision log (any JSON value: redacted, older). */
 export function evaluateStoredFailClosed(engine: Engine, input: unknown): FailClosedEvaluation {
   return failClosed(engine, () => engine.evaluateStored(input), "call");
@@ -58,24 +43,14 @@ function failClosed(engine: Engine, evaluate: () => EvaluatedDecision, what: Dec
     const { decision, revision } = evaluate();
     return { decision, revision, failure: undefined, evalNs: Number(process.hrtime.bigint() - started) };
   } catch (error) {
-    return failedEvaluation(engine, error, what, started);
+    if (!(error instanceof PolicyFailure)) throw error;
+    return {
+      decision: failedClosed(error, what),
+      revision: engine.revision ?? "none",
+      failure: error,
+      evalNs: Number(process.hrtime.bigint() - started),
+    };
   }
-}
-
-/** The fail-closed deny for a PolicyFailure (anything else is rethrown). */
-function failedEvaluation(
-  engine: Pick<PolicyDecider, "revision">,
-  error: unknown,
-  what: Decided,
-  started: bigint,
-): FailClosedEvaluation {
-  if (!(error instanceof PolicyFailure)) throw error;
-  return {
-    decision: failedClosed(error, what),
-    revision: engine.revision ?? "none",
-    failure: error,
-    evalNs: Number(process.hrtime.bigint() - started),
-  };
 }
 
 /**

@@ -12,7 +12,6 @@ export { PolicyFailure, PolicyLoadError } from "./errors.ts";
 export {
   type Decided,
   evaluateFailClosed,
-  evaluateFailClosedAsync,
   evaluateStoredFailClosed,
   type FailClosedEvaluation,
   failedClosed,

@@ -33,7 +33,7 @@ function call(tool: string, args: Record<string, unknown>): ProposedCall {
 async function allowed(tool: string, args: Record<string, unknown>) {
   const n = normalize(call(tool, args), u.gw.contracts);
   const { context } = await resourceContext(u.gw.store, n.resource);
-  const evaluation = await decide(
+  const evaluation = decide(
     u.gw,
     policyInput(u.subject("alice"), n.action, context, { requestId: "r", source: "canonical" }),
     "call",
@@ -179,9 +179,9 @@ describe("5. decide", () => {
     });
   });
 
-  it("returns the policy's decision and revision", async () => {
+  it("returns the policy's decision and revision", () => {
     const ctx = { type: "none", id: "", known: false, attributes: {} };
-    const e = await decide(
+    const e = decide(
       u.gw,
       policyInput(u.subject("alice"), action("notes.read"), ctx, { requestId: "r", source: "canonical" }),
       "call",
@@ -192,9 +192,9 @@ describe("5. decide", () => {
     expect(e.revision).toBe(u.gw.policy.revision);
   });
 
-  it("fails closed on a malformed decision, with the failure kept for the log", async () => {
+  it("fails closed on a malformed decision, with the failure kept for the log", () => {
     const ctx = { type: "none", id: "", known: false, attributes: {} };
-    const e = await decide(
+    const e = decide(
       u.gw,
       policyInput(u.subject("alice"), action("notes.broken"), ctx, { requestId: "r", source: "canonical" }),
       "call",
@@ -210,9 +210,9 @@ describe("5. decide", () => {
     ]);
   });
 
-  it("a denial shows only the reasons the model may see", async () => {
+  it("a denial shows only the reasons the model may see", () => {
     const ctx = { type: "none", id: "", known: false, attributes: {} };
-    const e = await decide(
+    const e = decide(
       u.gw,
       policyInput(u.subject("alice"), action("notes.secret"), ctx, { requestId: "r", source: "canonical" }),
       "call",

@@ -186,47 +186,6 @@ decision := {"decision": "allow", "reasons": [{"code": "echo", "message": input.
   });
 });
 
-describe("evaluations that do not hold up the event loop (evaluateAsync, issue 32)", () => {
-  const echo = `package writ
-
-import rego.v1
-
-decision := {"decision": "allow", "reasons": [{"code": "echo", "message": input.action.args.text, "visible_to_model": false}], "conditions": []}
-`;
-  const echoed = (evaluated: { decision: { reasons: Array<{ message: string }> } }) =>
-    evaluated.decision.reasons[0]?.message;
-
-  it("answers each its own input, in turns on the thread, a synchronous one between them", async () => {
-    const engine = await engineWith(echo, { isolate: true });
-    try {
-      const texts = Array.from({ length: 20 }, (_, i) => `call ${i}`);
-      const pending = texts.map((text) => engine.evaluateAsync(withArgs({ text })));
-      // A synchronous evaluation meanwhile waits for the running one, then takes its turn.
-      expect(echoed(engine.evaluate(withArgs({ text: "sync" })))).toBe("sync");
-      expect((await Promise.all(pending)).map(echoed)).toEqual(texts);
-    } finally {
-      engine.close();
-    }
-  });
-
-  it("stops an endless evaluation at its budget while the event loop goes on", async () => {
-    const engine = await engineWith(ENDLESS, { isolate: true, timeBudgetMs: 300 });
-    try {
-      let ticks = 0;
-      const ticking = setInterval(() => ticks++, 10);
-      const failure = await engine.evaluateAsync(inputFor("notes.read")).then(
-        () => undefined,
-        (error: unknown) => (error instanceof PolicyFailure ? error.code : String(error)),
-      );
-      clearInterval(ticking);
-      expect(failure).toBe("policy_too_slow");
-      expect(ticks).toBeGreaterThan(0);
-    } finally {
-      engine.close();
-    }
-  });
-});
-
 describe("validateDecision", () => {
   const code = (value: unknown) => failureOf(() => validateDecision(value, "writ/decision"));
 
