@@ -157,7 +157,13 @@ async function demoTokens(config: DemoConfig): Promise<Record<string, string> | 
     audience: dev.audience,
   });
   return {
-    alice: await issuer.mint({ sub: "alice", tenant: "demo", roles: ["developer"] }),
+    // alice's agent was granted the payment scopes the sample policy asks for a commit (step-up).
+    alice: await issuer.mint({
+      sub: "alice",
+      tenant: "demo",
+      roles: ["developer"],
+      scopes: ["payments:write", "payments:commit"],
+    }),
     bob: await issuer.mint({ sub: "bob", tenant: "demo", roles: ["developer"] }),
     ops: await issuer.mint({ sub: "ops", tenant: "demo", roles: ["admin"] }),
     tess: await issuer.mint({ sub: "tess", tenant: "demo", roles: ["treasurer"] }),

@@ -143,6 +143,7 @@ decision := {"decision": "allow", "reasons": [], "grant": {"ttl_seconds": 60, "m
         ...document,
         tools: imported.tools,
         limits: [],
+        history: [],
         mcp: { servers: [{ ...entry, env: { MEMORY_FILE_PATH: path.join(tmp, "served.jsonl") } }] },
         policy: {
           ...z.record(z.string(), z.unknown()).parse(document.policy),

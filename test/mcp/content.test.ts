@@ -141,8 +141,9 @@ beforeAll(async () => {
         sqlite: path.join(dir, "shared.db"),
       },
       tools: CONTRACTS,
-      // The default limits name the demo tools this configuration replaces.
+      // The default limits and history facts name the demo tools this configuration replaces.
       limits: [],
+      history: [],
       mcp: {
         servers: [
           { name: "everything", transport: "stdio", command: process.execPath, args: [EVERYTHING, "stdio"] },

@@ -96,6 +96,7 @@ beforeAll(async () => {
         },
       ],
       limits: [],
+      history: [],
       mcp: {
         servers: [
           everythingServer("everything", "import"),

@@ -50,6 +50,7 @@ beforeAll(async () => {
         },
       ],
       limits: [],
+      history: [],
       mcp: {
         servers: [{ name: "notes", transport: "http", url: upstream.url, protocol_version: "2025-11-25" }],
       },

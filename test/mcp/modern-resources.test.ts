@@ -72,6 +72,7 @@ beforeAll(async () => {
       ...document,
       tools: CONTRACTS,
       limits: [],
+      history: [],
       mcp: { servers: [{ name: "ref", transport: "http", url: reference.url }] },
       policy: { ...(typeof document.policy === "object" ? document.policy : {}), dir },
     }),

@@ -205,8 +205,9 @@ beforeAll(async () => {
     configure: (document) => ({
       ...document,
       tools: CONTRACTS,
-      // The default limits name the demo tools this configuration replaces.
+      // The default limits and history facts name the demo tools this configuration replaces.
       limits: [],
+      history: [],
       mcp: { servers: [{ name: "ref", transport: "http", url: proxy.url }] },
       policy: { ...(typeof document.policy === "object" ? document.policy : {}), dir },
     }),

@@ -219,7 +219,7 @@ describe("errors the MCP SDK answers by itself", () => {
     const unknown = await postMcp(gw.url, token, {
       jsonrpc: "2.0",
       id: 9,
-      method: "completion/complete",
+      method: "roots/list",
       params: {},
     });
     const answer = z

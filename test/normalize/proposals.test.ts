@@ -63,6 +63,7 @@ beforeAll(async () => {
           ...document,
           tools: [DOCS_READ],
           limits: [],
+          history: [],
           policy: { dir: path.dirname(dir), watch: false },
         };
       },
