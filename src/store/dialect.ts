@@ -10,6 +10,11 @@ export interface Dialect {
   placeholder(index: number): string;
   /** The generated column holding an entry's timestamp (`decisions`). */
   readonly timestampColumn: string;
+  /**
+   * Whether an aggregate query with one `max()` takes its bare columns from the row holding the
+   * maximum (SQLite does; PostgreSQL has no bare columns).
+   */
+  readonly bareColumnsOfMax: boolean;
   /** The stored entry's `path` (`writ/decision`, `writ/shadow`, …), as the index on it has it. */
   readonly entryPath: Sql;
   /** Whether the stored entry (column `decisions.entry`) has a reason with this code. */

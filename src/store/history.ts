@@ -157,12 +157,27 @@ export class SqlHistory implements HistoryStore {
    */
   async historyBuckets(queries: readonly HistoryQuery[]): Promise<HistoryBucket[]> {
     if (queries.length === 0) return [];
-    const each = queries.map((q) => sql`(fact = ${q.fact} AND key_hash = ${q.key} AND bucket >= ${q.since})`);
     const rows = await this.db.rows(
       "read history facts",
-      sql`SELECT a.fact, a.key_hash, a.count, a.total, b.last_at, b.last_decision FROM (
+      this.db.dialect.bareColumnsOfMax
+        ? // One range of the primary key per fact, its latest bucket's last entry as bare columns
+          // (a quarter of the OR'd query's time on SQLite: no temporary B-tree, no join).
+          join(
+            queries.map(
+              (
+                q,
+              ) => sql`SELECT fact, key_hash, SUM(count) AS count, SUM(total) AS total, MAX(bucket) AS bucket,
+                last_at, last_decision FROM history_buckets
+                WHERE fact = ${q.fact} AND key_hash = ${q.key} AND bucket >= ${q.since} GROUP BY fact, key_hash`,
+            ),
+            " UNION ALL ",
+          )
+        : sql`SELECT a.fact, a.key_hash, a.count, a.total, b.last_at, b.last_decision FROM (
           SELECT fact, key_hash, CAST(SUM(count) AS BIGINT) AS count, SUM(total) AS total, MAX(bucket) AS bucket
-          FROM history_buckets WHERE ${join(each, " OR ")} GROUP BY fact, key_hash
+          FROM history_buckets WHERE ${join(
+            queries.map((q) => sql`(fact = ${q.fact} AND key_hash = ${q.key} AND bucket >= ${q.since})`),
+            " OR ",
+          )} GROUP BY fact, key_hash
         ) AS a JOIN history_buckets AS b ON b.fact = a.fact AND b.key_hash = a.key_hash AND b.bucket = a.bucket`,
     );
     return rows.map((row) => {

@@ -96,6 +96,7 @@ const typeParsers: pg.CustomTypesConfig = {
 
 export const postgresDialect: Dialect = {
   placeholder: (index) => `$${index}`,
+  bareColumnsOfMax: false,
   timestampColumn: "logged_at",
   entryPath: raw("(entry::jsonb ->> 'path')"),
   entryHasReason: (code) =>

@@ -50,6 +50,7 @@ export function sqliteUnique(error: unknown): boolean {
 
 export const sqliteDialect: Dialect = {
   placeholder: () => "?",
+  bareColumnsOfMax: true,
   timestampColumn: "timestamp",
   entryPath: raw("json_extract(entry, '$.path')"),
   entryHasReason: (code) =>
