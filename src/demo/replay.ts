@@ -144,6 +144,7 @@ async function readOptions(argv: string[]): Promise<{ url: string; config: DemoC
   return { url, config };
 }
 
+const PAY_SCOPES = ["payments:write", "payments:commit"];
 /** The demo's callers' tokens from the development issuer (undefined, said why, when it is off). */
 async function demoTokens(config: DemoConfig): Promise<Record<string, string> | undefined> {
   const dev = config.identity.dev_issuer;
@@ -157,13 +158,8 @@ async function demoTokens(config: DemoConfig): Promise<Record<string, string> | 
     audience: dev.audience,
   });
   return {
-    // alice's agent was granted the payment scopes the sample policy asks for a commit (step-up).
-    alice: await issuer.mint({
-      sub: "alice",
-      tenant: "demo",
-      roles: ["developer"],
-      scopes: ["payments:write", "payments:commit"],
-    }),
+    // alice's agent holds the payment scopes the sample policy asks of a commit (step-up).
+    alice: await issuer.mint({ sub: "alice", tenant: "demo", roles: ["developer"], scopes: PAY_SCOPES }),
     bob: await issuer.mint({ sub: "bob", tenant: "demo", roles: ["developer"] }),
     ops: await issuer.mint({ sub: "ops", tenant: "demo", roles: ["admin"] }),
     tess: await issuer.mint({ sub: "tess", tenant: "demo", roles: ["treasurer"] }),
