@@ -131,8 +131,9 @@ const config = await localGatewayConfig(dir, {
     demo: { repository: false },
     seeds: { resources: [] },
     credentials: {},
-    // No limits: the default's name the demo tools this configuration replaces.
+    // No limits or history facts: the default's name the demo tools this configuration replaces.
     limits: [],
+    history: [],
     tools: [
       {
         name: "echo.say",
