@@ -10,7 +10,12 @@ import path from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestGateway, type TestGateway, waitForMcpServers } from "../support/gateway.ts";
-import { BOARD_URI, type NotesBoardServer, startNotesBoardServer } from "../support/mcp-notes-board.ts";
+import {
+  BOARD_CONTRACT,
+  BOARD_URI,
+  type NotesBoardServer,
+  startNotesBoardServer,
+} from "../support/mcp-notes-board.ts";
 import { connectModernMcp } from "../support/mcp-v2-client.ts";
 
 const POLICY = `package writ
@@ -38,17 +43,7 @@ beforeAll(async () => {
   gw = await startTestGateway({
     configure: (document) => ({
       ...document,
-      tools: [
-        {
-          name: "notes.board",
-          version: "1",
-          description: "the notes board",
-          input_schema: { type: "object" },
-          side_effect: "none",
-          idempotency: "natural",
-          backend: { kind: "mcp_resource", server: "notes", uri: BOARD_URI },
-        },
-      ],
+      tools: [BOARD_CONTRACT],
       limits: [],
       history: [],
       mcp: {

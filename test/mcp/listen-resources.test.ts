@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { startTestGateway, type TestGateway, waitForMcpServers } from "../support/gateway.ts";
 import { lateGrantKeys } from "../support/late-grant-keys.ts";
+import { BOARD_CONTRACT } from "../support/mcp-notes-board.ts";
 import { MODERN_REVISION, postModern } from "../support/mcp-v2-client.ts";
 import { BOARD_URI, startV2Upstream, type V2Upstream } from "../support/mcp-v2-upstream.ts";
 import { NOTES_POLICY, withNotes } from "./notes-fixture.ts";
@@ -23,16 +24,6 @@ const POLICY = NOTES_POLICY.replace(
   'input.action.name in {"notes.delete", "notes.archive"}',
   'input.action.name in {"notes.delete", "notes.archive", "notes.board"}',
 );
-
-const BOARD_CONTRACT = {
-  name: "notes.board",
-  version: "1",
-  description: "the notes board",
-  input_schema: { type: "object" },
-  side_effect: "none",
-  idempotency: "natural",
-  backend: { kind: "mcp_resource", server: "notes", uri: BOARD_URI },
-};
 
 let policyDir: string;
 let upstream: V2Upstream;

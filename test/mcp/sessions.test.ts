@@ -17,7 +17,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { README_ARGS } from "../e2e/api.ts";
 import { startTestGateway, type TestGateway, waitForMcpServers } from "../support/gateway.ts";
-import { BOARD_URI, type NotesBoardServer, startNotesBoardServer } from "../support/mcp-notes-board.ts";
+import {
+  BOARD_CONTRACT,
+  BOARD_URI,
+  type NotesBoardServer,
+  startNotesBoardServer,
+} from "../support/mcp-notes-board.ts";
 import { answers, initializeSession, readEvents, sessionRequest } from "../support/mcp-sessions.ts";
 
 const POLICY = `package writ
@@ -50,18 +55,7 @@ beforeAll(async () => {
   gw = await startTestGateway({
     configure: (document) => ({
       ...document,
-      tools: [
-        ...(Array.isArray(document.tools) ? document.tools : []),
-        {
-          name: "notes.board",
-          version: "1",
-          description: "the notes board",
-          input_schema: { type: "object" },
-          side_effect: "none",
-          idempotency: "natural",
-          backend: { kind: "mcp_resource", server: "notes", uri: BOARD_URI },
-        },
-      ],
+      tools: [...(Array.isArray(document.tools) ? document.tools : []), BOARD_CONTRACT],
       mcp: {
         servers: [{ name: "notes", transport: "http", url: upstream.url, protocol_version: "2025-11-25" }],
         // Polling: a session's call stream is closed right after its priming event, and resumed.

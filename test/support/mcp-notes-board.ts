@@ -13,6 +13,17 @@ import { Hono } from "hono";
 
 export const BOARD_URI = "notes://board";
 
+/** The contract governing the board resource of the server named `notes`. */
+export const BOARD_CONTRACT = {
+  name: "notes.board",
+  version: "1",
+  description: "the notes board",
+  input_schema: { type: "object" },
+  side_effect: "none",
+  idempotency: "natural",
+  backend: { kind: "mcp_resource", server: "notes", uri: BOARD_URI },
+};
+
 export interface NotesBoardServer {
   url: string;
   /** `resources/subscribe` and `resources/unsubscribe` as received, with their URI. */
