@@ -9,9 +9,12 @@
  * a working one.
  * Evaluation fails closed: an undefined or malformed answer, an abort inside the module, or an
  * evaluation over its time budget is a `PolicyFailure`, which the pipeline turns into a denial.
- * With `isolate`, evaluations run on worker threads (evaluator.ts) and one is stopped when its
- * budget runs out, not after; with `strictBuiltinErrors`, a builtin that fails (a bad regex, a
- * malformed JWT) fails the evaluation, naming the builtin, instead of being undefined.
+ * A module Writ compiled is metered (`rego/wasm/meter.ts`): it is evaluated on the calling
+ * thread and stops itself when its budget runs out, not after. With `isolate`, a revision that
+ * is not metered (a bundle `opa` built) or calls custom builtins (JavaScript the meter cannot
+ * stop) is evaluated on worker threads (evaluator.ts), one of which is ended when the budget
+ * runs out; with `strictBuiltinErrors`, a builtin that fails (a bad regex, a malformed JWT)
+ * fails the evaluation, naming the builtin, instead of being undefined.
  */
 import { createHash } from "node:crypto";
 import path from "node:path";
@@ -21,8 +24,20 @@ import type { RegoSource } from "../rego/build.ts";
 import type { CustomBuiltins } from "../rego/builtins/custom.ts";
 import { importedBuiltin } from "../rego/host/index.ts";
 import type { OpaRuntime } from "../rego/opa-runtime.ts";
-import { loadCompiledPolicy, loadPolicyFromBundle, type Policy } from "../rego/policy.ts";
+import {
+  EvaluationBudgetExceeded,
+  loadCompiledPolicy,
+  loadPolicyFromBundle,
+  type Policy,
+} from "../rego/policy.ts";
 import type { RegoVersion } from "../rego/syntax/index.ts";
+import {
+  type CompiledSources,
+  compileSources,
+  OPA_RUNTIME_DISABLED,
+  refusesRuntime,
+  runtimeOption,
+} from "./compile.ts";
 import { CompiledPolicyCache } from "./compiled-cache.ts";
 import type { EvaluatedDecision, PolicyDecider } from "./decider.ts";
 import { validateDecision } from "./decision.ts";
@@ -52,7 +67,10 @@ export const DEFAULT_ENTRYPOINT = "writ/decision";
 interface LoadedPolicy {
   revision: string;
   policy: Policy;
-  /** Where evaluations run when the engine isolates them. */
+  /**
+   * Where evaluations run when the engine isolates them and the module cannot stop itself
+   * (`stopsItself`); none otherwise.
+   */
   threads?: EvaluatorThreads;
 }
 
@@ -63,8 +81,10 @@ export interface PolicyEngineOptions {
   /** Evaluations slower than this are treated as failures (default 250 ms). */
   timeBudgetMs?: number;
   /**
-   * Evaluate on worker threads, each evaluation stopped when its budget runs out (evaluator.ts);
-   * default false: on the calling thread, a slow one judged when it ends.
+   * Stop every evaluation when its budget runs out, also one the module cannot stop itself:
+   * those run on worker threads (evaluator.ts). Default false: a module that is not metered is
+   * evaluated on the calling thread, a slow evaluation judged when it ends. A metered module
+   * (every module Writ compiles) is stopped at its budget either way.
    */
   isolate?: boolean;
   /** Compile with strict builtin errors: a failing builtin fails the evaluation (default false). */
@@ -104,10 +124,6 @@ export interface PolicyEngineOptions {
    */
   opaRuntime?: OpaRuntime | "disabled";
 }
-
-/** Why a policy calling `opa.runtime` is refused, and what to do. */
-const OPA_RUNTIME_DISABLED =
-  "policy.opa_runtime.enabled is false in Writ's configuration: remove the call, or enable it and list the environment variables it may show in policy.opa_runtime.env";
 
 export type { EvaluatedDecision, PolicyDecider } from "./decider.ts";
 export type { ReloadEvents } from "./watch.ts";
@@ -156,14 +172,12 @@ export class PolicyEngine implements PolicyDecider {
 
   /** What `opa.runtime()` shows a loaded policy; nothing when it is disabled (no policy calls it). */
   private get runtime(): { runtime?: OpaRuntime } {
-    return this.opaRuntime === "disabled" ? {} : { runtime: this.opaRuntime };
+    return runtimeOption(this.opaRuntime);
   }
 
   /** Whether a module that imports these host builtins calls `opa.runtime` while it is disabled. */
   private refusesRuntime(hostBuiltins: readonly string[]): boolean {
-    return (
-      this.opaRuntime === "disabled" && hostBuiltins.some((name) => importedBuiltin(name) === "opa.runtime")
-    );
+    return refusesRuntime(this.opaRuntime, hostBuiltins);
   }
 
   get revision(): string | undefined {
@@ -207,57 +221,24 @@ export class PolicyEngine implements PolicyDecider {
     return revision;
   }
 
-  /**
-   * The policy compiled from `sources`: from the compiled-policy cache when it holds an entry
-   * that loads with the entrypoint, else compiled (the compiler, and binaryen with it, is
-   * imported only then) and kept in the cache.
-   */
-  private async compile(
+  /** The policy compiled from `sources` (or taken from the compiled-policy cache: compile.ts). */
+  private compile(
     sources: RegoSource[],
     data: Record<string, unknown>,
     dir: string,
-  ): Promise<{ policy: Policy; wasm: Uint8Array; hostBuiltins: string[] }> {
-    const cache = this.compiledCache;
-    const builtins = this.builtins;
-    const strict = this.strictBuiltinErrors;
-    const key = cache.enabled
-      ? await cache.key(this.entrypoint, sources, builtins?.fingerprint(), strict).catch(() => undefined)
-      : undefined;
-    const hit = key === undefined ? undefined : await cache.get(key);
-    // A module that calls a refused opa.runtime is compiled again, to say where it calls it.
-    if (hit !== undefined && !this.refusesRuntime(hit.hostBuiltins)) {
-      const policy = await loadCompiledPolicy({ ...hit, data, builtins, ...this.runtime }).catch(
-        () => undefined,
-      );
-      if (policy?.entrypoints.includes(this.entrypoint))
-        return { policy, ...hit, hostBuiltins: [...hit.hostBuiltins] };
-    }
-    const { buildPolicy } = await import("../rego/build.ts");
-    const built = buildPolicy(sources, {
-      entrypoints: [this.entrypoint],
-      builtins,
-      strictBuiltinErrors: strict,
-      ...(this.opaRuntime === "disabled"
-        ? { refusedBuiltins: new Map([["opa.runtime", OPA_RUNTIME_DISABLED]]) }
-        : {}),
-    });
-    if (!built.wasm) {
-      throw new PolicyLoadError(
-        `the policies in ${dir} do not compile`,
-        built.errors.map((e) => e.message),
-      );
-    }
-    const policy = await loadCompiledPolicy({
-      wasm: built.wasm,
-      hostBuiltins: built.hostBuiltins,
+  ): Promise<CompiledSources> {
+    return compileSources(
+      {
+        entrypoint: this.entrypoint,
+        cache: this.compiledCache,
+        builtins: this.builtins,
+        strictBuiltinErrors: this.strictBuiltinErrors,
+        opaRuntime: this.opaRuntime,
+      },
+      sources,
       data,
-      builtins,
-      ...this.runtime,
-    });
-    if (key !== undefined && policy.entrypoints.includes(this.entrypoint)) {
-      await cache.put(key, { wasm: built.wasm, hostBuiltins: built.hostBuiltins });
-    }
-    return { policy, wasm: built.wasm, hostBuiltins: built.hostBuiltins };
+      dir,
+    );
   }
 
   /** What an evaluator thread loads a policy with besides its module (custom builtins, opa.runtime). */
@@ -276,9 +257,17 @@ export class PolicyEngine implements PolicyDecider {
         `its entrypoints: ${policy.entrypoints.join(", ") || "none"}`,
       ]);
     }
-    // Isolated, the evaluator threads load the revision first (and evaluate the old one meanwhile).
+    // Isolated, the evaluator threads load the revision first (and evaluate the old one meanwhile);
+    // a revision that stops itself needs none, and threads left from an earlier one are ended.
     let threads: EvaluatorThreads | undefined;
-    if (this.isolate) {
+    if (this.stopsItself(policy)) {
+      const started = this.threads;
+      this.threads = undefined;
+      void started?.then(
+        (old) => old.close(),
+        () => undefined,
+      );
+    } else if (this.isolate) {
       const started = this.threads;
       if (started === undefined) {
         this.threads = EvaluatorThreads.start(loaded, this.entrypoint);
@@ -296,6 +285,19 @@ export class PolicyEngine implements PolicyDecider {
     this.current = { revision, policy, ...(threads === undefined ? {} : { threads }) };
     this.lastLoadError = undefined;
     for (const listener of this.#installed) listener(revision);
+  }
+
+  /**
+   * Whether evaluations of `policy` stop themselves at their budget on the calling thread: a
+   * metered module that calls no custom builtin (their JavaScript could run past any deadline).
+   */
+  private stopsItself(policy: Policy): boolean {
+    const custom = this.builtins;
+    return (
+      policy.metered &&
+      (custom === undefined ||
+        !policy.hostBuiltins.some((name) => custom.get(importedBuiltin(name)) !== undefined))
+    );
   }
 
   readonly #installed = new Set<(revision: string) => void>();
@@ -412,9 +414,10 @@ export class PolicyEngine implements PolicyDecider {
     try {
       raw = policy.threads
         ? policy.threads.evaluate(input, this.timeBudgetMs)
-        : policy.policy.evaluate(input, this.entrypoint);
+        : policy.policy.evaluate(input, this.entrypoint, this.timeBudgetMs);
     } catch (error) {
-      if (error instanceof EvaluationOverrun) throw new PolicyFailure("policy_too_slow", error.message);
+      if (error instanceof EvaluationOverrun || error instanceof EvaluationBudgetExceeded)
+        throw new PolicyFailure("policy_too_slow", error.message);
       if (error instanceof EvaluatorUnavailable) throw new PolicyFailure("policy_unavailable", error.message);
       throw evaluationFailure(error);
     }

@@ -41,6 +41,14 @@ export interface BuildOptions {
    */
   strictBuiltinErrors?: boolean;
   /**
+   * A metered module (`wasm/meter.ts`): its loops spend fuel, and when it runs out the module
+   * calls the host builtin `writ.$budget`, which a host may use to stop the evaluation at a
+   * deadline (Writ's loader does: `Policy.evaluate`'s `budgetMs`). Default false: the module then
+   * needs no host of Writ's (a stock OPA SDK loads it) and runs every evaluation to its end.
+   * The gateway's policies and `writ policy build`'s bundles are metered.
+   */
+  budget?: boolean;
+  /**
    * An instrumented build (`trace.ts`): the module reports rules and expressions as they are
    * evaluated, for explanations and coverage. It loads only with a trace sink, so it never serves.
    */
@@ -168,6 +176,7 @@ function compileAndLink(
   const generator = new CodeGenerator(linker, {
     nativeBuiltin: (name) => linker.nativeBuiltin(name),
     strictBuiltinErrors: options.strictBuiltinErrors ?? false,
+    budget: options.budget ?? false,
   });
   try {
     generator.generate(planned.plan);

@@ -18,7 +18,13 @@ import {
   systemContext,
 } from "./builtins/index.ts";
 import { type Bundle, type BundleManifest, type DataObject, readBundle } from "./bundle/index.ts";
-import { hasHostBuiltin, hostBuiltinsFor, hostImportName, importedBuiltin } from "./host/index.ts";
+import {
+  BUDGET_BUILTIN,
+  hasHostBuiltin,
+  hostBuiltinsFor,
+  hostImportName,
+  importedBuiltin,
+} from "./host/index.ts";
 import { type OpaRuntime, runtimeDocument } from "./opa-runtime.ts";
 import { fromJSON, parseValueText, toJSON } from "./plan/value.ts";
 import { TRACE_BUILTIN, type TraceEvent, TraceKind } from "./trace.ts";
@@ -33,11 +39,18 @@ export interface Policy {
   /** Replaces the base documents (`data`). */
   setData(data: DataObject): void;
   /**
+   * Whether the module stops itself at a deadline (`evaluate`'s `budgetMs`): a module Writ
+   * built meters its loops (`wasm/meter.ts`); one built by `opa` does not, and runs to its end.
+   */
+  readonly metered: boolean;
+  /**
    * The result set of `entrypoint` for `input` (undefined for no input; an ArrayBuffer is the
    * input's JSON text as UTF-8): `[{"result": …}]`, `[]` when undefined. Throws
-   * `PolicyEvaluationError` when evaluation fails.
+   * `PolicyEvaluationError` when evaluation fails, and `EvaluationBudgetExceeded` (a subclass)
+   * when a metered module ran past `budgetMs` (the module stopped there; the instance stays
+   * usable).
    */
-  evaluate(input: unknown, entrypoint: string): unknown[];
+  evaluate(input: unknown, entrypoint: string, budgetMs?: number): unknown[];
 }
 
 export interface BundlePolicy extends Policy {
@@ -66,6 +79,20 @@ export class PolicyEvaluationError extends Error {
     this.detail = detail;
   }
 }
+
+/** A metered evaluation stopped at its budget (`Policy.evaluate`'s `budgetMs`). */
+export class EvaluationBudgetExceeded extends PolicyEvaluationError {
+  readonly budgetMs: number;
+
+  constructor(entrypoint: string, budgetMs: number) {
+    super(entrypoint, `the policy ran past its ${budgetMs} ms budget and was stopped there`);
+    this.name = "EvaluationBudgetExceeded";
+    this.budgetMs = budgetMs;
+  }
+}
+
+/** Thrown by the budget builtin past the deadline; unwinds the module's evaluation. */
+class OverBudget extends Error {}
 
 /** Builtins the SDK answers itself; it never asks `customBuiltins` for them. */
 const SDK_BUILTINS: ReadonlySet<string> = new Set([
@@ -240,6 +267,29 @@ async function load(
     builtins,
   );
   if (trace) for (const name of traceImports) custom[name] = traceBuiltin(trace);
+  // The deadline of the evaluation running (none outside one): the metered module asks the budget
+  // builtin every FUEL_PER_CHECK loop iterations, and every host builtin is checked as it returns.
+  let deadline = Number.POSITIVE_INFINITY;
+  const checkDeadline = () => {
+    if (performance.now() > deadline) throw new OverBudget();
+  };
+  const budgetImport = hostImportName(BUDGET_BUILTIN);
+  const metered = hostBuiltins.includes(budgetImport);
+  for (const [name, builtin] of Object.entries(custom)) {
+    custom[name] =
+      name === budgetImport
+        ? () => {
+            checkDeadline();
+            // Undefined: the SDK then writes nothing into the module, which may be in the middle
+            // of any runtime loop (parsing the input, say) when its fuel runs out.
+            return undefined;
+          }
+        : (...args: unknown[]) => {
+            const result = builtin(...args);
+            checkDeadline();
+            return result;
+          };
+  }
   let sdk: LoadedPolicy;
   try {
     sdk = await loadPolicy(module, undefined, custom);
@@ -255,6 +305,7 @@ async function load(
   return {
     entrypoints,
     hostBuiltins: [...hostBuiltins],
+    metered,
     setData(next) {
       try {
         sdk.setData(next);
@@ -262,7 +313,7 @@ async function load(
         throw new PolicyLoadError(`the module could not take the data: ${errorMessage(error)}`);
       }
     },
-    evaluate(input, entrypoint) {
+    evaluate(input, entrypoint, budgetMs) {
       const id = entrypointIds.get(entrypoint);
       if (id === undefined) {
         throw new PolicyLoadError(
@@ -271,10 +322,16 @@ async function load(
       }
       context = newContext();
       let result: unknown;
+      const text = jsonBuffer(input);
+      deadline = budgetMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + budgetMs;
       try {
-        result = sdk.evaluate(jsonBuffer(input), id);
+        result = sdk.evaluate(text, id);
       } catch (error) {
+        if (error instanceof OverBudget && budgetMs !== undefined)
+          throw new EvaluationBudgetExceeded(entrypoint, budgetMs);
         throw new PolicyEvaluationError(entrypoint, errorMessage(error));
+      } finally {
+        deadline = Number.POSITIVE_INFINITY;
       }
       if (!Array.isArray(result)) {
         throw new PolicyEvaluationError(

@@ -3,7 +3,13 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PolicyEngine, PolicyFailure, PolicyLoadError, validateDecision } from "../../src/policy/index.ts";
+import {
+  loadPolicyBuiltins,
+  PolicyEngine,
+  PolicyFailure,
+  PolicyLoadError,
+  validateDecision,
+} from "../../src/policy/index.ts";
 import { POLICY } from "../pipeline/harness.ts";
 import { policyInputFor } from "./inputs.ts";
 
@@ -93,14 +99,20 @@ decision := {"decision": "deny", "reasons": [{"code": "blocked", "message": "blo
 }
 `;
 
-/** A policy that evaluates for hours: ten billion comparisons. */
+/**
+ * A policy that evaluates for hours for `notes.endless` (ten billion comparisons), and allows
+ * anything else at once.
+ */
 const ENDLESS = `package writ
 
 import rego.v1
 
 r := numbers.range(1, 100000)
 
-decision := {"decision": "allow", "reasons": [], "conditions": []} if {
+default decision := {"decision": "allow", "reasons": [], "conditions": []}
+
+decision := {"decision": "deny", "reasons": [], "conditions": []} if {
+	input.action.name == "notes.endless"
 	every i in r {
 		every j in r {
 			i + j != input.never
@@ -146,19 +158,77 @@ describe("strict builtin errors (issue 27)", () => {
   });
 });
 
-describe("the evaluation budget, enforced while the policy runs (issue 27)", () => {
-  it("stops an endless evaluation at its budget and evaluates the next on a fresh thread", async () => {
-    const engine = await engineWith(ENDLESS, { isolate: true, timeBudgetMs: 200 });
+describe("the evaluation budget, enforced while the policy runs (issues 27 and 32)", () => {
+  it("stops a compiled policy at its budget on the calling thread, and decides the next at once", async () => {
+    for (const isolate of [false, true]) {
+      const engine = await engineWith(ENDLESS, { isolate, timeBudgetMs: 200 });
+      try {
+        // Unstopped, this evaluation would run for hours (and this test time out).
+        expect(failureOf(() => engine.evaluate(inputFor("notes.endless")))).toBe("policy_too_slow");
+        // No thread was ended, none has to be loaded: the next call is decided right away.
+        expect(engine.evaluate(inputFor("notes.read")).decision.decision).toBe("allow");
+        expect(failureOf(() => engine.evaluate(inputFor("notes.endless")))).toBe("policy_too_slow");
+      } finally {
+        engine.close();
+      }
+    }
+  });
+
+  it("stops a builtin's own loop too: one call building fifty million numbers", async () => {
+    const engine = await engineWith(
+      `package writ
+
+import rego.v1
+
+default decision := {"decision": "allow", "reasons": [], "conditions": []}
+
+decision := {"decision": "deny", "reasons": [], "conditions": []} if {
+	input.action.name == "notes.huge"
+	count(numbers.range(1, 50000000)) == 0
+}
+`,
+      { timeBudgetMs: 200 },
+    );
+    expect(failureOf(() => engine.evaluate(inputFor("notes.huge")))).toBe("policy_too_slow");
+    expect(engine.evaluate(inputFor("notes.read")).decision.decision).toBe("allow");
+  });
+
+  it("stops a custom builtin that never returns by ending its evaluator thread", async () => {
+    const module = path.join(dir, "spin.mjs");
+    await writeFile(
+      module,
+      `export const builtins = [{
+  name: "acme.spin",
+  decl: { type: "function", args: [{ type: "string" }], result: { type: "boolean" } },
+  impl: () => { for (;;) {} },
+}];
+`,
+    );
+    const builtins = await loadPolicyBuiltins([module]);
+    const engine = await engineWith(
+      `package writ
+
+import rego.v1
+
+default decision := {"decision": "allow", "reasons": [], "conditions": []}
+
+decision := {"decision": "deny", "reasons": [], "conditions": []} if {
+	input.action.name == "notes.spin"
+	acme.spin("forever")
+}
+`,
+      { builtins, isolate: true, timeBudgetMs: 200 },
+    );
     try {
-      // Inline, this evaluation would run for hours (and this test time out).
-      expect(failureOf(() => engine.evaluate(inputFor("notes.read")))).toBe("policy_too_slow");
+      // The metered module cannot stop JavaScript: this one runs on a thread, which is ended.
+      expect(failureOf(() => engine.evaluate(inputFor("notes.spin")))).toBe("policy_too_slow");
       // The next waits for the spare thread (within its budget), or fails closed while it loads.
-      let next: string | undefined;
-      for (let i = 0; i < 50 && next !== "policy_too_slow"; i++) {
+      let next: string | undefined = "policy_unavailable";
+      for (let i = 0; i < 50 && next === "policy_unavailable"; i++) {
         next = failureOf(() => engine.evaluate(inputFor("notes.read")));
         if (next === "policy_unavailable") await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      expect(next).toBe("policy_too_slow");
+      expect(next).toBeUndefined();
     } finally {
       engine.close();
     }

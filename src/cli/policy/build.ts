@@ -20,7 +20,10 @@ Compiles every .rego file under the paths into one WebAssembly module and writes
 in the layout of \`opa build -t wasm\` (/policy.wasm, /data.json, /.manifest and the sources).
 data.json, data.yaml and data.yml files under a folder are merged into data at their folder's
 path. Errors are printed as file:line:col: code: message; the exit code is then 1. The
-manifest records the sources' Rego version (rego_version), as OPA's does.
+manifest records the sources' Rego version (rego_version), as OPA's does. The module is
+metered: the gateway stops an evaluation of it at policy.time_budget_ms on its own thread; it
+calls the host builtin writ.$budget, which another OPA SDK host must give as a function that
+returns undefined, unless the bundle is built with --no-budget.
 
 options:
   -e, --entrypoint <rule>  a rule to evaluate, as writ/decision or data.writ.decision
@@ -28,6 +31,9 @@ options:
   -o, --output <file>      where to write the bundle (default: bundle.tar.gz)
       --data <file>        a JSON or YAML file merged into data at its root (repeatable)
   -r, --revision <text>    the bundle's revision (default: sha256 of its contents)
+      --no-budget          a module that is not metered: any OPA SDK loads it as it is,
+                           and the gateway evaluates it on a worker thread, ended when it
+                           runs past its budget
 ${builtinsUsage}
                            (the manifest records those the policy calls, and loading
                            the bundle without them is refused)
@@ -39,6 +45,7 @@ const options = {
   output: { type: "string", short: "o" },
   data: { type: "string", multiple: true },
   revision: { type: "string", short: "r" },
+  "no-budget": { type: "boolean" },
   ...builtinsOption,
   ...v0Compatible.option,
   ...helpOption,
@@ -55,6 +62,7 @@ const argsSchema = z.object({
   output: z.string().min(1, "-o needs a file name").default("bundle.tar.gz"),
   data: z.array(z.string()).default([]),
   revision: z.string().optional(),
+  "no-budget": z.boolean().default(false),
   builtins: z.array(z.string()).optional(),
   "v0-compatible": z.boolean().default(false),
 });
@@ -149,7 +157,7 @@ export async function buildCommand(argv: string[]): Promise<number> {
         `no rule, package or data at ${unknown.map((e) => `data.${e.split("/").join(".")}`).join(", ")}: check the entrypoint's spelling (-e package/rule)`,
       );
     }
-    const built = buildModules(modules, { entrypoints, builtins });
+    const built = buildModules(modules, { entrypoints, builtins, budget: !args["no-budget"] });
     if (!built.wasm) return reportRegoErrors(command, built.errors, "no bundle written");
 
     const bundle = await createBundle({

@@ -77,7 +77,12 @@ export async function evalStage(loaded: LoadedCase): Promise<CaseOutcome> {
   const wantCode = c.want_error_code ?? (c.want_error !== undefined ? errorCodeOf(c.want_error) : undefined);
   const built = buildPolicy(
     c.modules.map((source, i) => ({ file: `module-${i}.rego`, source })),
-    { queries: [{ name: "query", query: c.query }], strictBuiltinErrors: c.strict_error === true },
+    // Metered, as the gateway builds: the conformance measures the modules that decide calls.
+    {
+      queries: [{ name: "query", query: c.query }],
+      strictBuiltinErrors: c.strict_error === true,
+      budget: true,
+    },
   );
   if (!built.wasm) {
     if (wantCode && built.errors.some((e) => e.code === wantCode)) return { status: "passed" };

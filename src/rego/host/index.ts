@@ -26,6 +26,14 @@ import { fromJSON, parseValueText, toJSON, toValueText } from "../plan/value.ts"
 
 export type HostBuiltin = (...args: unknown[]) => unknown;
 
+/**
+ * The host builtin a metered module calls when its fuel runs out (`wasm/meter.ts`): a name no
+ * Rego source can spell (as the trace builtin's), imported as `writ.$budget`. Its implementation
+ * here sets no deadline; `rego/policy.ts` replaces it with one that stops an evaluation past its
+ * budget.
+ */
+export const BUDGET_BUILTIN = "$budget";
+
 const PREFIX = "writ.";
 const STRICT_PREFIX = "writ.strict.";
 
@@ -65,7 +73,8 @@ function definition(builtin: string, custom: CustomBuiltins | undefined): Builti
  * the custom builtins `custom`).
  */
 export function hasHostBuiltin(importName: string, custom?: CustomBuiltins): boolean {
-  return definition(conventionOf(importName).builtin, custom) !== undefined;
+  const { builtin } = conventionOf(importName);
+  return builtin === BUDGET_BUILTIN || definition(builtin, custom) !== undefined;
 }
 
 /** A builtin error surfacing from a strict module, with OPA's code in its message. */
@@ -97,6 +106,11 @@ export function hostBuiltinsFor(
   const out: Record<string, HostBuiltin> = {};
   for (const importName of names) {
     const { builtin, valueText, strict } = conventionOf(importName);
+    if (builtin === BUDGET_BUILTIN) {
+      // Undefined: the SDK writes nothing into the module, which may be inside any runtime loop.
+      out[importName] = () => undefined;
+      continue;
+    }
     const def = definition(builtin, custom);
     if (!def) throw new Error(`no host implementation of builtin ${builtin}`);
     if (!valueText) {

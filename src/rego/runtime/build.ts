@@ -12,7 +12,10 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import binaryen from "binaryen";
 import { exportedFunction, Wasm, type WasmImports } from "../wasm/host.ts";
+import { FEATURES } from "../wasm/link.ts";
+import { FUEL_GLOBAL_EXPORT, FUEL_OUT_IMPORT, FUEL_PER_CHECK, meterLoops } from "../wasm/meter.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const ASSEMBLY_DIR = join(here, "assembly");
@@ -169,7 +172,9 @@ async function probeHeapBase(): Promise<number> {
  */
 export async function buildRuntime(): Promise<Compiled> {
   const heapBase = await probeHeapBase();
-  const { binary, text } = await compile(["index.ts"], heapBase, false);
+  const compiled = await compile(["index.ts"], heapBase, false);
+  const { text } = compiled;
+  const binary = meterRuntime(compiled.binary);
   if (text.includes("~lib/rt")) throw new Error("runtime uses AssemblyScript's managed runtime (~lib/rt)");
   if (/^\s*\(start /m.test(text)) throw new Error("runtime has a start function");
   const imports = Wasm.Module.imports(new Wasm.Module(binary)).map((i) => `${i.module}.${i.name}`);
@@ -185,10 +190,32 @@ export async function buildRuntime(): Promise<Compiled> {
     "writ.eval_ctx",
     "writ.entrypoints",
     "writ.builtins",
+    `${FUEL_OUT_IMPORT.module}.${FUEL_OUT_IMPORT.base}`,
   ]);
   const unexpected = imports.filter((i) => !allowed.has(i));
   if (unexpected.length > 0) throw new Error(`runtime imports unexpected symbols: ${unexpected.join(", ")}`);
   return { binary, text };
+}
+
+/**
+ * The runtime with every loop metered (`wasm/meter.ts`): a mutable fuel global, exported as
+ * `writ_fuel`, and the placeholder import `writ.fuel_out` the linker defines.
+ */
+function meterRuntime(bytes: Uint8Array): Uint8Array {
+  const m = binaryen.readBinary(bytes);
+  try {
+    m.setFeatures(FEATURES);
+    const fuel = "writ_fuel";
+    const fuelOut = "writ_fuel_out";
+    m.addGlobal(fuel, binaryen.i32, true, m.i32.const(FUEL_PER_CHECK));
+    m.addGlobalExport(fuel, FUEL_GLOBAL_EXPORT);
+    m.addFunctionImport(fuelOut, FUEL_OUT_IMPORT.module, FUEL_OUT_IMPORT.base, binaryen.none, binaryen.none);
+    meterLoops(m, fuel, fuelOut);
+    if (!m.validate()) throw new Error("the metered runtime does not validate");
+    return m.emitBinary();
+  } finally {
+    m.dispose();
+  }
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

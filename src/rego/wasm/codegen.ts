@@ -12,7 +12,7 @@
 import binaryen from "binaryen";
 import { lookupBuiltin } from "../builtins/catalog.ts";
 import { RegoError } from "../errors.ts";
-import { hasHostBuiltin, hostImportName } from "../host/index.ts";
+import { BUDGET_BUILTIN, hasHostBuiltin, hostImportName } from "../host/index.ts";
 import {
   CONFLICT_ERROR_CODE,
   type ErrorSite,
@@ -50,6 +50,12 @@ export interface CodegenOptions {
    * (`eval_type_error`, `eval_builtin_error`) instead of being undefined.
    */
   strictBuiltinErrors?: boolean;
+  /**
+   * Calls the budget host builtin when the module's fuel runs out (`meter.ts`), so a host can
+   * stop the evaluation at its deadline (default false: a host need not implement that builtin,
+   * and nothing stops a long evaluation but its end).
+   */
+  budget?: boolean;
 }
 
 export class CodeGenerator {
@@ -107,6 +113,9 @@ export class CodeGenerator {
       return { name: e.name, func: name };
     });
     this.linker.defineEntrypoints(entries);
+    this.linker.defineFuelOut(
+      this.options.budget === true ? this.hostId(hostImportName(BUDGET_BUILTIN)) : undefined,
+    );
     this.linker.defineBuiltins(Object.fromEntries(this.hostBuiltins));
   }
 
@@ -184,14 +193,16 @@ export class CodeGenerator {
           m.block(exit, [
             m.loop(
               loop,
-              m.block(null, [
-                m.br(exit, m.i32.ge_u(get(i), get(n))),
-                set(s.key, this.rt("writ_key_at", [get(s.source), get(i)])),
-                set(s.value, this.rt("writ_value_at", [get(s.source), get(i)])),
-                m.block(iter, this.stmts(s.body, [...scopes, iter], scratch)),
-                set(i, m.i32.add(get(i), m.i32.const(1))),
-                m.br(loop),
-              ]),
+              this.linker.meteredLoopBody(
+                m.block(null, [
+                  m.br(exit, m.i32.ge_u(get(i), get(n))),
+                  set(s.key, this.rt("writ_key_at", [get(s.source), get(i)])),
+                  set(s.value, this.rt("writ_value_at", [get(s.source), get(i)])),
+                  m.block(iter, this.stmts(s.body, [...scopes, iter], scratch)),
+                  set(i, m.i32.add(get(i), m.i32.const(1))),
+                  m.br(loop),
+                ]),
+              ),
             ),
           ]),
         ]);

@@ -72,3 +72,10 @@ export function exportedGlobal(instance: WasmInstance, name: string): number {
   if (typeof value !== "number") throw new Error(`missing global export ${name}`);
   return value;
 }
+
+/** Sets exported mutable global `name` (an i32) to `value`. */
+export function setExportedGlobal(instance: WasmInstance, name: string, value: number): void {
+  const g: unknown = instance.exports[name];
+  if (typeof g !== "object" || g === null || !Reflect.set(g, "value", value))
+    throw new Error(`missing mutable global export ${name}`);
+}

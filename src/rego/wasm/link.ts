@@ -16,6 +16,7 @@
 import binaryen from "binaryen";
 import { loadRuntimeBytes } from "../runtime/index.ts";
 import { exportedFunction, Wasm, type WasmInstance, type WasmMemory } from "./host.ts";
+import { FUEL_GLOBAL_EXPORT, FUEL_OUT_IMPORT, FUEL_PER_CHECK, meteredBody, refillFuel } from "./meter.ts";
 
 /** Runtime functions generated code may call (Wasm exports of runtime.wasm). */
 export const RUNTIME_FUNCTIONS = [
@@ -245,13 +246,16 @@ export class Linker {
   private readonly runtimeFunctions = new Map<string, string>();
   private readonly runtimeSegments: DataSegment[];
   private readonly heapGlobal: string;
-  private readonly placeholders: { evalCtx: string; entrypoints: string; builtins: string };
+  private readonly placeholders: { evalCtx: string; entrypoints: string; builtins: string; fuelOut: string };
+  /** The runtime's fuel global (`meter.ts`): every loop spends it. */
+  private readonly fuelGlobal: string;
   private staticBytes = new Uint8Array(1024);
   private staticEnd: number;
   private readonly constants = new Map<string, number>();
   private snapshot: { instance: WasmInstance; memory: WasmMemory } | undefined;
   private entrypointsDefined = false;
   private builtinsDefined = false;
+  private fuelOutDefined = false;
   private emitted = false;
 
   constructor(runtimeBytes: Uint8Array = loadRuntimeBytes()) {
@@ -291,7 +295,12 @@ export class Linker {
       evalCtx: importedFunctionName("writ.eval_ctx"),
       entrypoints: importedFunctionName("writ.entrypoints"),
       builtins: importedFunctionName("writ.builtins"),
+      fuelOut: importedFunctionName(`${FUEL_OUT_IMPORT.module}.${FUEL_OUT_IMPORT.base}`),
     };
+    const fuel = exports.get(FUEL_GLOBAL_EXPORT);
+    if (!fuel || fuel.kind !== binaryen.ExternalGlobal)
+      throw new Error(`runtime lacks global export ${FUEL_GLOBAL_EXPORT}`);
+    this.fuelGlobal = fuel.value;
 
     const heap = exports.get("writ_heap_ptr");
     if (!heap || heap.kind !== binaryen.ExternalGlobal)
@@ -457,11 +466,38 @@ export class Linker {
     this.builtinsDefined = true;
   }
 
+  /** A generated loop's body, spending the module's fuel as the runtime's loops do (`meter.ts`). */
+  meteredLoopBody(body: binaryen.ExpressionRef): binaryen.ExpressionRef {
+    return meteredBody(this.module, this.fuelGlobal, this.placeholders.fuelOut, body);
+  }
+
+  /**
+   * Defines what the module does when its fuel runs out: refill it and, given the id of the
+   * budget host builtin (`BUDGET_BUILTIN`), call it, so the host may stop the evaluation past its
+   * deadline. Without it (a module for hosts that do not implement it) the fuel is only refilled.
+   */
+  defineFuelOut(budgetBuiltinId?: number): void {
+    this.assertOpen();
+    if (this.fuelOutDefined) throw new Error("fuel out already defined");
+    const m = this.module;
+    const refill = m.global.set(this.fuelGlobal, m.i32.const(FUEL_PER_CHECK));
+    const body =
+      budgetBuiltinId === undefined
+        ? refill
+        : m.block(null, [
+            refill,
+            m.drop(this.call("writ_call_builtin0", [m.i32.const(budgetBuiltinId), m.i32.const(0)])),
+          ]);
+    this.replacePlaceholder(this.placeholders.fuelOut, binaryen.none, binaryen.none, [], body);
+    this.fuelOutDefined = true;
+  }
+
   /** Finishes the module and returns its bytes. The linker cannot be used afterwards. */
   emit(options: EmitOptions = {}): Uint8Array {
     this.assertOpen();
     if (!this.entrypointsDefined) throw new Error("no entrypoints defined");
     if (!this.builtinsDefined) this.defineBuiltins({});
+    if (!this.fuelOutDefined) this.defineFuelOut();
     const m = this.module;
     const heapStart = alignUp(this.staticEnd, 8);
     const pages = Math.max(1, Math.ceil(heapStart / PAGE));
@@ -622,6 +658,7 @@ export class Linker {
     const unexpected = (): never => {
       throw new Error("runtime import called while laying out a constant");
     };
+    let created: WasmInstance | undefined;
     const instance = new Wasm.Instance(new Wasm.Module(this.runtimeBytes), {
       env: {
         memory,
@@ -635,8 +672,14 @@ export class Linker {
         opa_builtin3: unexpected,
         opa_builtin4: unexpected,
       },
-      writ: { eval_ctx: unexpected, entrypoints: unexpected, builtins: unexpected },
+      writ: {
+        eval_ctx: unexpected,
+        entrypoints: unexpected,
+        builtins: unexpected,
+        fuel_out: refillFuel(() => created),
+      },
     });
+    created = instance;
     this.snapshot = { instance, memory };
     return this.snapshot;
   }

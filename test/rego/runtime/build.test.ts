@@ -29,6 +29,7 @@ describe("runtime build", () => {
         "writ.builtins",
         "writ.entrypoints",
         "writ.eval_ctx",
+        "writ.fuel_out",
       ].sort(),
     );
   });

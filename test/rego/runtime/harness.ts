@@ -4,6 +4,7 @@
  */
 import { loadRuntimeBytes } from "../../../src/rego/runtime/index.ts";
 import { Wasm, type WasmInstance, type WasmMemory } from "../../../src/rego/wasm/host.ts";
+import { refillFuel } from "../../../src/rego/wasm/meter.ts";
 
 export class RuntimeAbort extends Error {}
 
@@ -31,7 +32,13 @@ export class RawRuntime {
         opa_builtin3: stub,
         opa_builtin4: stub,
       },
-      writ: { eval_ctx: stub, entrypoints: stub, builtins: stub },
+      writ: {
+        eval_ctx: stub,
+        entrypoints: stub,
+        builtins: stub,
+        // The runtime's loops are metered; here with no budget.
+        fuel_out: refillFuel(() => this.instance),
+      },
     });
   }
 
