@@ -11,9 +11,11 @@
  *   echo policy in the same run;
  * - a pathological pattern, `(a+)+$`, against inputs of growing length: RE2 stays linear where a
  *   backtracking engine takes exponential time;
- * - a decision through `PolicyEngine` (what the gateway's decide stage pays) on the calling thread
- *   and on an evaluator thread held to its budget (`isolate`, issue 27), in alternating rounds,
- *   with the cost per decision of each and their ratio.
+ * - a decision through `PolicyEngine` (what the gateway's decide stage pays): the module metered
+ *   on the calling thread (the gateway's path, issue 32), the same policy not metered on the
+ *   calling thread (what the meter costs) and on an evaluator thread held to its budget (where
+ *   the gateway runs a module the meter cannot stop, issue 27), in alternating rounds, with the
+ *   cost per decision of each and their ratios.
  *
  * Run: npx tsx bench/policy.ts [seconds-per-measurement]
  */
@@ -24,6 +26,7 @@ import { fileURLToPath } from "node:url";
 import { loadPolicy } from "@open-policy-agent/opa-wasm";
 import { PolicyEngine } from "../src/policy/index.ts";
 import { buildPolicy, type RegoSource } from "../src/rego/build.ts";
+import { createBundle } from "../src/rego/bundle/index.ts";
 import { hostBuiltinsFor } from "../src/rego/host/index.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -246,31 +249,48 @@ for (const n of [1_000, 10_000, 100_000]) {
   previous = ms;
 }
 
-// The decision as the gateway's decide stage pays for it: inline, and on an evaluator thread.
+// The decision as the gateway's decide stage pays for it: metered inline, not metered inline and on a thread.
 console.log("");
 const policiesDir = path.join(root, "policies");
-const inline = new PolicyEngine({ sourceRoot: root });
-await inline.loadDirectory(policiesDir);
-const isolated = new PolicyEngine({ sourceRoot: root, isolate: true });
-await isolated.loadDirectory(policiesDir);
-const perDecision = { inline: [] as number[], isolated: [] as number[] };
+// A budget no evaluation meets on a loaded machine: this measures time, it does not judge it.
+// The gateway's path: the folder compiled metered, evaluated on the calling thread, stopped at
+// its budget by the module itself (isolate is on, as in the gateway, and not needed for it).
+const metered = new PolicyEngine({ sourceRoot: root, isolate: true, timeBudgetMs: 60_000 });
+await metered.loadDirectory(policiesDir);
+// The same policy not metered (a bundle built with --no-budget): on the calling thread without a
+// stop, and on an evaluator thread, where the gateway runs a module the meter cannot stop.
+const unmeteredBuild = buildPolicy(sources, { entrypoints: ["writ/decision"], budget: false });
+if (!unmeteredBuild.wasm) throw new Error("the sample policy does not compile");
+const { bytes: unmeteredBundle } = await createBundle({
+  wasm: unmeteredBuild.wasm,
+  entrypoints: ["writ/decision"],
+});
+const inline = new PolicyEngine({ sourceRoot: root, timeBudgetMs: 60_000 });
+await inline.loadBundleBytes(unmeteredBundle, "unmetered");
+const threaded = new PolicyEngine({ sourceRoot: root, isolate: true, timeBudgetMs: 60_000 });
+await threaded.loadBundleBytes(unmeteredBundle, "unmetered");
+const perDecision = { metered: [] as number[], inline: [] as number[], threaded: [] as number[] };
 const rounds = Math.max(4, Math.round(seconds * 2));
 for (let round = 0; round < rounds; round++) {
   for (const [name, engine] of [
+    ["metered", metered],
     ["inline", inline],
-    ["isolated", isolated],
+    ["threaded", threaded],
   ] as const) {
     const perSecond = rate(() => engine.evaluateStored(input));
     perDecision[name].push(1e6 / perSecond);
   }
 }
-isolated.close();
+metered.close();
+threaded.close();
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+const meteredUs = median(perDecision.metered);
 const inlineUs = median(perDecision.inline);
-const isolatedUs = median(perDecision.isolated);
+const threadedUs = median(perDecision.threaded);
 console.log(`PolicyEngine.evaluate, the sample decision, median of ${rounds} alternating rounds:`);
-console.log(`  on the calling thread                     ${inlineUs.toFixed(1).padStart(7)} µs/decision`);
-console.log(`  on an evaluator thread (isolate, budget)  ${isolatedUs.toFixed(1).padStart(7)} µs/decision`);
+console.log(`  metered, on the calling thread (the gateway) ${meteredUs.toFixed(1).padStart(7)} µs/decision`);
+console.log(`  not metered, on the calling thread          ${inlineUs.toFixed(1).padStart(7)} µs/decision`);
+console.log(`  not metered, on an evaluator thread         ${threadedUs.toFixed(1).padStart(7)} µs/decision`);
 console.log(
-  `  isolated / inline: ${(isolatedUs / inlineUs).toFixed(2)}x (+${(isolatedUs - inlineUs).toFixed(1)} µs a decision)`,
+  `  metered / not metered: ${(meteredUs / inlineUs).toFixed(2)}x; evaluator thread / metered: ${(threadedUs / meteredUs).toFixed(2)}x (+${(threadedUs - meteredUs).toFixed(1)} µs a decision)`,
 );

@@ -53,7 +53,7 @@ write policies
       format Rego files as opa fmt does (without a path: standard input to standard output);
       --v0-v1 rewrites Rego v0 as v1
   policy build <path>... -e, --entrypoint <rule>... [-o, --output <bundle.tar.gz>] [--data <file>]...
-               [-r, --revision <text>]
+               [-r, --revision <text>] [--no-budget]
   policy eval -d, --data <path>... [-i, --input <input.json>] [--strict-builtin-errors] '<query>'
   policy test <path>... [-v, --verbose] [--run <regex>] [--format pretty|json] [--coverage]
                [-z, --exit-zero-on-skipped] [--fail-on-empty]

@@ -3,9 +3,12 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
+import { loadPolicy } from "@open-policy-agent/opa-wasm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { readBundle } from "../../src/rego/bundle/index.ts";
+import { moduleBuiltins } from "../../src/rego/policy.ts";
+import { Wasm } from "../../src/rego/wasm/host.ts";
 import { repoRoot } from "../support/paths.ts";
 import { writ, writeFiles, writInProcess } from "../support/writ-cli.ts";
 
@@ -127,6 +130,30 @@ describe("writ policy build and eval", () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("revision release-1");
     expect(existsSync(path.join(root, "out/b.tar.gz"))).toBe(true);
+  });
+
+  it("meters the module it builds, unless --no-budget: then a stock OPA SDK loads it with no host", async () => {
+    const moduleOf = async (file: string) => {
+      const wasm = (await readBundle(await readFile(path.join(root, file)))).wasm;
+      if (wasm === undefined) throw new Error(`${file} holds no module`);
+      return wasm;
+    };
+    for (const [file, flags] of [
+      ["metered.tar.gz", []],
+      ["portable.tar.gz", ["--no-budget"]],
+    ] as const) {
+      const run = await writInProcess(
+        ["policy", "build", "policy", "-e", "authz/allow", "-o", file, ...flags],
+        root,
+      );
+      expect(run.code).toBe(0);
+    }
+    expect(moduleBuiltins(new Wasm.Module(await moduleOf("metered.tar.gz")))).toContain("writ.$budget");
+    const portable = await moduleOf("portable.tar.gz");
+    expect(moduleBuiltins(new Wasm.Module(portable))).toEqual([]);
+    const stock = await loadPolicy(portable);
+    stock.setData({ roles: { admins: ["alice"] }, owners: { readme: "alice" } });
+    expect(stock.evaluate({ user: "alice" }, "authz/allow")).toEqual([{ result: true }]);
   });
 
   it("evaluates queries against a source folder", async () => {
