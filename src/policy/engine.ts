@@ -24,12 +24,7 @@ import type { RegoSource } from "../rego/build.ts";
 import type { CustomBuiltins } from "../rego/builtins/custom.ts";
 import { importedBuiltin } from "../rego/host/index.ts";
 import type { OpaRuntime } from "../rego/opa-runtime.ts";
-import {
-  EvaluationBudgetExceeded,
-  loadCompiledPolicy,
-  loadPolicyFromBundle,
-  type Policy,
-} from "../rego/policy.ts";
+import { EvaluationBudgetExceeded, loadPolicyFromBundle, type Policy } from "../rego/policy.ts";
 import type { RegoVersion } from "../rego/syntax/index.ts";
 import {
   type CompiledSources,

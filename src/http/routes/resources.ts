@@ -12,7 +12,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { WritError } from "../../core/errors.ts";
 import { type ResourceWriteFacts, resourceWriteEntry } from "../../decisionlog/index.ts";
-import type { ResourceStore, StoredResource } from "../../store/types.ts";
+import type { ResourceStore } from "../../store/types.ts";
 import type { HttpEnv } from "../env.ts";
 import { authenticate, type BearerVerifier, requireRole } from "../middleware/auth/index.ts";
 import { EVERY_TENANT, routeScope, type ScopeLog } from "../middleware/auth/tenancy.ts";
