@@ -19,11 +19,20 @@
  * counts in three of them (written with its entry).
  *
  * Run: npx tsx bench/history.ts [--entries 1000000] [--seconds 10] [--concurrency 16] [--rounds 3]
+ *   --dir <dir>    keep the log in <dir> (built there when it has none, reused when it has one:
+ *                  the build takes most of a minute); without it, a temporary folder, removed
+ *   --only <name>  run one configuration only (`none` or `five`), e.g. under `node --cpu-prof`
+ *                  (which profiles the main thread and the store's writer thread):
+ *                  node --cpu-prof --cpu-prof-dir=prof --import tsx bench/history.ts --dir d --only five
+ *   --profile <dir> the main thread's CPU profile of each measured run (not the warm-up), one
+ *                  file a run in <dir>, with its summary (bench/lib/profile.ts)
  */
 import { randomUUID } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import { jsonDigest } from "../src/core/digest.ts";
@@ -36,6 +45,7 @@ import { SqliteStore } from "../src/store/index.ts";
 import type { NewDecisionEntry } from "../src/store/types.ts";
 import { policyInputFor } from "../test/policy/inputs.ts";
 import { aliceToken, localGatewayConfig } from "./lib/local-gateway.ts";
+import { printProfileSummary, profileDuring, projectRootUrl, summarizeProfile } from "./lib/profile.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -43,6 +53,9 @@ const { values: flags } = parseArgs({
     seconds: { type: "string", default: "10" },
     concurrency: { type: "string", default: "16" },
     rounds: { type: "string", default: "3" },
+    dir: { type: "string" },
+    only: { type: "string" },
+    profile: { type: "string" },
   },
 });
 const ENTRIES = Number(flags.entries);
@@ -50,6 +63,8 @@ const SECONDS = Number(flags.seconds);
 const CONCURRENCY = Number(flags.concurrency);
 const ROUNDS = Number(flags.rounds);
 const SESSION = "bench-session";
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+let profiles = 0;
 
 const FIVE_FACTS: HistoryConfig = historyConfigSchema.parse([
   {
@@ -81,7 +96,9 @@ const READ: CanonicalAction = {
   args_digest: jsonDigest(READ_ARGS),
 };
 
-const dir = await mkdtemp(path.join(tmpdir(), "writ-bench-history-"));
+if (flags.only !== undefined && flags.only !== "none" && flags.only !== "five")
+  throw new Error(`--only takes none or five, not ${flags.only}`);
+const dir = flags.dir ?? (await mkdtemp(path.join(tmpdir(), "writ-bench-history-")));
 const file = path.join(dir, "writ.db");
 try {
   console.log(
@@ -89,17 +106,23 @@ try {
       .map((n) => n.toFixed(2))
       .join(", ")} on the last 1, 5, 15 min`,
   );
-  await fillLog();
+  if (flags.dir !== undefined && existsSync(file)) console.log(`log: reusing ${file}`);
+  else {
+    await mkdir(dir, { recursive: true });
+    await fillLog();
+  }
   const rounds: { label: string; rate: number }[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    const configs: [string, HistoryConfig][] = [
-      ["none", []],
-      ["five facts", FIVE_FACTS],
-    ];
+    const configs = (
+      [
+        ["none", []],
+        ["five facts", FIVE_FACTS],
+      ] as [string, HistoryConfig][]
+    ).filter(([label]) => flags.only === undefined || label.startsWith(flags.only));
     for (const [label, history] of configs) {
-      const rate = await measure(history);
+      const { rate, cpu } = await measure(history);
       rounds.push({ label, rate });
-      console.log(`  ${label.padEnd(10)} ${rate.toFixed(0)} decisions/s`);
+      console.log(`  ${label.padEnd(10)} ${rate.toFixed(0)} decisions/s, ${cpu}`);
     }
   }
   // The median of each configuration's runs, and the best (the run least disturbed by the machine).
@@ -110,16 +133,23 @@ try {
       .sort((a, b) => a - b);
   const median = (values: number[]) => values[Math.floor(values.length / 2)] ?? 0;
   const best = (values: number[]) => values.at(-1) ?? 0;
-  for (const [name, pick] of [
-    ["median", median],
-    ["best", best],
-  ] as const) {
-    const facts = pick(rates("five facts"));
-    const none = pick(rates("none"));
-    const ratio = facts / none;
+  if (flags.only === undefined) {
+    // Each round's own ratio (its two runs were next to each other, under about the same load).
+    const paired = pairedRatios(rounds);
     console.log(
-      `${name}: five facts / none = ${ratio.toFixed(3)}× (${facts.toFixed(0)} / ${none.toFixed(0)} decisions/s) — ${ratio >= 0.9 ? "PASS" : "FAIL"} (goal ≥ 0.9×)`,
+      `per round: ${paired.map((r) => `${r.toFixed(3)}×`).join(", ")} (min ${Math.min(...paired).toFixed(3)}×, max ${Math.max(...paired).toFixed(3)}×)`,
     );
+    for (const [name, pick] of [
+      ["median", median],
+      ["best", best],
+    ] as const) {
+      const facts = pick(rates("five facts"));
+      const none = pick(rates("none"));
+      const ratio = facts / none;
+      console.log(
+        `${name}: five facts / none = ${ratio.toFixed(3)}× (${facts.toFixed(0)} / ${none.toFixed(0)} decisions/s) — ${ratio >= 0.9 ? "PASS" : "FAIL"} (goal ≥ 0.9×)`,
+      );
+    }
   }
   console.log(
     `machine load at the end: ${loadavg()
@@ -127,7 +157,17 @@ try {
       .join(", ")}`,
   );
 } finally {
-  await rm(dir, { recursive: true, force: true });
+  if (flags.dir === undefined) await rm(dir, { recursive: true, force: true });
+}
+
+/** Five facts / none of each round, in order. */
+function pairedRatios(rounds: readonly { label: string; rate: number }[]): number[] {
+  const ratios: number[] = [];
+  for (let i = 0; i + 1 < rounds.length; i += 2) {
+    const none = rounds[i]?.rate ?? Number.NaN;
+    ratios.push((rounds[i + 1]?.rate ?? Number.NaN) / none);
+  }
+  return ratios;
 }
 
 /**
@@ -213,8 +253,12 @@ function entryAt(at: number, session: string): NewDecisionEntry {
   };
 }
 
-/** Decisions per second of one gateway on the log, with `history` configured. */
-async function measure(history: HistoryConfig): Promise<number> {
+/**
+ * Decisions per second of one gateway on the log, with `history` configured, and the CPU time a
+ * decision took (the whole process's, and its main thread's), which the machine's other load
+ * does not inflate as it does the rate.
+ */
+async function measure(history: HistoryConfig): Promise<{ rate: number; cpu: string }> {
   const config = await localGatewayConfig(dir, { overrides: { history } });
   const running = await startGateway(config);
   try {
@@ -233,9 +277,38 @@ async function measure(history: HistoryConfig): Promise<number> {
       throw new Error(`the benched call was not allowed: ${JSON.stringify(probe)}`);
     // Warm-up (uncounted), then the measured run.
     await runFor(request, 2);
-    return (await runFor(request, SECONDS)) / SECONDS;
+    const process0 = process.cpuUsage();
+    const main0 = mainThreadCpuUs();
+    const decided = await profiled(history, () => runFor(request, SECONDS));
+    const processUs = process.cpuUsage(process0);
+    const mainUs = mainThreadCpuUs() - main0;
+    const perDecision = (us: number) => (us / decided).toFixed(0);
+    const cpu = `${perDecision(processUs.user + processUs.system)} µs CPU a decision (main thread ${Number.isNaN(mainUs) ? "?" : perDecision(mainUs)})`;
+    return { rate: decided / SECONDS, cpu };
   } finally {
     await running.close();
+  }
+}
+
+/** Runs `phase`, under the CPU profiler with `--profile` (its summary printed). */
+async function profiled(history: HistoryConfig, phase: () => Promise<number>): Promise<number> {
+  if (flags.profile === undefined) return phase();
+  await mkdir(flags.profile, { recursive: true });
+  const name = `${history.length === 0 ? "none" : "five"}-${++profiles}.cpuprofile`;
+  const { result, profile } = await profileDuring(path.join(flags.profile, name), phase);
+  console.log(`profile ${name}:`);
+  printProfileSummary(summarizeProfile(profile, { root: projectRootUrl(root), top: 25 }), { byFile: true });
+  return result;
+}
+
+/** This thread's CPU time in µs (Linux: /proc/thread-self/stat, in clock ticks); NaN elsewhere. */
+function mainThreadCpuUs(): number {
+  try {
+    const fields = readFileSync("/proc/thread-self/stat", "utf8").split(") ")[1]?.split(" ") ?? [];
+    // utime and stime are the 14th and 15th fields; the 3rd (state) is the first after ") ".
+    return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / 100;
+  } catch {
+    return Number.NaN;
   }
 }
 
