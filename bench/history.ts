@@ -26,6 +26,10 @@
  *                  node --cpu-prof --cpu-prof-dir=prof --import tsx bench/history.ts --dir d --only five
  *   --profile <dir> the main thread's CPU profile of each measured run (not the warm-up), one
  *                  file a run in <dir>, with its summary (bench/lib/profile.ts)
+ *   --slices <n>   instead of rounds: both gateways open at once, n pairs of short runs
+ *                  (--slice-seconds each, 1 by default), each pair's order alternating, and
+ *                  the ratio of each pair: on a machine whose other load comes and goes, pairs
+ *                  a second apart see about the same load, rounds a minute apart do not
  */
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
@@ -56,6 +60,8 @@ const { values: flags } = parseArgs({
     dir: { type: "string" },
     only: { type: "string" },
     profile: { type: "string" },
+    slices: { type: "string" },
+    "slice-seconds": { type: "string", default: "1" },
   },
 });
 const ENTRIES = Number(flags.entries);
@@ -111,8 +117,9 @@ try {
     await mkdir(dir, { recursive: true });
     await fillLog();
   }
+  if (flags.slices !== undefined) await interleaved(Number(flags.slices), Number(flags["slice-seconds"]));
   const rounds: { label: string; rate: number }[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; flags.slices === undefined && round < ROUNDS; round++) {
     const configs = (
       [
         ["none", []],
@@ -133,7 +140,7 @@ try {
       .sort((a, b) => a - b);
   const median = (values: number[]) => values[Math.floor(values.length / 2)] ?? 0;
   const best = (values: number[]) => values.at(-1) ?? 0;
-  if (flags.only === undefined) {
+  if (flags.only === undefined && flags.slices === undefined) {
     // Each round's own ratio (its two runs were next to each other, under about the same load).
     const paired = pairedRatios(rounds);
     console.log(
@@ -253,12 +260,8 @@ function entryAt(at: number, session: string): NewDecisionEntry {
   };
 }
 
-/**
- * Decisions per second of one gateway on the log, with `history` configured, and the CPU time a
- * decision took (the whole process's, and its main thread's), which the machine's other load
- * does not inflate as it does the rate.
- */
-async function measure(history: HistoryConfig): Promise<{ rate: number; cpu: string }> {
+/** A gateway on the log with `history` configured, and its benched proposal (checked allowed). */
+async function benchedGateway(history: HistoryConfig) {
   const config = await localGatewayConfig(dir, { overrides: { history } });
   const running = await startGateway(config);
   try {
@@ -275,6 +278,21 @@ async function measure(history: HistoryConfig): Promise<{ rate: number; cpu: str
     const [probe] = await request();
     if (probe?.decision !== "allow")
       throw new Error(`the benched call was not allowed: ${JSON.stringify(probe)}`);
+    return { request, close: () => running.close() };
+  } catch (error) {
+    await running.close();
+    throw error;
+  }
+}
+
+/**
+ * Decisions per second of one gateway on the log, with `history` configured, and the CPU time a
+ * decision took (the whole process's, and its main thread's), which the machine's other load
+ * does not inflate as it does the rate.
+ */
+async function measure(history: HistoryConfig): Promise<{ rate: number; cpu: string }> {
+  const { request, close } = await benchedGateway(history);
+  try {
     // Warm-up (uncounted), then the measured run.
     await runFor(request, 2);
     const process0 = process.cpuUsage();
@@ -286,7 +304,37 @@ async function measure(history: HistoryConfig): Promise<{ rate: number; cpu: str
     const cpu = `${perDecision(processUs.user + processUs.system)} µs CPU a decision (main thread ${Number.isNaN(mainUs) ? "?" : perDecision(mainUs)})`;
     return { rate: decided / SECONDS, cpu };
   } finally {
-    await running.close();
+    await close();
+  }
+}
+
+/** `--slices`: both gateways open, `pairs` pairs of `seconds`-long runs, each pair's ratio. */
+async function interleaved(pairs: number, seconds: number): Promise<void> {
+  const none = await benchedGateway([]);
+  const five = await benchedGateway(FIVE_FACTS);
+  try {
+    await runFor(none.request, 2);
+    await runFor(five.request, 2);
+    const ratios: number[] = [];
+    const totals = { none: 0, five: 0 };
+    for (let i = 0; i < pairs; i++) {
+      const first = i % 2 === 0 ? "none" : "five";
+      const a = await runFor((first === "none" ? none : five).request, seconds);
+      const b = await runFor((first === "none" ? five : none).request, seconds);
+      const [noneCount, fiveCount] = first === "none" ? [a, b] : [b, a];
+      totals.none += noneCount;
+      totals.five += fiveCount;
+      ratios.push(fiveCount / noneCount);
+    }
+    ratios.sort((x, y) => x - y);
+    const at = (q: number) =>
+      ratios[Math.min(ratios.length - 1, Math.floor(q * ratios.length))] ?? Number.NaN;
+    console.log(
+      `${pairs} pairs of ${seconds} s: five facts / none median ${at(0.5).toFixed(3)}× (quartiles ${at(0.25).toFixed(3)}–${at(0.75).toFixed(3)}, min ${at(0).toFixed(3)}, max ${at(1).toFixed(3)}); in all ${(totals.five / totals.none).toFixed(3)}× (${(totals.five / (pairs * seconds)).toFixed(0)} / ${(totals.none / (pairs * seconds)).toFixed(0)} decisions/s) — ${at(0.5) >= 0.9 ? "PASS" : "FAIL"} (goal ≥ 0.9×)`,
+    );
+  } finally {
+    await five.close();
+    await none.close();
   }
 }
 

@@ -161,7 +161,7 @@ export type StatementResult = { rows: unknown[] } | { changes: number };
 export const sqliteWrites = {
   /**
    * Links entries (as `entryText` made them) after the head, hashes and inserts them, their
-   * reason codes indexed.
+   * reason codes indexed, and writes what they count in (store/history.ts `writeHistory`).
    */
   appendDecisions(
     conn: SqliteConnection,
