@@ -19,11 +19,24 @@
  * counts in three of them (written with its entry).
  *
  * Run: npx tsx bench/history.ts [--entries 1000000] [--seconds 10] [--concurrency 16] [--rounds 3]
+ *   --dir <dir>    keep the log in <dir> (built there when it has none, reused when it has one:
+ *                  the build takes most of a minute); without it, a temporary folder, removed
+ *   --only <name>  run one configuration only (`none` or `five`), e.g. under `node --cpu-prof`
+ *                  (which profiles the main thread and the store's writer thread):
+ *                  node --cpu-prof --cpu-prof-dir=prof --import tsx bench/history.ts --dir d --only five
+ *   --profile <dir> the main thread's CPU profile of each measured run (not the warm-up), one
+ *                  file a run in <dir>, with its summary (bench/lib/profile.ts)
+ *   --slices <n>   instead of rounds: both gateways open at once, n pairs of short runs
+ *                  (--slice-seconds each, 1 by default), each pair's order alternating, and
+ *                  the ratio of each pair: on a machine whose other load comes and goes, pairs
+ *                  a second apart see about the same load, rounds a minute apart do not
  */
 import { randomUUID } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import { jsonDigest } from "../src/core/digest.ts";
@@ -36,6 +49,7 @@ import { SqliteStore } from "../src/store/index.ts";
 import type { NewDecisionEntry } from "../src/store/types.ts";
 import { policyInputFor } from "../test/policy/inputs.ts";
 import { aliceToken, localGatewayConfig } from "./lib/local-gateway.ts";
+import { printProfileSummary, profileDuring, projectRootUrl, summarizeProfile } from "./lib/profile.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -43,6 +57,11 @@ const { values: flags } = parseArgs({
     seconds: { type: "string", default: "10" },
     concurrency: { type: "string", default: "16" },
     rounds: { type: "string", default: "3" },
+    dir: { type: "string" },
+    only: { type: "string" },
+    profile: { type: "string" },
+    slices: { type: "string" },
+    "slice-seconds": { type: "string", default: "1" },
   },
 });
 const ENTRIES = Number(flags.entries);
@@ -50,6 +69,8 @@ const SECONDS = Number(flags.seconds);
 const CONCURRENCY = Number(flags.concurrency);
 const ROUNDS = Number(flags.rounds);
 const SESSION = "bench-session";
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+let profiles = 0;
 
 const FIVE_FACTS: HistoryConfig = historyConfigSchema.parse([
   {
@@ -81,7 +102,9 @@ const READ: CanonicalAction = {
   args_digest: jsonDigest(READ_ARGS),
 };
 
-const dir = await mkdtemp(path.join(tmpdir(), "writ-bench-history-"));
+if (flags.only !== undefined && flags.only !== "none" && flags.only !== "five")
+  throw new Error(`--only takes none or five, not ${flags.only}`);
+const dir = flags.dir ?? (await mkdtemp(path.join(tmpdir(), "writ-bench-history-")));
 const file = path.join(dir, "writ.db");
 try {
   console.log(
@@ -89,17 +112,24 @@ try {
       .map((n) => n.toFixed(2))
       .join(", ")} on the last 1, 5, 15 min`,
   );
-  await fillLog();
+  if (flags.dir !== undefined && existsSync(file)) console.log(`log: reusing ${file}`);
+  else {
+    await mkdir(dir, { recursive: true });
+    await fillLog();
+  }
+  if (flags.slices !== undefined) await interleaved(Number(flags.slices), Number(flags["slice-seconds"]));
   const rounds: { label: string; rate: number }[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    const configs: [string, HistoryConfig][] = [
-      ["none", []],
-      ["five facts", FIVE_FACTS],
-    ];
+  for (let round = 0; flags.slices === undefined && round < ROUNDS; round++) {
+    const configs = (
+      [
+        ["none", []],
+        ["five facts", FIVE_FACTS],
+      ] as [string, HistoryConfig][]
+    ).filter(([label]) => flags.only === undefined || label.startsWith(flags.only));
     for (const [label, history] of configs) {
-      const rate = await measure(history);
+      const { rate, cpu } = await measure(history);
       rounds.push({ label, rate });
-      console.log(`  ${label.padEnd(10)} ${rate.toFixed(0)} decisions/s`);
+      console.log(`  ${label.padEnd(10)} ${rate.toFixed(0)} decisions/s, ${cpu}`);
     }
   }
   // The median of each configuration's runs, and the best (the run least disturbed by the machine).
@@ -110,16 +140,23 @@ try {
       .sort((a, b) => a - b);
   const median = (values: number[]) => values[Math.floor(values.length / 2)] ?? 0;
   const best = (values: number[]) => values.at(-1) ?? 0;
-  for (const [name, pick] of [
-    ["median", median],
-    ["best", best],
-  ] as const) {
-    const facts = pick(rates("five facts"));
-    const none = pick(rates("none"));
-    const ratio = facts / none;
+  if (flags.only === undefined && flags.slices === undefined) {
+    // Each round's own ratio (its two runs were next to each other, under about the same load).
+    const paired = pairedRatios(rounds);
     console.log(
-      `${name}: five facts / none = ${ratio.toFixed(3)}× (${facts.toFixed(0)} / ${none.toFixed(0)} decisions/s) — ${ratio >= 0.9 ? "PASS" : "FAIL"} (goal ≥ 0.9×)`,
+      `per round: ${paired.map((r) => `${r.toFixed(3)}×`).join(", ")} (min ${Math.min(...paired).toFixed(3)}×, max ${Math.max(...paired).toFixed(3)}×)`,
     );
+    for (const [name, pick] of [
+      ["median", median],
+      ["best", best],
+    ] as const) {
+      const facts = pick(rates("five facts"));
+      const none = pick(rates("none"));
+      const ratio = facts / none;
+      console.log(
+        `${name}: five facts / none = ${ratio.toFixed(3)}× (${facts.toFixed(0)} / ${none.toFixed(0)} decisions/s) — ${ratio >= 0.9 ? "PASS" : "FAIL"} (goal ≥ 0.9×)`,
+      );
+    }
   }
   console.log(
     `machine load at the end: ${loadavg()
@@ -127,7 +164,17 @@ try {
       .join(", ")}`,
   );
 } finally {
-  await rm(dir, { recursive: true, force: true });
+  if (flags.dir === undefined) await rm(dir, { recursive: true, force: true });
+}
+
+/** Five facts / none of each round, in order. */
+function pairedRatios(rounds: readonly { label: string; rate: number }[]): number[] {
+  const ratios: number[] = [];
+  for (let i = 0; i + 1 < rounds.length; i += 2) {
+    const none = rounds[i]?.rate ?? Number.NaN;
+    ratios.push((rounds[i + 1]?.rate ?? Number.NaN) / none);
+  }
+  return ratios;
 }
 
 /**
@@ -213,8 +260,8 @@ function entryAt(at: number, session: string): NewDecisionEntry {
   };
 }
 
-/** Decisions per second of one gateway on the log, with `history` configured. */
-async function measure(history: HistoryConfig): Promise<number> {
+/** A gateway on the log with `history` configured, and its benched proposal (checked allowed). */
+async function benchedGateway(history: HistoryConfig) {
   const config = await localGatewayConfig(dir, { overrides: { history } });
   const running = await startGateway(config);
   try {
@@ -231,11 +278,85 @@ async function measure(history: HistoryConfig): Promise<number> {
     const [probe] = await request();
     if (probe?.decision !== "allow")
       throw new Error(`the benched call was not allowed: ${JSON.stringify(probe)}`);
+    return { request, close: () => running.close() };
+  } catch (error) {
+    await running.close();
+    throw error;
+  }
+}
+
+/**
+ * Decisions per second of one gateway on the log, with `history` configured, and the CPU time a
+ * decision took (the whole process's, and its main thread's), which the machine's other load
+ * does not inflate as it does the rate.
+ */
+async function measure(history: HistoryConfig): Promise<{ rate: number; cpu: string }> {
+  const { request, close } = await benchedGateway(history);
+  try {
     // Warm-up (uncounted), then the measured run.
     await runFor(request, 2);
-    return (await runFor(request, SECONDS)) / SECONDS;
+    const process0 = process.cpuUsage();
+    const main0 = mainThreadCpuUs();
+    const decided = await profiled(history, () => runFor(request, SECONDS));
+    const processUs = process.cpuUsage(process0);
+    const mainUs = mainThreadCpuUs() - main0;
+    const perDecision = (us: number) => (us / decided).toFixed(0);
+    const cpu = `${perDecision(processUs.user + processUs.system)} µs CPU a decision (main thread ${Number.isNaN(mainUs) ? "?" : perDecision(mainUs)})`;
+    return { rate: decided / SECONDS, cpu };
   } finally {
-    await running.close();
+    await close();
+  }
+}
+
+/** `--slices`: both gateways open, `pairs` pairs of `seconds`-long runs, each pair's ratio. */
+async function interleaved(pairs: number, seconds: number): Promise<void> {
+  const none = await benchedGateway([]);
+  const five = await benchedGateway(FIVE_FACTS);
+  try {
+    await runFor(none.request, 2);
+    await runFor(five.request, 2);
+    const ratios: number[] = [];
+    const totals = { none: 0, five: 0 };
+    for (let i = 0; i < pairs; i++) {
+      const first = i % 2 === 0 ? "none" : "five";
+      const a = await runFor((first === "none" ? none : five).request, seconds);
+      const b = await runFor((first === "none" ? five : none).request, seconds);
+      const [noneCount, fiveCount] = first === "none" ? [a, b] : [b, a];
+      totals.none += noneCount;
+      totals.five += fiveCount;
+      ratios.push(fiveCount / noneCount);
+    }
+    ratios.sort((x, y) => x - y);
+    const at = (q: number) =>
+      ratios[Math.min(ratios.length - 1, Math.floor(q * ratios.length))] ?? Number.NaN;
+    console.log(
+      `${pairs} pairs of ${seconds} s: five facts / none median ${at(0.5).toFixed(3)}× (quartiles ${at(0.25).toFixed(3)}–${at(0.75).toFixed(3)}, min ${at(0).toFixed(3)}, max ${at(1).toFixed(3)}); in all ${(totals.five / totals.none).toFixed(3)}× (${(totals.five / (pairs * seconds)).toFixed(0)} / ${(totals.none / (pairs * seconds)).toFixed(0)} decisions/s) — ${at(0.5) >= 0.9 ? "PASS" : "FAIL"} (goal ≥ 0.9×)`,
+    );
+  } finally {
+    await five.close();
+    await none.close();
+  }
+}
+
+/** Runs `phase`, under the CPU profiler with `--profile` (its summary printed). */
+async function profiled(history: HistoryConfig, phase: () => Promise<number>): Promise<number> {
+  if (flags.profile === undefined) return phase();
+  await mkdir(flags.profile, { recursive: true });
+  const name = `${history.length === 0 ? "none" : "five"}-${++profiles}.cpuprofile`;
+  const { result, profile } = await profileDuring(path.join(flags.profile, name), phase);
+  console.log(`profile ${name}:`);
+  printProfileSummary(summarizeProfile(profile, { root: projectRootUrl(root), top: 25 }), { byFile: true });
+  return result;
+}
+
+/** This thread's CPU time in µs (Linux: /proc/thread-self/stat, in clock ticks); NaN elsewhere. */
+function mainThreadCpuUs(): number {
+  try {
+    const fields = readFileSync("/proc/thread-self/stat", "utf8").split(") ")[1]?.split(" ") ?? [];
+    // utime and stime are the 14th and 15th fields; the 3rd (state) is the first after ") ".
+    return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / 100;
+  } catch {
+    return Number.NaN;
   }
 }
 

@@ -201,27 +201,47 @@ export class SqlHistory implements HistoryStore {
   }
 }
 
-/** Writes one appended entry's counts with `run` (SQLite, inside the entry's transaction). */
-export function writeHistory(
-  run: (query: Sql) => void,
-  counts: readonly HistoryCount[] | undefined,
-  entry: { timestamp: string; decision_id: string },
-): void {
-  if (counts === undefined || counts.length === 0) return;
-  const at = Date.parse(entry.timestamp);
-  for (const row of historyRows([{ counts, at, decisionId: entry.decision_id }]))
-    run(upsertHistoryQuery(row));
+/** What an append wrote to the history buckets (SQLite): the version its writer took, and the rows. */
+export interface HistoryWrite {
+  version: number;
+  rows: HistoryRow[];
 }
 
-/** The rows a batch of appended entries adds (`stored[i]` is `entries[i]` as chained). */
+const versionRowSchema = z.object({ version: z.number().int().positive() });
+
+/**
+ * Writes what appended entries count with `db` (SQLite, inside the entries' transaction): one
+ * upsert per bucket, however many of the entries count in it (`history[i]` is what `stored[i]`
+ * counts in), and the writer's new version (`history_writers`: one more than any writer's, so
+ * that every other store sees that someone wrote). Undefined when nothing counts.
+ */
+export function writeHistory(
+  db: { run(query: Sql): void; all(query: Sql): unknown[] },
+  writer: string,
+  history: readonly (readonly HistoryCount[] | undefined)[],
+  stored: readonly { timestamp: string; decision_id: string }[],
+): HistoryWrite | undefined {
+  const rows = batchHistoryRows(history, stored);
+  if (rows.length === 0) return undefined;
+  for (const row of rows) db.run(upsertHistoryQuery(row));
+  const [bumped] = db.all(
+    sql`INSERT INTO history_writers (writer, version, updated_at)
+      VALUES (${writer}, (SELECT COALESCE(MAX(version), 0) + 1 FROM history_writers), ${Date.now()})
+      ON CONFLICT (writer) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at
+      RETURNING version`,
+  );
+  return { version: parseStored(versionRowSchema, bumped, "a history writer's version").version, rows };
+}
+
+/** The rows a batch of appended entries adds (`history[i]` is what `stored[i]`, as chained, counts in). */
 export function batchHistoryRows(
-  entries: readonly { history?: readonly HistoryCount[] }[],
+  history: readonly (readonly HistoryCount[] | undefined)[],
   stored: readonly { timestamp: string; decision_id: string }[],
 ): HistoryRow[] {
-  if (!entries.some((entry) => entry.history !== undefined && entry.history.length > 0)) return [];
+  if (!history.some((counts) => counts !== undefined && counts.length > 0)) return [];
   return historyRows(
     stored.map((entry, i) => ({
-      counts: entries[i]?.history,
+      counts: history[i],
       at: Date.parse(entry.timestamp),
       decisionId: entry.decision_id,
     })),

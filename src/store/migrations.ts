@@ -347,4 +347,20 @@ CREATE TABLE mcp_tasks (
 CREATE INDEX mcp_tasks_expires_at ON mcp_tasks (expires_at);
 `,
   },
+  {
+    version: 17,
+    name: "history writers",
+    sql: `
+-- The writers of history buckets (store/sqlite-history.ts): one row per store connection that
+-- wrote some (writer: a random id per open store), its version the one the transaction that
+-- last wrote them took: one more than the highest version of every writer, so a write of any
+-- writer leaves a version never seen before. A store keeps the buckets it read in memory while
+-- no other writer's version moved; rows of writers idle for a day are pruned (never the highest).
+CREATE TABLE history_writers (
+  writer TEXT PRIMARY KEY,
+  version INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+`,
+  },
 ];

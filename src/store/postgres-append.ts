@@ -116,7 +116,10 @@ export class PostgresAppender {
     const head = this.#head;
     if (head !== undefined && this.#lockedAppends === 0) {
       const stored = chainAfter(head, prepared);
-      const history = batchHistoryRows(entries, stored);
+      const history = batchHistoryRows(
+        entries.map((entry) => entry.history),
+        stored,
+      );
       const linked = await this.#withClient("append to the decision log", (client) =>
         appendAfterKnownHead(client, stored, prepared, history),
       );
@@ -159,7 +162,10 @@ export class PostgresAppender {
         } catch (error) {
           throw appendError(error);
         }
-        const history = batchHistoryRows(entries, stored);
+        const history = batchHistoryRows(
+          entries.map((entry) => entry.history),
+          stored,
+        );
         if (history.length > 0)
           await client.query(upsertHistoryText(history, (v) => client.escapeLiteral(v)));
         await client.query("COMMIT");

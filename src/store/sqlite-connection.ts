@@ -24,7 +24,7 @@ import type { ChainLink, DecisionLogEntry } from "./decision-entry.ts";
 import { duplicateDecision } from "./decisions.ts";
 import type { Dialect } from "./dialect.ts";
 import { consumeGrantSteps, type GrantConsumption, type GrantUse } from "./grant-uses.ts";
-import { type HistoryCount, writeHistory } from "./history.ts";
+import { checkCounts, type HistoryCount, type HistoryWrite, writeHistory } from "./history.ts";
 import { claimIdempotencySteps, type IdempotencyClaim, type IdempotencyRequest } from "./idempotency.ts";
 import {
   checkCharges,
@@ -136,6 +136,8 @@ export class SqliteConnection {
  */
 export interface StoredEntriesText {
   json: string;
+  /** What the entries counted in (none when they count in no history fact). */
+  history?: HistoryWrite;
 }
 
 /** The entries of a `StoredEntriesText`, which the writer made from entries it had just stored. */
@@ -159,14 +161,22 @@ export type StatementResult = { rows: unknown[] } | { changes: number };
 export const sqliteWrites = {
   /**
    * Links entries (as `entryText` made them) after the head, hashes and inserts them, their
-   * reason codes indexed.
+   * reason codes indexed, and writes what they count in (store/history.ts `writeHistory`).
    */
   appendDecisions(
     conn: SqliteConnection,
     texts: readonly string[],
-    history: EntriesHistory = [],
+    history: EntriesHistory,
+    writer: string,
   ): StoredEntriesText {
-    return { json: JSON.stringify(appendChained(conn, texts, history)) };
+    const prepared = texts.map(prepareEntryText);
+    const stored = chainAfter(conn.statement(HEAD_SQL).get(), prepared);
+    stored.forEach((entry, i) => {
+      const body = prepared[i];
+      if (body !== undefined) insertEntry(conn, body, entry);
+    });
+    const written = writeHistory(conn, writer, history, stored);
+    return { json: JSON.stringify(stored), ...(written === undefined ? {} : { history: written }) };
   },
 
   /**
@@ -176,21 +186,26 @@ export const sqliteWrites = {
   appendEachDecision(
     conn: SqliteConnection,
     texts: readonly string[],
-    history: EntriesHistory = [],
-  ): PlainEntryAppend[] {
+    history: EntriesHistory,
+    writer: string,
+  ): { appends: PlainEntryAppend[]; history?: HistoryWrite } {
     const head = parseStored(headRowSchema, conn.statement(HEAD_SQL).get(), "the last decision");
     let seq = head?.seq ?? 0;
     let prevHash = head?.hash ?? GENESIS_HASH;
-    return texts.map((text, i): PlainEntryAppend => {
+    const counted: (readonly HistoryCount[] | undefined)[] = [];
+    const appended: PreparedEntry["body"][] = [];
+    const appends = texts.map((text, i): PlainEntryAppend => {
       try {
         const prepared = prepareEntryText(text);
+        const counts = history[i];
         const link = conn.db.transaction(() => {
-          const inserted = insertChained(conn, prepared, seq + 1, prevHash);
-          writeHistory((query) => conn.run(query), history[i], prepared.body);
-          return inserted;
+          if (counts !== undefined) checkCounts(counts);
+          return insertChained(conn, prepared, seq + 1, prevHash);
         })();
         seq = link.seq;
         prevHash = link.hash;
+        counted.push(counts);
+        appended.push(prepared.body);
         return { ok: true, link };
       } catch (error) {
         // SQLite ends the whole transaction on some errors (disk full, I/O): then all fail.
@@ -198,6 +213,10 @@ export const sqliteWrites = {
         return { ok: false, error: plainError(error) };
       }
     });
+    // What the appended entries count in, once per bucket, in their transaction: when this
+    // fails, the whole call fails (no entry of it is committed).
+    const written = writeHistory(conn, writer, counted, appended);
+    return { appends, ...(written === undefined ? {} : { history: written }) };
   },
 
   consumeGrant(conn: SqliteConnection, use: GrantUse, now: Date): GrantConsumption {
@@ -265,22 +284,6 @@ export const sqliteWrites = {
       : { changes: statement.run(...values).changes };
   },
 };
-
-/** Links entries (as `entryText` made them) after the head, hashes and inserts them. */
-function appendChained(
-  conn: SqliteConnection,
-  texts: readonly string[],
-  history: EntriesHistory,
-): DecisionLogEntry[] {
-  const prepared = texts.map(prepareEntryText);
-  const stored = chainAfter(conn.statement(HEAD_SQL).get(), prepared);
-  stored.forEach((entry, i) => {
-    const body = prepared[i];
-    if (body !== undefined) insertEntry(conn, body, entry);
-    writeHistory((query) => conn.run(query), history[i], entry);
-  });
-  return stored;
-}
 
 /** Links one prepared entry at `seq` after `prevHash`, hashes and inserts it. */
 function insertChained(

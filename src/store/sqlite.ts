@@ -12,12 +12,12 @@ import { storeBackend } from "./backend.ts";
 import { entryText } from "./chain.ts";
 import type { DecisionLogEntry, EntryAppend, NewDecisionEntry } from "./decision-entry.ts";
 import type { GrantConsumption, GrantUse } from "./grant-uses.ts";
-import type { HistoryCount } from "./history.ts";
+import type { HistoryBucket, HistoryCount, HistoryQuery } from "./history.ts";
 import type { IdempotencyClaim, IdempotencyRequest } from "./idempotency.ts";
 import type { LimitCharge, LimitConsumption } from "./limit-usage.ts";
 import { sqliteMigrations } from "./migrations.ts";
 import { appliedVersions } from "./rows.ts";
-import type { Sql } from "./sql.ts";
+import { type Sql, sql } from "./sql.ts";
 import { SqlStore } from "./sql-store.ts";
 import {
   MEMORY,
@@ -29,6 +29,7 @@ import {
   storedEntries,
 } from "./sqlite-connection.ts";
 import { sqliteStoreError } from "./sqlite-errors.ts";
+import { SqliteHistory } from "./sqlite-history.ts";
 import { revivedError } from "./sqlite-plain-error.ts";
 import { InlineWriter, type SqliteWriter, ThreadWriter } from "./sqlite-writer.ts";
 import type { Store } from "./types.ts";
@@ -66,6 +67,7 @@ export class SqliteStore extends SqlStore implements Store {
   readonly #conn: SqliteConnection;
   readonly #writer: SqliteWriter;
   readonly #busyTimeoutMs: number;
+  readonly #history: SqliteHistory;
 
   /** Opens (or creates) the database; call `migrate()` before use, or use `SqliteStore.open`. */
   constructor(location: string, options: SqliteStoreOptions = {}) {
@@ -85,6 +87,7 @@ export class SqliteStore extends SqlStore implements Store {
     this.writer = inMemory || options.writer === "inline" ? "inline" : "thread";
     this.#writer =
       this.writer === "inline" ? new InlineWriter(this.#conn) : new ThreadWriter(location, connection);
+    this.#history = new SqliteHistory(this.#conn);
   }
 
   /** Opens the database and applies the migrations. */
@@ -138,9 +141,13 @@ export class SqliteStore extends SqlStore implements Store {
   async appendDecisions(entries: readonly NewDecisionEntry[]): Promise<DecisionLogEntry[]> {
     const texts = this.#run("append to the decision log", () => entries.map(entryText));
     const history = entries.map((entry) => entry.history);
-    return storedEntries(
-      await this.#write("append to the decision log", "appendDecisions", [texts, history]),
-    );
+    const stored = await this.#write("append to the decision log", "appendDecisions", [
+      texts,
+      history,
+      this.#history.writer,
+    ]);
+    this.#history.written(stored.history);
+    return storedEntries(stored);
   }
 
   /** One writer thread (or this thread) applies appends in the order they were sent. */
@@ -159,8 +166,11 @@ export class SqliteStore extends SqlStore implements Store {
         refused.set(i, WritError.from(error));
       }
     }
-    const appended =
-      texts.length === 0 ? [] : await this.#write(what, "appendEachDecision", [texts, history]);
+    const { appends: appended, history: written } =
+      texts.length === 0
+        ? { appends: [] }
+        : await this.#write(what, "appendEachDecision", [texts, history, this.#history.writer]);
+    this.#history.written(written);
     let next = 0;
     return entries.map((_, i): EntryAppend => {
       const error = refused.get(i);
@@ -178,6 +188,22 @@ export class SqliteStore extends SqlStore implements Store {
         error: sqliteStoreError(revivedError(result.error), what, this.#busyTimeoutMs, this.location),
       };
     });
+  }
+
+  /** From memory while no other writer wrote history buckets (store/sqlite-history.ts). */
+  override async historyBuckets(queries: readonly HistoryQuery[]): Promise<HistoryBucket[]> {
+    return this.#run("read history facts", () => this.#history.read(queries));
+  }
+
+  /** Expired buckets, and the rows of history writers idle for a day (never the highest version). */
+  override async pruneHistory(now: Date = this.clock()): Promise<number> {
+    const pruned = await super.pruneHistory(now);
+    await this.execute(
+      "prune history writers",
+      sql`DELETE FROM history_writers WHERE updated_at < ${now.getTime() - 86_400_000}
+        AND version < (SELECT MAX(version) FROM history_writers)`,
+    );
+    return pruned;
   }
 
   /** Reads the record, applies the update and writes it back, under the write lock. */
