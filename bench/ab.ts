@@ -9,15 +9,20 @@
  * proposals req/s at --at connections, proposals/floor there, and the evenly paced run's p50 and
  * p99 at half load. Every run verifies the decision log (a broken log fails the A/B).
  *
- * Run: npx tsx bench/ab.ts --a NAME=off --b NAME=on [--pairs 3] [--seconds 3] [--at 32]
+ * With `--bench mcp`, the runs are `bench/mcp.ts`'s (8 clients) and the ratios compared are its
+ * own, each run against the direct calls of the same run: writ-mcp/direct and
+ * writ-mcp-modern/direct, by throughput and by CPU time per call.
+ *
+ * Run: npx tsx bench/ab.ts --a NAME=off --b NAME=on [--pairs 3] [--seconds 3] [--at 32] [--bench mcp]
  *   --a / --b   NAME=VALUE environment settings of each side (repeatable)
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
+import { z } from "zod";
 import { readSummary, type Summary } from "./lib/summary.ts";
 import { printTable } from "./lib/table.ts";
 
@@ -31,6 +36,7 @@ const { values: flags } = parseArgs({
     pairs: { type: "string", default: "3" },
     seconds: { type: "string", default: "3" },
     at: { type: "string", default: "32" },
+    bench: { type: "string", default: "gateway" },
   },
 });
 
@@ -47,6 +53,8 @@ function settings(list: readonly string[]): Record<string, string> {
 const sides = { A: settings(flags.a), B: settings(flags.b) };
 const pairs = Number(flags.pairs);
 const at = flags.at;
+const mcp = flags.bench === "mcp";
+if (!mcp && flags.bench !== "gateway") throw new Error(`--bench is gateway or mcp, not ${flags.bench}`);
 
 /** The numbers compared, read out of one run's summary. */
 function numbers(summary: Summary): Record<string, number> {
@@ -59,7 +67,25 @@ function numbers(summary: Summary): Record<string, number> {
   };
 }
 
+/** The ratios of one `bench/mcp.ts` run (its `--json`). */
+async function mcpNumbers(file: string): Promise<Record<string, number>> {
+  const { ratios } = z
+    .object({ ratios: z.record(z.string(), z.number()) })
+    .parse(JSON.parse(await readFile(file, "utf8")));
+  return {
+    mcp: ratios["writ-mcp/direct"] ?? Number.NaN,
+    modern: ratios["writ-mcp-modern/direct"] ?? Number.NaN,
+    "mcp cpu": ratios["writ-mcp/direct (cpu)"] ?? Number.NaN,
+    "modern cpu": ratios["writ-mcp-modern/direct (cpu)"] ?? Number.NaN,
+  };
+}
+
 async function once(side: "A" | "B", file: string): Promise<Record<string, number>> {
+  if (mcp) {
+    const args = ["tsx", "bench/mcp.ts", flags.seconds, "8", "--warmup", "1", "--json", file];
+    await run("npx", args, { cwd: root, env: { ...process.env, ...sides[side] }, maxBuffer: 1 << 24 });
+    return mcpNumbers(file);
+  }
   const args = ["tsx", "bench/gateway.ts", flags.seconds, at, "--at", at, "--json", file];
   await run("npx", args, { cwd: root, env: { ...process.env, ...sides[side] }, maxBuffer: 1 << 24 });
   const summary = await readSummary(file);
@@ -68,15 +94,15 @@ async function once(side: "A" | "B", file: string): Promise<Record<string, numbe
 }
 
 const dir = await mkdtemp(path.join(tmpdir(), "writ-ab-"));
-const keys = ["rps", "floor", "p50", "p99"] as const;
-const ratios: Record<(typeof keys)[number], number[]> = { rps: [], floor: [], p50: [], p99: [] };
+const keys = mcp ? ["mcp", "modern", "mcp cpu", "modern cpu"] : ["rps", "floor", "p50", "p99"];
+const ratios: Record<string, number[]> = Object.fromEntries(keys.map((key) => [key, []]));
 const rows: Array<Array<string | number>> = [];
 try {
   for (let i = 1; i <= pairs; i++) {
     const load = loadavg()[0]?.toFixed(2) ?? "?";
     const a = await once("A", path.join(dir, `a${i}.json`));
     const b = await once("B", path.join(dir, `b${i}.json`));
-    for (const key of keys) ratios[key].push((b[key] ?? Number.NaN) / (a[key] ?? Number.NaN));
+    for (const key of keys) ratios[key]?.push((b[key] ?? Number.NaN) / (a[key] ?? Number.NaN));
     for (const [side, n] of [
       ["A", a],
       ["B", b],
@@ -94,15 +120,25 @@ const median = (values: number[]) => {
   return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
 };
 
-console.log(`A: ${JSON.stringify(sides.A)}  B: ${JSON.stringify(sides.B)}  ${flags.seconds} s runs at ${at}`);
-printTable(rows, ["run", "load avg", `req/s @${at}`, "/floor", "p50 half", "p99 half"]);
+console.log(
+  `A: ${JSON.stringify(sides.A)}  B: ${JSON.stringify(sides.B)}  ${flags.seconds} s runs${mcp ? " of bench/mcp.ts" : ` at ${at}`}`,
+);
+printTable(
+  rows,
+  mcp
+    ? ["run", "load avg", "mcp/direct", "modern/direct", "mcp/direct cpu", "modern/direct cpu"]
+    : ["run", "load avg", `req/s @${at}`, "/floor", "p50 half", "p99 half"],
+);
 console.log("");
 printTable(
-  keys.map((key) => [
-    `B/A ${key}`,
-    `${median(ratios[key]).toFixed(3)}x`,
-    `${Math.min(...ratios[key]).toFixed(3)}–${Math.max(...ratios[key]).toFixed(3)}`,
-  ]),
+  keys.map((key) => {
+    const values = ratios[key] ?? [];
+    return [
+      `B/A ${key}`,
+      `${median(values).toFixed(3)}x`,
+      `${Math.min(...values).toFixed(3)}–${Math.max(...values).toFixed(3)}`,
+    ];
+  }),
   ["ratio", "median", "min–max"],
 );
 console.log(

@@ -17,14 +17,14 @@
  *           call answered by a per-POST SDK server as before it: what the fast path saves, in one run.
  *
  * Run: npx tsx bench/mcp.ts [seconds-per-run] [clients] [--warmup <seconds>] [--sdk] [--json <file>]
- *                           [--profile <file>]
+ *                           [--profile <prefix>]
  *
  * Each run is preceded by an uncounted warm-up of the same calls (`--warmup`, 2 s by default):
  * without it the first routes measured ran colder code than the later ones.
  *
  * `--json <file>` writes every number printed, with the date, Node's version, the CPU, the git
- * commit and the configuration. `--profile <file>` writes a CPU profile (.cpuprofile) of the
- * writ-mcp phase alone.
+ * commit and the configuration. `--profile <prefix>` writes a CPU profile of each phase's measured
+ * calls, `<prefix>-<phase>.cpuprofile` (`npx tsx bench/lib/profile.ts <file>` summarizes one).
  */
 import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -220,14 +220,10 @@ interface Measured {
 }
 
 /**
- * `clients` loops calling `once` (true: success) for `seconds`, after the warm-up and then
- * `warm()`; prints and returns the numbers.
+ * `clients` loops calling `once` (true: success) for `seconds`, after the warm-up; prints and
+ * returns the numbers. With `--profile`, the measured calls (not the warm-up) are profiled.
  */
-async function measure(
-  label: string,
-  once: (worker: number) => Promise<boolean>,
-  warm: () => Promise<void> = async () => undefined,
-): Promise<Measured> {
+async function measure(label: string, once: (worker: number) => Promise<boolean>): Promise<Measured> {
   // Uncounted first: every route runs its code warm (the first measured is not penalized).
   const warmUntil = performance.now() + warmup * 1000;
   await Promise.all(
@@ -235,7 +231,12 @@ async function measure(
       while (performance.now() < warmUntil) await once(worker);
     }),
   );
-  await warm();
+  const session = cli.values.profile === undefined ? undefined : new Session();
+  if (session !== undefined) {
+    session.connect();
+    await session.post("Profiler.enable");
+    await session.post("Profiler.start");
+  }
   const latencies: number[] = [];
   const deadline = performance.now() + seconds * 1000;
   const cpuBefore = process.cpuUsage();
@@ -250,6 +251,13 @@ async function measure(
     }),
   );
   const cpu = process.cpuUsage(cpuBefore);
+  if (session !== undefined) {
+    const { profile } = await session.post("Profiler.stop");
+    const file = `${cli.values.profile}-${label}.cpuprofile`;
+    await writeFile(file, JSON.stringify(profile));
+    session.disconnect();
+    console.log(`profile of ${label}: ${file}`);
+  }
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
   const measured = {
@@ -271,28 +279,10 @@ async function run(
   url: string,
   tool: string,
   headers: Record<string, string> = {},
-  profile?: string,
   connectWith: typeof connect = connect,
 ): Promise<Measured> {
   const pool = await Promise.all(Array.from({ length: clients }, () => connectWith(url, headers)));
-  const session = profile === undefined ? undefined : new Session();
-  // The profile covers the measured calls, not the warm-up.
-  const measured = await measure(
-    label,
-    async (worker) => (await pool[worker]?.call(tool)) === true,
-    async () => {
-      if (session === undefined) return;
-      session.connect();
-      await session.post("Profiler.enable");
-      await session.post("Profiler.start");
-    },
-  );
-  if (session && profile !== undefined) {
-    const { profile: taken } = await session.post("Profiler.stop");
-    await writeFile(profile, JSON.stringify(taken));
-    session.disconnect();
-    console.log(`profile of ${label}: ${profile}`);
-  }
+  const measured = await measure(label, async (worker) => (await pool[worker]?.call(tool)) === true);
   for (const client of pool) await client.close();
   return measured;
 }
@@ -340,13 +330,7 @@ try {
   );
   const direct = await run("direct", upstreamUrl, "echo_direct");
   const api = await viaApi("writ-api");
-  const writ = await run(
-    "writ-mcp",
-    `${running.url}/mcp`,
-    "echo",
-    { authorization: `Bearer ${token}` },
-    cli.values.profile,
-  );
+  const writ = await run("writ-mcp", `${running.url}/mcp`, "echo", { authorization: `Bearer ${token}` });
   // The fast path off and on in turns after the first writ-mcp run (which warmed the code up),
   // off-on-on-off so that neither side gains from running later; the less loaded run of each
   // side is kept (the machine may be shared).
@@ -367,7 +351,6 @@ try {
     `${running.url}/mcp`,
     "echo",
     { authorization: `Bearer ${token}` },
-    undefined,
     connectModern,
   );
   if (modernInitializes > 0) throw new Error(`the 2026-07-28 clients sent ${modernInitializes} initialize`);

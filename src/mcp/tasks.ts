@@ -34,7 +34,6 @@ import {
   inputResponse,
   ProtocolError,
 } from "@modelcontextprotocol/server";
-import { z } from "zod";
 import { readApproval } from "../approvals/index.ts";
 import type { CallObserver } from "../core/handlers.ts";
 import { isRecord } from "../core/json.ts";
@@ -60,15 +59,15 @@ const TASK_TTL_MS = 60 * 60_000;
 /** The polling interval a task suggests. */
 const POLL_INTERVAL_MS = 1_000;
 
-const tasksCapabilitySchema = z.object({
-  [CLIENT_CAPABILITIES_META_KEY]: z.object({
-    extensions: z.object({ [TASKS_EXTENSION]: z.object({}).passthrough() }),
-  }),
-});
-
-/** Whether a request's `_meta` envelope declares the tasks extension. */
+/**
+ * Whether a request's `_meta` envelope declares the tasks extension (its client capabilities'
+ * `extensions` name it with an object). Read with type guards: a zod schema would answer the same
+ * with a failing parse, and its error, for every request that does not declare it.
+ */
 export function declaresTasks(envelope: unknown): boolean {
-  return tasksCapabilitySchema.safeParse(envelope).success;
+  const capabilities = isRecord(envelope) ? envelope[CLIENT_CAPABILITIES_META_KEY] : undefined;
+  const extensions = isRecord(capabilities) ? capabilities.extensions : undefined;
+  return isRecord(extensions) && isRecord(extensions[TASKS_EXTENSION]);
 }
 
 /** A `CreateTaskResult`: the task, as a `tools/call` answers it. */
