@@ -14,6 +14,8 @@ export default defineConfig({
     // A WRIT_DATABASE_URL in the developer's shell must not send the tests' gateways to that
     // database: tests pick theirs explicitly (WRIT_TEST_DATABASE_URL, see test/support/postgres.ts).
     env: { WRIT_DATABASE_URL: "" },
+    // What the files of a run share (one PostgreSQL server): test/support/global-setup.ts.
+    globalSetup: ["test/support/global-setup.ts"],
     projects: [
       {
         extends: true,

@@ -96,6 +96,8 @@ afterAll(async () => {
 });
 
 describe("writ policy build and eval", () => {
+  // Through the real binary, as a shell runs it; the other cases run the command in this process
+  // (writInProcess: the same main(), without seconds of node start-up each).
   it("builds a bundle, then evaluates it", async () => {
     const built = await writ(
       ["policy", "build", "policy", "-e", "authz/decision", "-e", "data.authz.allow"],
@@ -123,7 +125,7 @@ describe("writ policy build and eval", () => {
   });
 
   it("writes the bundle where -o says, with the revision -r gives", async () => {
-    const run = await writ(
+    const run = await writInProcess(
       ["policy", "build", "policy", "-e", "authz/allow", "-o", "out/b.tar.gz", "-r", "release-1"],
       root,
     );
@@ -164,7 +166,7 @@ describe("writ policy build and eval", () => {
     expect(ref.code).toBe(0);
     expect(JSON.parse(ref.stdout)).toEqual([{ result: true }]);
 
-    const bindings = await writ(
+    const bindings = await writInProcess(
       ["policy", "eval", "--data", "policy", "some name in data.roles.admins"],
       root,
     );
@@ -349,7 +351,7 @@ describe("writ policy errors", () => {
   });
 
   it("prints compile errors OPA's way and exits 1", async () => {
-    const run = await writ(
+    const run = await writInProcess(
       ["policy", "build", "broken-compile", "-e", "bad/allow", "-o", "broken.tar.gz"],
       root,
     );

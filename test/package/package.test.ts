@@ -19,7 +19,10 @@
  * Speed: the dependencies are installed with --prefer-offline from npm's cache, with
  * --ignore-scripts; better-sqlite3's native addon is then taken from the checkout's own
  * node_modules when that holds the same version (built from source by `npm install` there, for
- * this Node), and compiled from source (`npm rebuild`, minutes) only when it does not.
+ * this Node), and compiled from source (`npm rebuild`, minutes) only when it does not. Once it is
+ * installed, its three parts run side by side (each in files and folders of its own): the cases
+ * of the installed package one after another, the backend's, and the walkthrough's. Most of their
+ * time is spent waiting for the processes they start.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -129,8 +132,9 @@ async function stop(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-describe("the installed package", () => {
-  it("ships compiled JavaScript and no TypeScript sources", async () => {
+describe.concurrent("the installed package", () => {
+  // One after another (it.sequential), beside the other two parts.
+  it.sequential("ships compiled JavaScript and no TypeScript sources", async () => {
     const files = await readdir(installed, { recursive: true });
     expect(files).toContain(path.join("dist", "executor", "index.js"));
     expect(files).toContain(path.join("dist", "executor", "index.d.ts"));
@@ -145,7 +149,7 @@ describe("the installed package", () => {
     expect(files.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))).toEqual([]);
   });
 
-  it("imports writ/executor from ESM", async () => {
+  it.sequential("imports writ/executor from ESM", async () => {
     const names = await node([
       "--input-type=module",
       "-e",
@@ -156,7 +160,7 @@ describe("the installed package", () => {
     );
   });
 
-  it("requires writ/executor and writ from CommonJS, and imports writ/rego there", async () => {
+  it.sequential("requires writ/executor and writ from CommonJS, and imports writ/rego there", async () => {
     await writeFile(
       path.join(app, "check.cjs"),
       `const { verifyGrant, MemoryReplayCache } = require("writ/executor");
@@ -178,7 +182,7 @@ Promise.all([import("writ"), import("writ/rego")]).then(([writ, regoModule]) =>
     });
   });
 
-  it("types the entry points for TypeScript projects, ESM and CommonJS", async () => {
+  it.sequential("types the entry points for TypeScript projects, ESM and CommonJS", async () => {
     await writeFile(
       path.join(app, "typed.mts"),
       `import { type GrantClaims, verifyGrant } from "writ/executor";
@@ -220,7 +224,7 @@ export const verify: typeof verifyGrant = verifyGrant;`,
     ]);
   }, 60_000);
 
-  it("loads no gateway code with writ/executor", async () => {
+  it.sequential("loads no gateway code with writ/executor", async () => {
     const dist = path.join(installed, "dist");
     const loaded = await modulesLoadedBy(path.join(dist, "executor/index.js"), {
       cwd: app,
@@ -231,7 +235,7 @@ export const verify: typeof verifyGrant = verifyGrant;`,
     expect(beyondExecutor(loaded)).toEqual([]);
   });
 
-  it("answers writ --help (the times are printed, not asserted: a shared machine's are noise)", async () => {
+  it.sequential("answers writ --help (the times are printed, not asserted: a shared machine's are noise)", async () => {
     const times: number[] = [];
     for (let i = 0; i < 3; i++) {
       const started = performance.now();
@@ -242,7 +246,7 @@ export const verify: typeof verifyGrant = verifyGrant;`,
     console.log(`writ --help: ${times.map((t) => `${(t / 1000).toFixed(2)} s`).join(", ")}`);
   });
 
-  it("runs writ token without loading the compiler, and describes its options with --help", async () => {
+  it.sequential("runs writ token without loading the compiler, and describes its options with --help", async () => {
     const list = path.join(tmp, "token-modules.txt");
     const hooks = path.join(repoRoot, "test/support/resolved-modules.mjs");
     const { stdout } = await run(
@@ -260,36 +264,31 @@ export const verify: typeof verifyGrant = verifyGrant;`,
     }
   });
 
-  it("has its default configuration where the README says, with the sample policies it names", async () => {
+  it.sequential("has its default configuration where the README says, with the sample policies it names", async () => {
     await copyFile(path.join(installed, "dist/config/writ.default.yaml"), path.join(app, "my-writ.yaml"));
     await cp(path.join(installed, "policies"), path.join(app, "policies"), { recursive: true });
     const { stdout } = await run(writ, ["config", "check", "--config", "my-writ.yaml"], { cwd: app });
     expect(stdout).toContain(`policy in ${path.join(app, "policies")}`);
   });
 
-  it("serves the embedded default from an empty folder, cold, without compiling, and runs a call through it", async () => {
-    // Each start is a fresh process in a fresh folder (no .writ/ yet): the sample policies load
-    // from the entry the build precompiled into dist/policy/compiled/, never compiled here.
-    const times: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      const empty = path.join(tmp, `empty-${i}`);
-      await mkdir(empty);
-      const started = performance.now();
-      const serve = start(writ, ["serve", "--port", "0"], { cwd: empty }, /listening on (\S+)/);
-      const [, url = ""] = await serve.ready;
-      const health = await fetch(`${url}/healthz`);
-      times.push(performance.now() - started);
-      expect(health.status).toBe(200);
-      if (i === 0) await proposeThrough(url, empty);
-      await stop(serve.child);
-      expect(serve.child.exitCode).toBe(0);
-      // Nothing was compiled: the writable cache (.writ/policy-cache/) was never needed.
-      expect((await readdir(path.join(empty, ".writ"))).includes("policy-cache")).toBe(false);
-    }
+  it.sequential("serves the embedded default from an empty folder, cold, without compiling, and runs a call through it", async () => {
+    // A fresh process in a fresh folder (no .writ/ yet): the sample policies load from the entry
+    // the build precompiled into dist/policy/compiled/, never compiled here.
+    const empty = path.join(tmp, "empty");
+    await mkdir(empty);
+    const started = performance.now();
+    const serve = start(writ, ["serve", "--port", "0"], { cwd: empty }, /listening on (\S+)/);
+    const [, url = ""] = await serve.ready;
+    const health = await fetch(`${url}/healthz`);
+    const time = performance.now() - started;
+    expect(health.status).toBe(200);
+    await proposeThrough(url, empty);
+    await stop(serve.child);
+    expect(serve.child.exitCode).toBe(0);
+    // Nothing was compiled: the writable cache (.writ/policy-cache/) was never needed.
+    expect((await readdir(path.join(empty, ".writ"))).includes("policy-cache")).toBe(false);
     // Printed for the record; the start time is measured on purpose in bench/, never asserted.
-    console.log(
-      `writ serve, cold start to /healthz: ${times.map((t) => `${(t / 1000).toFixed(2)} s`).join(", ")}`,
-    );
+    console.log(`writ serve, cold start to /healthz: ${(time / 1000).toFixed(2)} s`);
   });
 });
 
@@ -309,7 +308,7 @@ async function proposeThrough(url: string, cwd: string): Promise<void> {
   expect(outcome.result?.structured_content).toHaveProperty("content");
 }
 
-describe("the README's plain-Node backend (examples/backend/server.mjs)", () => {
+describe.concurrent("the README's plain-Node backend (examples/backend/server.mjs)", () => {
   let gw: TestGateway;
   let backendUrl: string;
 
@@ -373,6 +372,6 @@ describe("the README's plain-Node backend (examples/backend/server.mjs)", () => 
   });
 });
 
-describe("the README's walkthrough, from zero to your own tool (test/package/walkthrough.ts)", () => {
+describe.concurrent("the README's walkthrough, from zero to your own tool (test/package/walkthrough.ts)", () => {
   walkthroughTests(() => app);
 });

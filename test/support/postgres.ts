@@ -4,6 +4,9 @@
  * the `postgres` OS user when the tests run as root (initdb refuses root).
  *
  * - `WRIT_TEST_DATABASE_URL` set: that server is used instead (nothing is started).
+ * - Under `npm test`: one server for the whole run, started when a file first asks for it and
+ *   stopped after the last file ({@link WRIT_TEST_POSTGRES_BROKER}, test/support/global-setup.ts):
+ *   `initdb` and a start cost seconds each, several times over when every file started its own.
  * - No PostgreSQL binaries and no URL: {@link postgresUnavailable} says why, and the PostgreSQL
  *   tests skip (`.ci/run` installs Debian's `postgresql`, so CI runs them).
  *
@@ -26,6 +29,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
+import { z } from "zod";
 import { freePort } from "./ports.ts";
 
 const run = promisify(execFile);
@@ -50,8 +54,11 @@ export const postgresUnavailable: string | undefined =
 export interface TestPostgres {
   /** A URL of the server's `postgres` database (superuser). */
   adminUrl: string;
-  /** Creates a fresh, empty database and returns its URL. */
-  createDatabase(prefix?: string): Promise<string>;
+  /**
+   * Creates a fresh database and returns its URL: empty, or a copy of `template` (the URL of a
+   * database of this server that nobody is connected to), e.g. one migrated once for many tests.
+   */
+  createDatabase(prefix?: string, template?: string): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -72,12 +79,23 @@ function asPostgresUser(command: string, args: string[]): [string, string[]] {
     : [command, args];
 }
 
-async function createDatabaseOn(adminUrl: string, prefix: string): Promise<string> {
+const versionSchema = z.object({ server_version_num: z.coerce.number() });
+
+async function createDatabaseOn(adminUrl: string, prefix: string, template?: string): Promise<string> {
   const name = `${prefix}_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    await client.query(`CREATE DATABASE ${name}`);
+    let copy = "";
+    if (template !== undefined) {
+      const source = new URL(template).pathname.slice(1);
+      if (!/^\w+$/.test(source)) throw new Error(`not a database of the test server: ${template}`);
+      const [row] = (await client.query("SHOW server_version_num")).rows;
+      // PostgreSQL 15+ copies a small database's files faster than it logs each of its blocks.
+      const fileCopy = versionSchema.parse(row).server_version_num >= 150000;
+      copy = ` TEMPLATE ${source}${fileCopy ? " STRATEGY FILE_COPY" : ""}`;
+    }
+    await client.query(`CREATE DATABASE ${name}${copy}`);
   } finally {
     await client.end();
   }
@@ -94,16 +112,47 @@ export interface TestPostgresOptions {
   durable?: boolean;
 }
 
-/** Starts a server (or attaches to `WRIT_TEST_DATABASE_URL`). */
+/**
+ * The environment variable holding the URL of the run's PostgreSQL broker: an HTTP server on
+ * 127.0.0.1 in vitest's main process that starts one server on the first request and answers
+ * every request with its admin URL (test/support/postgres-broker.ts).
+ */
+export const WRIT_TEST_POSTGRES_BROKER = "WRIT_TEST_POSTGRES_BROKER";
+
+/** A server this process does not own: {@link TestPostgres.stop} leaves it running. */
+function attached(adminUrl: string): TestPostgres {
+  return {
+    adminUrl,
+    createDatabase: (prefix = "writ_test", template) => createDatabaseOn(adminUrl, prefix, template),
+    stop: async () => {},
+  };
+}
+
+/** The admin URL of the run's server, from the broker at `broker` (which starts it if need be). */
+async function brokeredAdminUrl(broker: string): Promise<string> {
+  const response = await fetch(broker);
+  const answer = z.object({ adminUrl: z.string() }).or(z.object({ error: z.string() }));
+  const body = answer.parse(await response.json());
+  if ("error" in body) throw new Error(`the run's PostgreSQL server did not start:\n${body.error}`);
+  return body.adminUrl;
+}
+
+/**
+ * A server for a test file: `WRIT_TEST_DATABASE_URL`'s, else the run's (shared, see above), else
+ * (outside `npm test`, or `durable`) one of its own.
+ */
 export async function startTestPostgres(options: TestPostgresOptions = {}): Promise<TestPostgres> {
   const given = process.env.WRIT_TEST_DATABASE_URL;
-  if (given !== undefined) {
-    return {
-      adminUrl: given,
-      createDatabase: (prefix = "writ_test") => createDatabaseOn(given, prefix),
-      stop: async () => {},
-    };
+  if (given !== undefined) return attached(given);
+  const broker = process.env[WRIT_TEST_POSTGRES_BROKER];
+  if (broker !== undefined && broker !== "" && options.durable !== true) {
+    return attached(await brokeredAdminUrl(broker));
   }
+  return startPostgresServer(options);
+}
+
+/** Starts a server of its own, in a temp folder; `stop` ends it and removes the folder. */
+export async function startPostgresServer(options: TestPostgresOptions = {}): Promise<TestPostgres> {
   const bin = binDir();
   if (bin === undefined) throw new Error(postgresUnavailable);
   const root = mkdtempSync(path.join(tmpdir(), "writ-pg-"));
@@ -170,7 +219,7 @@ export async function startTestPostgres(options: TestPostgresOptions = {}): Prom
   }
   return {
     adminUrl,
-    createDatabase: (prefix = "writ_test") => createDatabaseOn(adminUrl, prefix),
+    createDatabase: (prefix = "writ_test", template) => createDatabaseOn(adminUrl, prefix, template),
     async stop() {
       // SIGQUIT to the postmaster (not to runuser, which does not pass it on): immediate
       // shutdown, no checkpoint (the data folder is thrown away).
