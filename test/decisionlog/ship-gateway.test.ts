@@ -80,19 +80,24 @@ it("ships every entry exactly once, in seq order, through failed uploads and res
   // then takes the first decisions; then it fails every upload until the gateway is stopped.
   service.plan = ["500", "drop"];
   const first = await startShipping();
-  await decide(first, 3);
-  await shippedBy(first, 3);
-  expect(service.failed).toBe(2);
-  service.otherwise = "500";
-  await decide(first, 3);
-  // The lag is measured at each attempt: the last three entries wait.
-  const failedMetrics = await waitFor("the lag of the last entries", async () => {
-    const text = await metricsText(first);
-    return sample(text, "writ_decision_log_ship_lag_entries") === 3 ? text : undefined;
-  });
-  expect(sample(failedMetrics, 'writ_decision_log_ship_failures_total{reason="status"}')).toBeGreaterThan(1);
-  expect(sample(failedMetrics, 'writ_decision_log_ship_failures_total{reason="network"}')).toBe(1);
-  await first.close();
+  try {
+    await decide(first, 3);
+    await shippedBy(first, 3);
+    expect(service.failed).toBe(2);
+    service.otherwise = "500";
+    await decide(first, 3);
+    // The lag is measured at each attempt: the last three entries wait, and the attempt's failure
+    // is counted once its answer came (the lag may be read before it).
+    const failedMetrics = await waitFor("the lag of the last entries and their failed upload", async () => {
+      const text = await metricsText(first);
+      const lag = sample(text, "writ_decision_log_ship_lag_entries");
+      const failures = sample(text, 'writ_decision_log_ship_failures_total{reason="status"}');
+      return lag === 3 && failures > 1 ? text : undefined;
+    });
+    expect(sample(failedMetrics, 'writ_decision_log_ship_failures_total{reason="network"}')).toBe(1);
+  } finally {
+    await first.close();
+  }
   expect(service.events().map((e) => e.req_id)).toEqual([1, 2, 3]);
 
   // Second gateway on the same file: the service is back; it resumes after seq 3 (the cursor in
