@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { WritError } from "../core/errors.ts";
-import { jsonText, parseStored } from "./rows.ts";
+import { jsonText, parseStored, storedJsonText } from "./rows.ts";
 import { raw, type Sql, sql } from "./sql.ts";
 import type { SqlAccess } from "./sql-access.ts";
 
@@ -68,17 +68,7 @@ const newSessionSchema = z.object({
   expires_at: z.date(),
 });
 
-const stringsText = z
-  .string()
-  .transform((text, ctx) => {
-    try {
-      return JSON.parse(text);
-    } catch {
-      ctx.addIssue({ code: "custom", message: "not JSON" });
-      return z.NEVER;
-    }
-  })
-  .pipe(z.array(z.string()));
+const stringsText = storedJsonText.pipe(z.array(z.string()));
 
 const sessionRowSchema = z.object({
   id_hash: z.string(),

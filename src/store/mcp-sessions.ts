@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { WritError } from "../core/errors.ts";
-import { jsonText, parseStored } from "./rows.ts";
+import { jsonText, parseStored, storedJsonText } from "./rows.ts";
 import { type Sql, sql } from "./sql.ts";
 import type { SqlAccess } from "./sql-access.ts";
 
@@ -60,17 +60,7 @@ export interface McpSessionStore {
 
 const idHashSchema = z.string().regex(/^[0-9a-f]{64}$/);
 
-const jsonObjectText = z
-  .string()
-  .transform((text, ctx) => {
-    try {
-      return JSON.parse(text);
-    } catch {
-      ctx.addIssue({ code: "custom", message: "not JSON" });
-      return z.NEVER;
-    }
-  })
-  .pipe(z.record(z.string(), z.unknown()));
+const jsonObjectText = storedJsonText.pipe(z.record(z.string(), z.unknown()));
 
 const sessionRowSchema = z.object({
   id_hash: z.string(),

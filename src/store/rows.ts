@@ -9,6 +9,16 @@ import { WritError } from "../core/errors.ts";
 export const versionRowSchema = z.object({ version: z.number().int() });
 export const lastRowSchema = z.object({ seq: z.number().int().positive(), hash: z.string() });
 
+/** JSON text read back from a column, parsed (a custom issue when it is not JSON); pipe it to its shape. */
+export const storedJsonText = z.string().transform((text, ctx): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    ctx.addIssue({ code: "custom", message: "not JSON" });
+    return z.NEVER;
+  }
+});
+
 export function validDate(date: Date): boolean {
   return date instanceof Date && !Number.isNaN(date.getTime());
 }

@@ -4,9 +4,9 @@
  * another session is still refused read_first (the default configuration's reads_of_path).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { canonicalCall, onlyOutcome, readForEdit, WS } from "../e2e/api.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { postgresUnavailable, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
+import { proposeIn, SUM_READ, sumEdit } from "./two-gateways.ts";
 
 describe.skipIf(postgresUnavailable !== undefined)(
   "history facts across two instances on one PostgreSQL",
@@ -35,29 +35,15 @@ describe.skipIf(postgresUnavailable !== undefined)(
       // Each test gateway trusts its own identity provider: alice has a token for each.
       const onA = await a.token("alice");
       const onB = await b.token("alice");
-      const edit = {
-        workspace: WS,
-        path: "src/sum.ts",
-        base_hash: await readForEdit(a, onA, "src/sum.ts"),
-        before: "a - b",
-        after: "a + b",
-      };
-      const proposeOn = async (gw: TestGateway, token: string, tool: string, args: object, session: string) =>
-        onlyOutcome(
-          await gw.propose(token, {
-            format: "canonical",
-            payload: canonicalCall(tool, { ...args }),
-            session,
-          }),
-        );
+      const edit = await sumEdit(a, onA);
 
-      const before = await proposeOn(b, onB, "repo.propose_edit", edit, "shared");
+      const before = await proposeIn(b, onB, "repo.propose_edit", edit, "shared");
       expect(before.reasons.map((r) => r.code)).toEqual(["read_first"]);
-      const read = await proposeOn(a, onA, "repo.read", { workspace: WS, path: "src/sum.ts" }, "shared");
+      const read = await proposeIn(a, onA, "repo.read", SUM_READ, "shared");
       expect(read.decision).toBe("allow");
-      const after = await proposeOn(b, onB, "repo.propose_edit", edit, "shared");
+      const after = await proposeIn(b, onB, "repo.propose_edit", edit, "shared");
       expect(after.decision).toBe("allow");
-      const other = await proposeOn(b, onB, "repo.propose_edit", edit, "another");
+      const other = await proposeIn(b, onB, "repo.propose_edit", edit, "another");
       expect(other.reasons.map((r) => r.code)).toEqual(["read_first"]);
     });
   },

@@ -7,8 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { canonicalCall, type Outcome, onlyOutcome, readForEdit, WS } from "../e2e/api.ts";
+import type { Outcome } from "../e2e/api.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { proposeIn, SUM_READ, sumEdit } from "./two-gateways.ts";
 
 const loggedReads = z.object({
   context: z.object({ history: z.object({ reads_of_path: z.object({ count: z.number() }) }) }),
@@ -32,38 +33,28 @@ describe("history facts across two gateways on one SQLite file", () => {
     // Each test gateway trusts its own identity provider: alice has a token for each.
     const onA = await a.token("alice");
     const onB = await b.token("alice");
-    const edit = {
-      workspace: WS,
-      path: "src/sum.ts",
-      base_hash: await readForEdit(a, onA, "src/sum.ts"),
-      before: "a - b",
-      after: "a + b",
-    };
-    const proposeOn = async (gw: TestGateway, token: string, tool: string, args: object, session: string) =>
-      onlyOutcome(
-        await gw.propose(token, { format: "canonical", payload: canonicalCall(tool, { ...args }), session }),
-      );
+    const edit = await sumEdit(a, onA);
     const reads = async (gw: TestGateway, outcome: Outcome) =>
       loggedReads.parse((await gw.gateway.log.get(outcome.decision_id))?.input).context.history.reads_of_path
         .count;
-    const read = () => proposeOn(a, onA, "repo.read", { workspace: WS, path: "src/sum.ts" }, "shared");
+    const read = () => proposeIn(a, onA, "repo.read", SUM_READ, "shared");
 
-    const before = await proposeOn(b, onB, "repo.propose_edit", edit, "shared");
+    const before = await proposeIn(b, onB, "repo.propose_edit", edit, "shared");
     expect(before.reasons.map((r) => r.code)).toEqual(["read_first"]);
     expect((await read()).decision).toBe("allow");
-    const after = await proposeOn(b, onB, "repo.propose_edit", edit, "shared");
+    const after = await proposeIn(b, onB, "repo.propose_edit", edit, "shared");
     expect(after.decision).toBe("allow");
     expect(await reads(b, after)).toBe(1);
 
     // A's own reads, counted from its memory: each once.
     const second = await read();
     expect(await reads(a, second)).toBe(1);
-    const onItsOwn = await proposeOn(a, onA, "repo.propose_edit", edit, "shared");
+    const onItsOwn = await proposeIn(a, onA, "repo.propose_edit", edit, "shared");
     expect(await reads(a, onItsOwn)).toBe(2);
     // And B, which read the fact at 1, sees the second read too.
-    expect(await reads(b, await proposeOn(b, onB, "repo.propose_edit", edit, "shared"))).toBe(2);
+    expect(await reads(b, await proposeIn(b, onB, "repo.propose_edit", edit, "shared"))).toBe(2);
 
-    const other = await proposeOn(b, onB, "repo.propose_edit", edit, "another");
+    const other = await proposeIn(b, onB, "repo.propose_edit", edit, "another");
     expect(other.reasons.map((r) => r.code)).toEqual(["read_first"]);
   });
 });
