@@ -12,12 +12,11 @@ import path from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { startTestGateway, type TestGateway, waitForMcpServers } from "../support/gateway.ts";
-import { lateGrantKeys } from "../support/late-grant-keys.ts";
+import { type TestGateway, waitForMcpServers } from "../support/gateway.ts";
 import { BOARD_CONTRACT } from "../support/mcp-notes-board.ts";
 import { MODERN_REVISION, postModern } from "../support/mcp-v2-client.ts";
-import { BOARD_URI, startV2Upstream, type V2Upstream } from "../support/mcp-v2-upstream.ts";
-import { NOTES_POLICY, withNotes } from "./notes-fixture.ts";
+import { BOARD_URI, type V2Upstream } from "../support/mcp-v2-upstream.ts";
+import { NOTES_POLICY, startNotesOnV2Upstream } from "./notes-fixture.ts";
 
 /** The notes policy, with the board readable by editors only. */
 const POLICY = NOTES_POLICY.replace(
@@ -36,17 +35,7 @@ beforeAll(async () => {
   policyDir = await mkdtemp(path.join(os.tmpdir(), "writ-listen-resources-"));
   await mkdir(path.join(policyDir, "writ"));
   await writeFile(path.join(policyDir, "writ", "decision.rego"), POLICY);
-  const { keys, bind } = lateGrantKeys();
-  upstream = await startV2Upstream(keys);
-  const notes = withNotes({ transport: "http", url: upstream.url }, policyDir);
-  gw = await startTestGateway({
-    configure: (document) => {
-      const configured = notes(document);
-      const tools = Array.isArray(configured.tools) ? configured.tools : [];
-      return { ...configured, tools: [...tools, BOARD_CONTRACT] };
-    },
-  });
-  bind(gw.jwksUrl);
+  ({ gw, upstream } = await startNotesOnV2Upstream(policyDir, [BOARD_CONTRACT]));
   await waitForMcpServers(gw);
 }, 60_000);
 

@@ -14,11 +14,10 @@ import {
 } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { startTestGateway, type TestGateway } from "../support/gateway.ts";
-import { lateGrantKeys } from "../support/late-grant-keys.ts";
+import type { TestGateway } from "../support/gateway.ts";
 import { MODERN_REVISION, postModern } from "../support/mcp-v2-client.ts";
-import { startV2Upstream, type V2Upstream } from "../support/mcp-v2-upstream.ts";
-import { NOTES_POLICY, notesPolicyDir, withNotes } from "./notes-fixture.ts";
+import type { V2Upstream } from "../support/mcp-v2-upstream.ts";
+import { NOTES_POLICY, notesPolicyDir, startNotesOnV2Upstream } from "./notes-fixture.ts";
 
 let policyDir: string;
 let upstream: V2Upstream;
@@ -26,10 +25,7 @@ let gw: TestGateway;
 
 beforeAll(async () => {
   policyDir = await notesPolicyDir();
-  const { keys, bind } = lateGrantKeys();
-  upstream = await startV2Upstream(keys);
-  gw = await startTestGateway({ configure: withNotes({ transport: "http", url: upstream.url }, policyDir) });
-  bind(gw.jwksUrl);
+  ({ gw, upstream } = await startNotesOnV2Upstream(policyDir));
 }, 60_000);
 
 afterAll(async () => {

@@ -6,6 +6,9 @@
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { lateGrantKeys } from "../support/late-grant-keys.ts";
+import { startV2Upstream, type V2Upstream } from "../support/mcp-v2-upstream.ts";
 
 export const NOTES_POLICY = `package writ
 
@@ -115,4 +118,27 @@ export function withNotes(server: Record<string, unknown>, policyDir: string) {
       policy: { ...policy, dir: policyDir },
     };
   };
+}
+
+/**
+ * A gateway serving the notes contracts (and `extraTools`) from `policyDir`, fronting the v2
+ * test upstream over HTTP; the upstream checks grants against the gateway's keys, bound once it
+ * listens. The caller closes both.
+ */
+export async function startNotesOnV2Upstream(
+  policyDir: string,
+  extraTools: readonly unknown[] = [],
+): Promise<{ gw: TestGateway; upstream: V2Upstream }> {
+  const { keys, bind } = lateGrantKeys();
+  const upstream = await startV2Upstream(keys);
+  const notes = withNotes({ transport: "http", url: upstream.url }, policyDir);
+  const gw = await startTestGateway({
+    configure: (document) => {
+      const configured = notes(document);
+      const tools = Array.isArray(configured.tools) ? configured.tools : [];
+      return { ...configured, tools: [...tools, ...extraTools] };
+    },
+  });
+  bind(gw.jwksUrl);
+  return { gw, upstream };
 }

@@ -15,11 +15,10 @@ import {
 } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { startTestGateway, type TestGateway } from "../support/gateway.ts";
-import { lateGrantKeys } from "../support/late-grant-keys.ts";
+import type { TestGateway } from "../support/gateway.ts";
 import { MODERN_REVISION, postModern } from "../support/mcp-v2-client.ts";
-import { startV2Upstream, type V2Upstream } from "../support/mcp-v2-upstream.ts";
-import { NOTES_POLICY, notesPolicyDir, withNotes } from "./notes-fixture.ts";
+import type { V2Upstream } from "../support/mcp-v2-upstream.ts";
+import { NOTES_POLICY, notesPolicyDir, startNotesOnV2Upstream } from "./notes-fixture.ts";
 
 const LABEL_CONTRACT = {
   name: "notes.label",
@@ -49,16 +48,7 @@ beforeAll(async () => {
     'input.action.name in {"notes.read", "notes.label"}',
   );
   await writeFile(path.join(policyDir, "writ", "decision.rego"), policy);
-  const { keys, bind } = lateGrantKeys();
-  upstream = await startV2Upstream(keys);
-  const notes = withNotes({ transport: "http", url: upstream.url }, policyDir);
-  gw = await startTestGateway({
-    configure: (document) => {
-      const configured = notes(document);
-      return { ...configured, tools: [...z.array(z.unknown()).parse(configured.tools), LABEL_CONTRACT] };
-    },
-  });
-  bind(gw.jwksUrl);
+  ({ gw, upstream } = await startNotesOnV2Upstream(policyDir, [LABEL_CONTRACT]));
 }, 60_000);
 
 afterAll(async () => {
