@@ -11,8 +11,9 @@
  * - `node_modules/.bin/writ --help` answers quickly;
  * - `writ serve` in a folder with no configuration starts the embedded default (sample policies,
  *   demo repository) and runs a call through the whole pipeline, its decision logged by the
- *   SQLite writer thread loaded from dist/; started cold, it answers /healthz in under 2 s (the
- *   sample policies precompiled by the build, so neither the compiler nor binaryen loads);
+ *   SQLite writer thread loaded from dist/; started cold, it answers /healthz without compiling
+ *   (the sample policies precompiled by the build, so neither the compiler nor binaryen loads;
+ *   the start's time is printed, and measured in bench/startup.ts);
  * - the README's plain-Node backend (examples/backend/server.mjs) runs a call the gateway
  *   dispatches to it with a real grant, and refuses that grant for other arguments or twice.
  *

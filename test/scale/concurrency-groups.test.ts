@@ -54,7 +54,7 @@ describe.skipIf(postgresUnavailable !== undefined)("concurrency groups across tw
     });
     [a, b] = await Promise.all([deployment.start(), deployment.start()]);
     token = await deployment.token("alice");
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await deployment?.close();
     await backend?.close();

@@ -22,7 +22,7 @@ describe("Writ on SQLite killed with SIGKILL mid-load", () => {
     tmp = await mkdtemp(path.join(os.tmpdir(), "writ-crash-"));
     file = path.join(tmp, "writ.db");
     deployment = await startDeployment({ sqlite: file });
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await deployment?.close();
     await rm(tmp, { recursive: true, force: true });
@@ -50,5 +50,5 @@ describe("Writ on SQLite killed with SIGKILL mid-load", () => {
     } finally {
       await store.close();
     }
-  }, 60_000);
+  }, 120_000);
 });

@@ -64,7 +64,7 @@ describe.skipIf(postgresUnavailable !== undefined)("two Writ instances on one Po
     [a, b] = await Promise.all([deployment.start(), deployment.start()]);
     alice = await deployment.token("alice");
     carol = await deployment.token("carol", ["maintainer"]);
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await deployment?.close();
     await server?.stop();
@@ -215,5 +215,5 @@ describe.skipIf(postgresUnavailable !== undefined)("two Writ instances on one Po
       15_000,
     );
     expect(after).not.toBe(before);
-  }, 30_000);
+  }, 120_000);
 });

@@ -44,6 +44,8 @@ export interface Deployment {
 }
 
 const LISTENING = /writ listening on (http:\/\/\S+)/;
+/** How long a `writ serve` child may take to listen: generous, since a loaded CI machine starts tsx slowly. */
+const START_LIMIT_S = 90;
 
 /**
  * `configure` changes the configuration document before it is written (tools, scheduling, …);
@@ -126,8 +128,8 @@ export async function startWrit(configFile: string): Promise<WritProcess> {
     let stdout = "";
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`writ serve did not start within 30 s:\n${stderr}`));
-    }, 30_000);
+      reject(new Error(`writ serve did not start within ${START_LIMIT_S} s:\n${stderr}`));
+    }, START_LIMIT_S * 1000);
     child.stdout?.on("data", (chunk: Buffer) => {
       stdout += chunk.toString();
       const match = LISTENING.exec(stdout);
