@@ -7,6 +7,7 @@
  */
 import { parentPort } from "node:worker_threads";
 import { WritError } from "../core/errors.ts";
+import { followFile, unfollowFile, WRITER_CHECKPOINT_PAGES } from "./sqlite-checkpointer.ts";
 import { runClonedWrite, SqliteConnection } from "./sqlite-connection.ts";
 import { plainError } from "./sqlite-plain-error.ts";
 import type { FromWriter, ToWriter } from "./sqlite-writer-protocol.ts";
@@ -14,7 +15,7 @@ import type { FromWriter, ToWriter } from "./sqlite-writer-protocol.ts";
 const port = parentPort;
 if (port === null) throw new Error("sqlite-writer-worker.ts runs as a worker thread");
 
-const connections = new Map<number, SqliteConnection>();
+const connections = new Map<number, { conn: SqliteConnection; location: string }>();
 let queue: ToWriter[] = [];
 let scheduled = false;
 
@@ -55,14 +56,22 @@ function runQueue(): void {
     flush();
     if (message.type === "open") {
       try {
-        connections.set(message.store, new SqliteConnection(message.location, message.options));
+        const conn = new SqliteConnection(message.location, message.options);
+        // Checkpoints run in the checkpoint thread, not in this thread's commits.
+        conn.db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
+        connections.set(message.store, { conn, location: message.location });
+        followFile(message.location, message.options);
         reply({ id: message.id, ok: true, value: null });
       } catch (error) {
         fail(message.id, error);
       }
     } else {
-      connections.get(message.store)?.close();
+      const open = connections.get(message.store);
       connections.delete(message.store);
+      if (open !== undefined) {
+        open.conn.close();
+        unfollowFile(open.location);
+      }
       reply({ id: message.id, ok: true, value: null });
     }
   }
@@ -73,7 +82,7 @@ function runQueue(): void {
 class GroupAborted extends Error {}
 
 function runGroup(store: number, calls: Extract<ToWriter, { type: "call" }>[]): void {
-  const conn = connections.get(store);
+  const conn = connections.get(store)?.conn;
   if (conn === undefined) {
     const closed = new WritError("internal", "the store's writer connection is closed", {
       suggestedFix: "open a new store instead of reusing a closed one",
