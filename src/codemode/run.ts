@@ -16,6 +16,7 @@ import { randomUUID } from "node:crypto";
 import { jsonDigest } from "../core/digest.ts";
 import { WritError, type WritErrorBody } from "../core/errors.ts";
 import type { ApprovalView, CallOutcome, Gateway } from "../core/gateway.ts";
+import { timeOrderedUuid } from "../core/ids.ts";
 import { isRecord } from "../core/json.ts";
 import type { RunLink, Subject } from "../core/types.ts";
 import { allows, denial, type Evaluation, overrule, visible } from "../pipeline/05-decide.ts";
@@ -108,7 +109,7 @@ function isStopped(detail: unknown): detail is Stopped {
 
 /** Runs `req.code` for `req.subject`: the run's decision, then the program with its calls. */
 export async function runCode(gw: Gateway, req: RunRequest): Promise<RunAnswer> {
-  const link: RunLink = { id: randomUUID(), decision_id: randomUUID() };
+  const link: RunLink = { id: randomUUID(), decision_id: timeOrderedUuid() };
   const decided = await decideRun(gw, req, link);
   if (decided instanceof WritError) {
     const refusal = decided;

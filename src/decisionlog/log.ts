@@ -2,8 +2,9 @@
  * The decision log (DESIGN section 8): one hash-chained entry per decision, written through a
  * `Store`, redacted before it is stored, verifiable end to end and exportable as NDJSON.
  */
-import { randomUUID } from "node:crypto";
+
 import { WritError } from "../core/errors.ts";
+import { timeOrderedUuid } from "../core/ids.ts";
 import type { Condition, DecisionKind, Reason } from "../core/types.ts";
 import {
   GENESIS_HASH,
@@ -335,7 +336,7 @@ export class DecisionLog implements AuditLog {
     const redacted = redact(parts.input, this.#rules);
     const caller = parts.caller_request_id ?? this.requests.callerOf(parts.request_id);
     return {
-      decision_id: parts.decision_id ?? randomUUID(),
+      decision_id: parts.decision_id ?? timeOrderedUuid(),
       timestamp: this.#now().toISOString(),
       path: parts.path,
       input: redacted.input,

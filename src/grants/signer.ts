@@ -16,9 +16,10 @@
  * `reload_interval_s`, from `issue()` and `refresh()`, and in the background with `watch()`), and
  * `rotate()` on any instance is seen by all. Otherwise the keys live in memory only.
  */
-import { randomUUID, sign } from "node:crypto";
+import { sign } from "node:crypto";
 import { z } from "zod";
 import { fieldErrorsFromZod, WritError } from "../core/errors.ts";
+import { timeOrderedUuid } from "../core/ids.ts";
 import { GRANT_TYPE, type GrantClaims } from "../core/types.ts";
 import { grantClaimsSchema } from "../executor/schemas.ts";
 import {
@@ -177,7 +178,7 @@ export class GrantSigner implements GrantIssuer {
     }
     const ttl = Math.min(ttlSeconds ?? this.#config.default_ttl_s, this.#config.max_ttl_s);
     const iat = Math.floor(this.#clock() / 1000);
-    const claims = grantClaims(rest, this.issuer, iat, iat + ttl, randomUUID());
+    const claims = grantClaims(rest, this.issuer, iat, iat + ttl, timeOrderedUuid());
     const key = this.#current();
     const token = signCompactJws(claims, key);
     const kid = key.record.kid;

@@ -7,9 +7,10 @@
  * resource revision) while its request is pending, or approved and not yet collected, gets that
  * request back instead of a new one: the human's decision is not asked for twice.
  */
-import { randomUUID } from "node:crypto";
+
 import { WritError } from "../core/errors.ts";
 import type { ApprovalView, Gateway } from "../core/gateway.ts";
+import { timeOrderedUuid } from "../core/ids.ts";
 import type { PolicyDecision, ProposedCall, Subject } from "../core/types.ts";
 import type { NormalizedCall } from "../normalize/index.ts";
 
@@ -44,7 +45,7 @@ export async function requestApproval(gw: Gateway, p: ApprovalRequestParts): Pro
   const n = p.normalized;
   const { record, created } = await gw.store.openOrCreateApproval(
     {
-      id: randomUUID(),
+      id: timeOrderedUuid(),
       requester: p.subject,
       tool: { name: n.contract.name, version: n.contract.version, call_name: p.call.tool },
       action: n.action,

@@ -4,8 +4,9 @@
  * and a shadow policy told. A proposed call, an approver's decision and a Code Mode run are all
  * decided here, so none of them can skip a stage another takes.
  */
-import { randomUUID } from "node:crypto";
+
 import type { Gateway } from "../core/gateway.ts";
+import { timeOrderedUuid } from "../core/ids.ts";
 import type { CanonicalAction, ResourceContext, ResourceRef, Subject } from "../core/types.ts";
 import { type EvaluatedFacts, evaluationEntry } from "../decisionlog/index.ts";
 import type { Metered } from "../limits/index.ts";
@@ -81,7 +82,7 @@ export async function decideAndLog<T>(
   req: DecideRequest,
   settle: (decision: Decision) => Settled<T> | Promise<Settled<T>>,
 ): Promise<T> {
-  const decisionId = req.decisionId ?? randomUUID();
+  const decisionId = req.decisionId ?? timeOrderedUuid();
   const { traced, subject, action } = req;
   const { context: resource, stored } = await stage("resource", traced, () =>
     req.known === undefined

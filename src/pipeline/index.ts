@@ -22,7 +22,7 @@
  * Each stage call goes through `stage()` (src/observability/tracing.ts): a child span of the
  * request's when OpenTelemetry traces the request, the call itself otherwise.
  */
-import { randomUUID } from "node:crypto";
+
 import { WritError } from "../core/errors.ts";
 import type {
   ApprovalView,
@@ -32,6 +32,7 @@ import type {
   IssuedGrantView,
   ProposalRequest,
 } from "../core/gateway.ts";
+import { timeOrderedUuid } from "../core/ids.ts";
 import type { ProposedCall, Subject } from "../core/types.ts";
 import { refusalEntry } from "../decisionlog/index.ts";
 import { scopeChallenge } from "../discovery/index.ts";
@@ -143,7 +144,7 @@ async function decideCall(gw: Gateway, c: CallToDecide): Promise<CallOutcome> {
 /** Stages 4–8 (`decideAndLog`, which asks `settleCall` for 6 and 7), then with `execute` 9–10. */
 async function decideAndRun(gw: Gateway, c: CallToDecide): Promise<CallOutcome> {
   const { req, call, subject, n } = c;
-  const decisionId = randomUUID();
+  const decisionId = timeOrderedUuid();
   const traced = tracedCall(subject, n.action.name, decisionId);
   const decided = await decideAndLog(
     gw,

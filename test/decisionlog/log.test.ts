@@ -77,8 +77,9 @@ describe("append", () => {
       prev_hash: first.prev_hash,
       hash: first.hash,
     });
+    // A version 7 UUID: time-ordered, so its row goes at the end of the decision id's index.
     expect(first.decision_id).toMatch(
-      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
     );
     expect(first).toMatchObject({
       seq: 1,
