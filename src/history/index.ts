@@ -208,6 +208,7 @@ function keyOf(fact: Fact, call: HistoryCall, digests: Map<string, string>): str
   // JSON.stringify's text is the canonical one when no value is an object (RFC 8785 writes
   // strings and numbers as ECMAScript does); an object's keys must be sorted.
   const text = values.every(flat) ? JSON.stringify(values) : canonicalJson(values);
+  if (text.length > KEPT_TEXT_MAX) return sha256Hex(text);
   let digest = digests.get(text);
   if (digest === undefined) {
     digest = sha256Hex(text);
@@ -217,8 +218,9 @@ function keyOf(fact: Fact, call: HistoryCall, digests: Map<string, string>): str
   return digest;
 }
 
-/** How many key texts' digests are kept (the oldest forgotten first). */
+/** How many key texts' digests are kept (the oldest forgotten first), and the longest text kept. */
 const DIGESTS_KEPT = 4096;
+const KEPT_TEXT_MAX = 1024;
 
 /** A string, a finite number, a boolean or null, or an array of them. */
 function flat(value: unknown): boolean {

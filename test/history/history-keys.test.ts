@@ -41,6 +41,8 @@ describe("history fact keys", () => {
     // The second time from the digests kept; the object's key order does not matter.
     expect(keys({ ...args, filter: { a: 0.1, z: [1, { a: 1, b: 2 }] } })).toEqual(expected);
     expect(keys({ ...args, path: "other" }).by_path).toBe(jsonDigest(["t1", "s-1", "ws-1", "other"]));
+    const long = "x".repeat(5000);
+    expect(keys({ ...args, path: long }).by_path).toBe(jsonDigest(["t1", "s-1", "ws-1", long]));
     expect(keys({ ...args, n: -0 }).by_resource).toBe(
       jsonDigest(["t1", ["workspace", "ws \u00e9\ud800"], 0]),
     );
