@@ -233,7 +233,8 @@ export function writeHistory(
 ): HistoryWrite | undefined {
   const rows = batchHistoryRows(history, stored);
   if (rows.length === 0) return undefined;
-  for (let i = 0; i < rows.length; i += UPSERT_ROWS) db.run(upsertHistoryQuery(rows.slice(i, i + UPSERT_ROWS)));
+  for (let i = 0; i < rows.length; i += UPSERT_ROWS)
+    db.run(upsertHistoryQuery(rows.slice(i, i + UPSERT_ROWS)));
   const [bumped] = db.all(
     sql`INSERT INTO history_writers (writer, version, updated_at)
       VALUES (${writer}, (SELECT COALESCE(MAX(version), 0) + 1 FROM history_writers), ${Date.now()})
