@@ -29,7 +29,9 @@
  *   --slices <n>   instead of rounds: both gateways open at once, n pairs of short runs
  *                  (--slice-seconds each, 1 by default), each pair's order alternating, and
  *                  the ratio of each pair: on a machine whose other load comes and goes, pairs
- *                  a second apart see about the same load, rounds a minute apart do not
+ *                  a second apart see about the same load, rounds a minute apart do not; also
+ *                  each pair's ratio of the process's CPU time a decision (none's / five's),
+ *                  which the machine's other load sways less than the rate
  */
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
@@ -316,26 +318,49 @@ async function interleaved(pairs: number, seconds: number): Promise<void> {
     await runFor(none.request, 2);
     await runFor(five.request, 2);
     const ratios: number[] = [];
-    const totals = { none: 0, five: 0 };
+    const cpuRatios: number[] = [];
+    const totals = { none: 0, five: 0, noneUs: 0, fiveUs: 0 };
     for (let i = 0; i < pairs; i++) {
       const first = i % 2 === 0 ? "none" : "five";
-      const a = await runFor((first === "none" ? none : five).request, seconds);
-      const b = await runFor((first === "none" ? five : none).request, seconds);
-      const [noneCount, fiveCount] = first === "none" ? [a, b] : [b, a];
-      totals.none += noneCount;
-      totals.five += fiveCount;
-      ratios.push(fiveCount / noneCount);
+      const a = await cpuOf(() => runFor((first === "none" ? none : five).request, seconds));
+      const b = await cpuOf(() => runFor((first === "none" ? five : none).request, seconds));
+      const [noneRun, fiveRun] = first === "none" ? [a, b] : [b, a];
+      totals.none += noneRun.decided;
+      totals.five += fiveRun.decided;
+      totals.noneUs += noneRun.us;
+      totals.fiveUs += fiveRun.us;
+      ratios.push(fiveRun.decided / noneRun.decided);
+      cpuRatios.push(noneRun.us / noneRun.decided / (fiveRun.us / fiveRun.decided));
     }
-    ratios.sort((x, y) => x - y);
-    const at = (q: number) =>
-      ratios[Math.min(ratios.length - 1, Math.floor(q * ratios.length))] ?? Number.NaN;
+    const q = quartiles(ratios);
     console.log(
-      `${pairs} pairs of ${seconds} s: five facts / none median ${at(0.5).toFixed(3)}× (quartiles ${at(0.25).toFixed(3)}–${at(0.75).toFixed(3)}, min ${at(0).toFixed(3)}, max ${at(1).toFixed(3)}); in all ${(totals.five / totals.none).toFixed(3)}× (${(totals.five / (pairs * seconds)).toFixed(0)} / ${(totals.none / (pairs * seconds)).toFixed(0)} decisions/s) — ${at(0.5) >= 0.9 ? "PASS" : "FAIL"} (goal ≥ 0.9×)`,
+      `${pairs} pairs of ${seconds} s: five facts / none median ${q.median.toFixed(3)}× (quartiles ${q.low.toFixed(3)}–${q.high.toFixed(3)}, min ${q.min.toFixed(3)}, max ${q.max.toFixed(3)}); in all ${(totals.five / totals.none).toFixed(3)}× (${(totals.five / (pairs * seconds)).toFixed(0)} / ${(totals.none / (pairs * seconds)).toFixed(0)} decisions/s) — ${q.median >= 0.9 ? "PASS" : "FAIL"} (goal ≥ 0.9×)`,
+    );
+    // The process's CPU time a decision (main and writer threads), which the machine's other load
+    // sways less than the rate: none's / five's is the rate ratio of a machine the bench had alone.
+    const c = quartiles(cpuRatios);
+    console.log(
+      `CPU a decision: none / five facts median ${c.median.toFixed(3)}× (quartiles ${c.low.toFixed(3)}–${c.high.toFixed(3)}); in all ${(totals.noneUs / totals.none).toFixed(0)} / ${(totals.fiveUs / totals.five).toFixed(0)} µs`,
     );
   } finally {
     await five.close();
     await none.close();
   }
+}
+
+/** The process's CPU time (user and system, µs) that `run` took, and what it decided. */
+async function cpuOf(run: () => Promise<number>): Promise<{ decided: number; us: number }> {
+  const before = process.cpuUsage();
+  const decided = await run();
+  const used = process.cpuUsage(before);
+  return { decided, us: used.user + used.system };
+}
+
+/** The median, quartiles and extremes of `values`. */
+function quartiles(values: readonly number[]) {
+  const sorted = [...values].sort((x, y) => x - y);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+  return { median: at(0.5), low: at(0.25), high: at(0.75), min: at(0), max: at(1) };
 }
 
 /** Runs `phase`, under the CPU profiler with `--profile` (its summary printed). */

@@ -93,6 +93,8 @@ export interface HistoryFacts {
 export class History implements HistoryFacts {
   readonly facts: readonly Fact[];
   #nextPrune = 0;
+  /** Key texts' digests computed lately (keyOf). */
+  readonly #digests = new Map<string, string>();
 
   constructor(config: HistoryConfig) {
     this.facts = config.map(compile);
@@ -101,7 +103,7 @@ export class History implements HistoryFacts {
   applicable(call: HistoryCall): readonly AppliedFact[] {
     let applied: AppliedFact[] | undefined;
     for (const fact of this.facts) {
-      const key = keyOf(fact, call);
+      const key = keyOf(fact, call, this.#digests);
       if (key === undefined) continue;
       applied ??= [];
       applied.push({ fact, key });
@@ -191,15 +193,47 @@ function countOf({ fact, key }: AppliedFact, call: HistoryCall): HistoryCount {
   return { fact: fact.id, key, bucket_s: fact.bucketS, window_s: fact.windowS, amount };
 }
 
-/** The digest of the call's values of the fact's keys (within its tenant); undefined when one is missing. */
-function keyOf(fact: Fact, call: HistoryCall): string | undefined {
+/**
+ * The digest of the call's values of the fact's keys (within its tenant): SHA-256 of their
+ * canonical JSON (RFC 8785), from `digests` when that text was digested lately (a session's,
+ * a subject's keys recur call after call). Undefined when a value is missing.
+ */
+function keyOf(fact: Fact, call: HistoryCall, digests: Map<string, string>): string | undefined {
   const values: unknown[] = [call.subject.tenant];
   for (const key of fact.keys) {
     const value = keyValue(key, call);
     if (value === undefined) return undefined;
     values.push(value);
   }
-  return sha256Hex(canonicalJson(values));
+  // JSON.stringify's text is the canonical one when no value is an object (RFC 8785 writes
+  // strings and numbers as ECMAScript does); an object's keys must be sorted.
+  const text = values.every(flat) ? JSON.stringify(values) : canonicalJson(values);
+  if (text.length > KEPT_TEXT_MAX) return sha256Hex(text);
+  let digest = digests.get(text);
+  if (digest === undefined) {
+    digest = sha256Hex(text);
+    if (digests.size >= DIGESTS_KEPT) digests.delete(digests.keys().next().value ?? "");
+    digests.set(text, digest);
+  }
+  return digest;
+}
+
+/** How many key texts' digests are kept (the oldest forgotten first), and the longest text kept. */
+const DIGESTS_KEPT = 4096;
+const KEPT_TEXT_MAX = 1024;
+
+/** A string, a finite number, a boolean or null, or an array of them. */
+function flat(value: unknown): boolean {
+  return Array.isArray(value) ? value.every(scalar) : scalar(value);
+}
+
+function scalar(value: unknown): boolean {
+  return (
+    typeof value === "string" ||
+    typeof value === "boolean" ||
+    value === null ||
+    (typeof value === "number" && Number.isFinite(value))
+  );
 }
 
 function keyValue(key: FactKey, call: HistoryCall): unknown {

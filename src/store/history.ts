@@ -85,7 +85,7 @@ export function checkCounts(counts: readonly HistoryCount[]): void {
 
 /**
  * The rows an entry's counts add, one per fact, in the bucket of the entry's time (`at`, ms);
- * summed per bucket when a batch counts one bucket several times (one upsert per row).
+ * summed per bucket when a batch counts one bucket several times (one row per bucket).
  */
 export function historyRows(
   entries: readonly { counts: readonly HistoryCount[] | undefined; at: number; decisionId: string }[],
@@ -125,12 +125,22 @@ export function historyRows(
   return [...rows.values()];
 }
 
-/** The upsert of one bucket row, the same on SQLite and PostgreSQL. */
-export function upsertHistoryQuery(r: HistoryRow): Sql {
+/**
+ * The upsert of several bucket rows (distinct buckets) in one statement: its text depends only on
+ * how many rows it has (at most UPSERT_ROWS, so that a few statements are prepared, not one per
+ * batch size).
+ */
+function upsertHistoryQuery(rows: readonly HistoryRow[]): Sql {
+  const values = rows.map(
+    (r) =>
+      sql`(${r.fact}, ${r.key}, ${r.bucket}, ${r.count}, ${r.total}, ${r.last_at}, ${r.last_decision}, ${r.expires_at})`,
+  );
   return sql`INSERT INTO history_buckets (fact, key_hash, bucket, count, total, last_at, last_decision, expires_at)
-    VALUES (${r.fact}, ${r.key}, ${r.bucket}, ${r.count}, ${r.total}, ${r.last_at}, ${r.last_decision}, ${r.expires_at})
-    ON CONFLICT (fact, key_hash, bucket) DO UPDATE SET ${raw(UPSERT_SET)}`;
+    VALUES ${join(values, ", ")} ON CONFLICT (fact, key_hash, bucket) DO UPDATE SET ${raw(UPSERT_SET)}`;
 }
+
+/** The most rows one upsert writes. */
+const UPSERT_ROWS = 16;
 
 /** What an upsert sets on a bucket already there (both dialects read the old row as the table's name). */
 export const UPSERT_SET = `count = history_buckets.count + excluded.count,
@@ -212,7 +222,7 @@ const versionRowSchema = z.object({ version: z.number().int().positive() });
 /**
  * Writes what appended entries count with `db` (SQLite, inside the entries' transaction): one
  * upsert per bucket, however many of the entries count in it (`history[i]` is what `stored[i]`
- * counts in), and the writer's new version (`history_writers`: one more than any writer's, so
+ * counts in; several buckets in one statement), and the writer's new version (`history_writers`: one more than any writer's, so
  * that every other store sees that someone wrote). Undefined when nothing counts.
  */
 export function writeHistory(
@@ -223,7 +233,8 @@ export function writeHistory(
 ): HistoryWrite | undefined {
   const rows = batchHistoryRows(history, stored);
   if (rows.length === 0) return undefined;
-  for (const row of rows) db.run(upsertHistoryQuery(row));
+  for (let i = 0; i < rows.length; i += UPSERT_ROWS)
+    db.run(upsertHistoryQuery(rows.slice(i, i + UPSERT_ROWS)));
   const [bumped] = db.all(
     sql`INSERT INTO history_writers (writer, version, updated_at)
       VALUES (${writer}, (SELECT COALESCE(MAX(version), 0) + 1 FROM history_writers), ${Date.now()})

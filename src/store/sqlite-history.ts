@@ -10,10 +10,14 @@
  * memory is dropped; when this store's own version is ahead of what its appends reported (a
  * commit whose answer is on its way), or a bucket is not in memory, the buckets are read from
  * the file with the versions, in one read transaction. So a read never misses an entry another
- * writer committed before it, as a read of the file would not; a read from memory costs the
- * versions' statement. PostgreSQL reads the buckets each time (store/history.ts).
+ * writer committed before it, as a read of the file would not. The versions are read again only
+ * when `PRAGMA data_version` moved since they were (it moves when another connection committed,
+ * this store's writer thread's included, never for the connection's own commits: with an inline
+ * writer they are read each time), so a read from memory costs that pragma, a read transaction
+ * that reads no table. PostgreSQL reads the buckets each time (store/history.ts).
  */
 import { randomUUID } from "node:crypto";
+import type Database from "better-sqlite3";
 import { z } from "zod";
 import type { HistoryBucket, HistoryQuery, HistoryRow, HistoryWrite } from "./history.ts";
 import { parseStored } from "./rows.ts";
@@ -38,6 +42,7 @@ interface Kept {
 }
 
 const versionsSchema = z.object({ own: z.number().int(), other: z.number().int() });
+type Versions = z.infer<typeof versionsSchema>;
 
 const bucketRowSchema = z.object({
   fact: z.string(),
@@ -58,15 +63,29 @@ export class SqliteHistory {
   #other: number | undefined;
   /** The highest own version whose rows were added to the buckets in memory. */
   #ownAdded = 0;
+  /** `PRAGMA data_version` of the connection: it moves when another connection committed. */
+  readonly #dataVersion: Database.Statement<[], unknown>;
+  readonly #writerThread: boolean;
+  /** The versions, in a read transaction of their own (with the data version they were read at). */
+  readonly #readVersions: () => Versions;
+  /** The versions last read, and the data version they were read at (in one read transaction). */
+  #seen: { versions: Versions; dataVersion: unknown } | undefined;
 
-  constructor(conn: SqliteConnection) {
+  /**
+   * `writerThread`: this store's writes commit on another connection (its writer thread's), so
+   * that `PRAGMA data_version` moves for them too; else (inline) the versions are read each time.
+   */
+  constructor(conn: SqliteConnection, writerThread: boolean) {
     this.#conn = conn;
+    this.#writerThread = writerThread;
+    this.#dataVersion = conn.db.prepare("PRAGMA data_version").pluck();
+    this.#readVersions = conn.db.transaction(() => this.#versions());
   }
 
   /** Each query's buckets summed (none for a key nothing counted in the window). */
   read(queries: readonly HistoryQuery[]): HistoryBucket[] {
     if (queries.length === 0) return [];
-    const versions = this.#versions();
+    const versions = this.#currentVersions();
     if (versions.other !== this.#other) this.#forget(versions.other);
     const kept = queries.map((q) => {
       const k = this.#kept.get(keyOf(q));
@@ -124,15 +143,29 @@ export class SqliteHistory {
     return queries.flatMap((q) => summed(q, fresh.get(keyOf(q))));
   }
 
-  /** This store's version and the highest of the other writers' (0: none). */
-  #versions(): z.infer<typeof versionsSchema> {
+  /**
+   * The versions now: those last read while `PRAGMA data_version` has not moved since (no other
+   * connection, this store's writer thread included, committed: the versions are the same), else
+   * read again with it in one read transaction.
+   */
+  #currentVersions(): Versions {
+    if (!this.#writerThread) return this.#versions();
+    const seen = this.#seen;
+    if (seen !== undefined && this.#dataVersion.get() === seen.dataVersion) return seen.versions;
+    return this.#readVersions();
+  }
+
+  /** This store's version and the highest of the other writers' (0: none), remembered with the data version. */
+  #versions(): Versions {
     // The buckets' table is named so that the statement fails when it cannot be read.
     const [row] = this.#conn.all(
       sql`SELECT (SELECT COALESCE(MAX(version), 0) FROM history_writers WHERE writer = ${this.writer}) AS own,
         (SELECT COALESCE(MAX(version), 0) FROM history_writers WHERE writer <> ${this.writer}) AS other
         WHERE NOT EXISTS (SELECT 1 FROM history_buckets WHERE 0)`,
     );
-    return parseStored(versionsSchema, row, "the history writers' versions");
+    const versions = parseStored(versionsSchema, row, "the history writers' versions");
+    this.#seen = { versions, dataVersion: this.#dataVersion.get() };
+    return versions;
   }
 
   #forget(other: number): void {

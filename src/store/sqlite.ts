@@ -87,7 +87,7 @@ export class SqliteStore extends SqlStore implements Store {
     this.writer = inMemory || options.writer === "inline" ? "inline" : "thread";
     this.#writer =
       this.writer === "inline" ? new InlineWriter(this.#conn) : new ThreadWriter(location, connection);
-    this.#history = new SqliteHistory(this.#conn);
+    this.#history = new SqliteHistory(this.#conn, this.writer === "thread");
   }
 
   /** Opens the database and applies the migrations. */

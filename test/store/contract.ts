@@ -19,6 +19,7 @@ import { checkpointContract } from "./contract-checkpoints.ts";
 import { concurrencyContract } from "./contract-concurrency.ts";
 import { consoleSessionContract } from "./contract-console-sessions.ts";
 import { groupLeaseContract } from "./contract-group-leases.ts";
+import { historyContract } from "./contract-history.ts";
 import { limitContract } from "./contract-limits.ts";
 import { logShippingContract } from "./contract-log-shipping.ts";
 import { policyRevisionContract } from "./contract-policy-revisions.ts";
@@ -627,4 +628,5 @@ export function storeContract(h: StoreHarness): void {
   limitContract(h);
   policyRevisionContract(h);
   groupLeaseContract(h);
+  historyContract(h);
 }
