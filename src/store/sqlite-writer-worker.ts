@@ -7,7 +7,6 @@
  */
 import { parentPort } from "node:worker_threads";
 import { WritError } from "../core/errors.ts";
-import { followFile, unfollowFile, WRITER_CHECKPOINT_PAGES } from "./sqlite-checkpointer.ts";
 import { runClonedWrite, SqliteConnection } from "./sqlite-connection.ts";
 import { plainError } from "./sqlite-plain-error.ts";
 import type { FromWriter, ToWriter } from "./sqlite-writer-protocol.ts";
@@ -15,7 +14,7 @@ import type { FromWriter, ToWriter } from "./sqlite-writer-protocol.ts";
 const port = parentPort;
 if (port === null) throw new Error("sqlite-writer-worker.ts runs as a worker thread");
 
-const connections = new Map<number, { conn: SqliteConnection; location: string }>();
+const connections = new Map<number, SqliteConnection>();
 let queue: ToWriter[] = [];
 let scheduled = false;
 
@@ -56,22 +55,14 @@ function runQueue(): void {
     flush();
     if (message.type === "open") {
       try {
-        const conn = new SqliteConnection(message.location, message.options);
-        // Checkpoints run in the checkpoint thread, not in this thread's commits.
-        conn.db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
-        connections.set(message.store, { conn, location: message.location });
-        followFile(message.location, message.options);
+        connections.set(message.store, new SqliteConnection(message.location, message.options));
         reply({ id: message.id, ok: true, value: null });
       } catch (error) {
         fail(message.id, error);
       }
     } else {
-      const open = connections.get(message.store);
+      connections.get(message.store)?.close();
       connections.delete(message.store);
-      if (open !== undefined) {
-        open.conn.close();
-        unfollowFile(open.location);
-      }
       reply({ id: message.id, ok: true, value: null });
     }
   }
@@ -82,7 +73,7 @@ function runQueue(): void {
 class GroupAborted extends Error {}
 
 function runGroup(store: number, calls: Extract<ToWriter, { type: "call" }>[]): void {
-  const conn = connections.get(store)?.conn;
+  const conn = connections.get(store);
   if (conn === undefined) {
     const closed = new WritError("internal", "the store's writer connection is closed", {
       suggestedFix: "open a new store instead of reusing a closed one",
