@@ -48,8 +48,7 @@ import { handleProposal } from "../src/pipeline/index.ts";
 import { startGateway } from "../src/server.ts";
 import { entryText } from "../src/store/chain.ts";
 import { SqliteStore } from "../src/store/index.ts";
-import type { NewDecisionEntry } from "../src/store/types.ts";
-import { policyInputFor } from "../test/policy/inputs.ts";
+import { BENCH_READ_ARGS, benchEntry } from "./lib/decision-entry.ts";
 import { aliceToken, localGatewayConfig } from "./lib/local-gateway.ts";
 import { printProfileSummary, profileDuring, projectRootUrl, summarizeProfile } from "./lib/profile.ts";
 
@@ -93,15 +92,14 @@ const FIVE_FACTS: HistoryConfig = historyConfigSchema.parse([
   },
 ]);
 
-const READ_ARGS = { workspace: "ws-demo", path: "README.md" };
 const READ: CanonicalAction = {
   name: "repo.read",
   version: "1",
   side_effect: "none",
   idempotency: "natural",
   data_classification: "internal",
-  args: READ_ARGS,
-  args_digest: jsonDigest(READ_ARGS),
+  args: BENCH_READ_ARGS,
+  args_digest: jsonDigest(BENCH_READ_ARGS),
 };
 
 if (flags.only !== undefined && flags.only !== "none" && flags.only !== "five")
@@ -192,7 +190,7 @@ async function fillLog(): Promise<void> {
   const now = Date.now();
   try {
     db.pragma("synchronous = OFF");
-    const template = entryText(entryAt(now, SESSION));
+    const template = entryText(benchEntry(now, { session: SESSION }));
     db.prepare(
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
        INSERT INTO decisions (seq, entry, prev_hash, hash)
@@ -230,35 +228,6 @@ function benchedCall(session: string) {
     action: READ,
     session,
     resource: { type: "workspace", id: "ws-demo" },
-  };
-}
-
-function entryAt(at: number, session: string): NewDecisionEntry {
-  return {
-    decision_id: randomUUID(),
-    timestamp: new Date(at).toISOString(),
-    path: "writ/decision",
-    input: policyInputFor("repo.read", {
-      subject: { tenant: "demo", roles: ["developer"] },
-      args: READ_ARGS,
-      context: { time_ns: at * 1_000_000, request_id: "bench", source: "canonical", session, phase: "call" },
-    }),
-    result: { decision: "allow", reasons: [], conditions: [] },
-    bundles: { writ: { revision: "bench" } },
-    metrics: { timer_rego_query_eval_ns: 50_000 },
-    erased: [],
-    masked: [],
-    subject: "alice",
-    tenant: "demo",
-    action: "repo.read",
-    resource: { type: "workspace", id: "ws-demo" },
-    decision: "allow",
-    reasons: [],
-    error: null,
-    grant_jti: randomUUID(),
-    approval_id: null,
-    conditions: [],
-    request_id: "bench",
   };
 }
 
