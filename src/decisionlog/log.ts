@@ -26,10 +26,19 @@ import { hashEntry } from "./hash.ts";
 import { type RedactionRules, type ResolvedRedactionRules, redact, resolveRedactionRules } from "./redact.ts";
 import { OpenRequests } from "./requests.ts";
 
-/** What a caller knows about a decision; the log adds the id (unless given), time and redaction. */
 /** Most entries written in one transaction. */
 const MAX_BATCH = 256;
 
+/**
+ * A batch is sent as soon as it holds this many entries, when the store has room for another
+ * batch in flight, rather than at the end of the turn: when many answers come back at once,
+ * their callers' next decisions are made in one turn, and a batch of all of them would keep the
+ * writer idle while they are decided, then this thread idle while they are written (a convoy).
+ * Sent in parts, the writer starts on the first while this thread decides the rest.
+ */
+const SEND_AT = 8;
+
+/** What a caller knows about a decision; the log adds the id (unless given), time and redaction. */
 export interface DecisionParts {
   /** Defaults to a fresh UUID; pass one when it must be known before logging (a grant's `dec`). */
   decision_id?: string;
@@ -96,7 +105,7 @@ export interface LoggedDecision extends ChainLink {
 }
 
 /** Batches in flight at once when the store applies appends in call order (else one). */
-const ORDERED_DEPTH = 2;
+const ORDERED_DEPTH = 3;
 
 type Waiting = {
   entry: NewDecisionEntry;
@@ -177,6 +186,7 @@ export class DecisionLog implements AuditLog {
     const write = new Promise<LoggedDecision>((resolve, reject) => {
       this.#queue.push({ entry, resolve, reject });
     });
+    if (this.#queue.length >= SEND_AT) this.#send();
     if (!this.#scheduled) {
       this.#scheduled = true;
       // The appends of the current turn join the first batch.
@@ -195,8 +205,9 @@ export class DecisionLog implements AuditLog {
   /**
    * Group commit: the appends that queued up while a write was in flight are written together,
    * in call order, in one transaction (one sync to disk); one that is refused fails alone. When
-   * the store applies appends in call order, the next batch is sent before the last one is
-   * answered, so that the store never waits for this thread to send it.
+   * the store applies appends in call order, the next batches are sent before the last one is
+   * answered (up to ORDERED_DEPTH in flight), so that the store never waits for this thread to
+   * send it, and a batch goes as soon as it holds SEND_AT entries.
    */
   #send(): void {
     const depth = this.#store.ordersAppends ? ORDERED_DEPTH : 1;

@@ -136,6 +136,34 @@ describe("append", () => {
     const verified = await log.verify({ batch: 128 });
     expect(verified).toEqual({ ok: true, entries: 500, head_hash: results[499]?.hash });
   });
+
+  it("sends the appends of one turn in parts while the store has room, so it starts before the turn ends", async () => {
+    const store = tmp.track(await SqliteStore.open(tmp.file()));
+    // The real store, watched: how many entries each write it is asked for carries.
+    const sent: number[] = [];
+    const watched = new Proxy(store, {
+      get(target, key) {
+        const value: unknown = Reflect.get(target, key, target);
+        if (key === "appendEachDecision" && typeof value === "function") {
+          return (entries: unknown[], ...rest: unknown[]) => {
+            sent.push(entries.length);
+            return Reflect.apply(value, target, [entries, ...rest]);
+          };
+        }
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const log = new DecisionLog(watched);
+    const appends = Array.from({ length: 40 }, (_, i) => log.append(parts({ request_id: `req-${i}` })));
+    // Within the turn the 40 were appended in, some parts were already on their way.
+    const sentInTurn = [...sent];
+    const results = await Promise.all(appends);
+    expect(sentInTurn.length).toBeGreaterThan(1);
+    expect(Math.max(...sentInTurn)).toBeLessThan(40);
+    expect(sent.reduce((a, b) => a + b, 0)).toBe(40);
+    expect(results.map((e) => e.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    expect(await log.verify()).toMatchObject({ ok: true, entries: 40 });
+  });
 });
 
 describe("query", () => {
