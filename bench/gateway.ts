@@ -17,7 +17,8 @@
  *    with autocannon's `overallRate` for information (each connection sends its share of a
  *    second's requests back to back, then waits for the next second: the load comes in bursts
  *    at the full rate, so its p99 is close to the saturated one);
- * 3. `POST /v1/proposals` evenly paced at 100 req/s (a light load: issue 32's p50);
+ * 3. `POST /v1/proposals` evenly paced at 100 req/s (a light load: issue 32's p50), and the floor
+ *    route at the same rate (what HTTP and a grant cost at that load, the p50's baseline);
  * 4. the ratios and a PASS/FAIL line per "Done when" criterion of issue 32 for the gateway.
  * Then it checks that the decision log verifies and prints the token cache's hits.
  *
@@ -233,7 +234,7 @@ const LIGHT_RATE = 100;
 
 const estimate =
   routes.length * (warmupSeconds + connectionCounts.length * seconds) +
-  3 * seconds +
+  4 * seconds +
   (flags.profile === undefined ? 0 : seconds);
 console.error(`measuring for about ${estimate} s …`);
 
@@ -254,25 +255,25 @@ const resultOf = (key: RouteKey, connections: number): LoadResult => {
 const maxRate = resultOf("proposals", at).rps;
 const offered = Math.max(1, Math.round(maxRate / 2));
 const paced = await measure("/v1/proposals", at, seconds, offered);
-const evenlyPaced = await client.paced({
-  url: `${running.url}/v1/proposals`,
-  headers,
-  body,
-  connections: at,
-  seconds,
-  rate: offered,
-});
-await idle();
+/** `route` evenly paced at `rate` over `at` connections (open loop), then the machine idle again. */
+async function evenly(route: string, rate: number): Promise<LoadResult> {
+  const result = await client.paced({
+    url: `${running.url}${route}`,
+    headers,
+    body,
+    connections: at,
+    seconds,
+    rate,
+  });
+  await idle();
+  return result;
+}
+const evenlyPaced = await evenly("/v1/proposals", offered);
 // Issue 32's latency at a light load: evenly paced at LIGHT_RATE, far from saturation.
-const light = await client.paced({
-  url: `${running.url}/v1/proposals`,
-  headers,
-  body,
-  connections: at,
-  seconds,
-  rate: LIGHT_RATE,
-});
-await idle();
+const light = await evenly("/v1/proposals", LIGHT_RATE);
+// Its baseline: the floor route (the same HTTP, body parse and grant, no decision, nothing
+// durable) at the same rate, so that the light-load p50 reads against what HTTP alone costs.
+const lightFloor = await evenly("/bench/floor", LIGHT_RATE);
 
 let profiled: { file: string; load: LoadResult; summary: ProfileSummary } | undefined;
 if (flags.profile !== undefined) {
@@ -309,6 +310,7 @@ for (const route of routes) {
 rows.push(loadRow(`proposals paced @${at}`, paced, { connections: at, offered }));
 rows.push(loadRow(`proposals evenly paced @${at}`, evenlyPaced, { connections: at, offered }));
 rows.push(loadRow(`proposals at ${LIGHT_RATE}/s @${at}`, light, { connections: at, offered: LIGHT_RATE }));
+rows.push(loadRow(`floor at ${LIGHT_RATE}/s @${at}`, lightFloor, { connections: at, offered: LIGHT_RATE }));
 const ratioRows: Array<{ name: string; label: string; ratio: number }> = [];
 for (const connections of connectionCounts) {
   const proposals = resultOf("proposals", connections).rps;
@@ -387,6 +389,7 @@ printTable(
   [
     ...pacings.map(([label, r]) => [label, offered, ...loadCells(r)]),
     [`evenly paced at ${LIGHT_RATE} req/s (light load)`, LIGHT_RATE, ...loadCells(light)],
+    [`floor route evenly paced at ${LIGHT_RATE} req/s (baseline)`, LIGHT_RATE, ...loadCells(lightFloor)],
   ],
   ["pacing", "offered req/s", "achieved", ...loadColumns.slice(1)],
 );
