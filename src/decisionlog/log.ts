@@ -34,7 +34,9 @@ const MAX_BATCH = 256;
  * batch in flight, rather than at the end of the turn: when many answers come back at once,
  * their callers' next decisions are made in one turn, and a batch of all of them would keep the
  * writer idle while they are decided, then this thread idle while they are written (a convoy).
- * Sent in parts, the writer starts on the first while this thread decides the rest.
+ * Sent in parts, the writer starts on the first while this thread decides the rest. Only for a
+ * store that applies appends in call order (SQLite's writer thread, measured there); a store
+ * with one batch in flight (PostgreSQL) sends at the end of the turn.
  */
 const SEND_AT = 8;
 
@@ -186,7 +188,7 @@ export class DecisionLog implements AuditLog {
     const write = new Promise<LoggedDecision>((resolve, reject) => {
       this.#queue.push({ entry, resolve, reject });
     });
-    if (this.#queue.length >= SEND_AT) this.#send();
+    if (this.#store.ordersAppends && this.#queue.length >= SEND_AT) this.#send();
     if (!this.#scheduled) {
       this.#scheduled = true;
       // The appends of the current turn join the first batch.
