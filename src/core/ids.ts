@@ -1,5 +1,5 @@
 /**
- * Ids of what Writ stores under an index (decisions, grants, approvals, tasks): UUIDs of version 7
+ * Ids of what Writ stores under an index (decisions, grant ids, approvals): UUIDs of version 7
  * (RFC 9562, section 5.7), whose first 48 bits are the Unix time in milliseconds. A new id sorts
  * after the ones made before it, so its row goes at the end of its index (the pages a commit
  * writes are the few last ones) instead of on a random page of an index that grows with the log

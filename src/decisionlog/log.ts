@@ -2,7 +2,6 @@
  * The decision log (DESIGN section 8): one hash-chained entry per decision, written through a
  * `Store`, redacted before it is stored, verifiable end to end and exportable as NDJSON.
  */
-
 import { WritError } from "../core/errors.ts";
 import { timeOrderedUuid } from "../core/ids.ts";
 import type { Condition, DecisionKind, Reason } from "../core/types.ts";
