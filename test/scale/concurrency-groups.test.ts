@@ -9,7 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { canonicalCall, onlyOutcome } from "../e2e/api.ts";
 import { ALLOW_ALL_POLICY, type CountingBackend, startCountingBackend } from "../support/counting-backend.ts";
 import { answerOf } from "../support/gateway.ts";
-import { type Deployment, startDeployment, type WritProcess } from "../support/instances.ts";
+import {
+  type Deployment,
+  startDeployment,
+  WITH_CHILDREN_MS,
+  type WritProcess,
+} from "../support/instances.ts";
 import { postgresUnavailable, sql, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
 
 describe.skipIf(postgresUnavailable !== undefined)("concurrency groups across two instances", () => {
@@ -54,7 +59,7 @@ describe.skipIf(postgresUnavailable !== undefined)("concurrency groups across tw
     });
     [a, b] = await Promise.all([deployment.start(), deployment.start()]);
     token = await deployment.token("alice");
-  }, 120_000);
+  }, WITH_CHILDREN_MS);
   afterAll(async () => {
     await deployment?.close();
     await backend?.close();

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { DecisionLog } from "../../src/decisionlog/index.ts";
 import { SqliteStore } from "../../src/store/index.ts";
-import { type Deployment, killMidLoad, startDeployment } from "../support/instances.ts";
+import { type Deployment, killMidLoad, startDeployment, WITH_CHILDREN_MS } from "../support/instances.ts";
 
 const decisionIdRowSchema = z.object({ id: z.string() });
 
@@ -22,33 +22,37 @@ describe("Writ on SQLite killed with SIGKILL mid-load", () => {
     tmp = await mkdtemp(path.join(os.tmpdir(), "writ-crash-"));
     file = path.join(tmp, "writ.db");
     deployment = await startDeployment({ sqlite: file });
-  }, 120_000);
+  }, WITH_CHILDREN_MS);
   afterAll(async () => {
     await deployment?.close();
     await rm(tmp, { recursive: true, force: true });
   });
 
-  it("loses no decision it answered with", async () => {
-    const victim = await deployment.start();
-    const token = await deployment.token("alice");
-    const { granted, failures } = await killMidLoad(victim, token, 300);
-    const answered = granted.map((outcome) => outcome.decision_id);
-    expect(failures).toBeGreaterThan(0);
+  it(
+    "loses no decision it answered with",
+    async () => {
+      const victim = await deployment.start();
+      const token = await deployment.token("alice");
+      const { granted, failures } = await killMidLoad(victim, token, 300);
+      const answered = granted.map((outcome) => outcome.decision_id);
+      expect(failures).toBeGreaterThan(0);
 
-    const db = new Database(file, { readonly: true });
-    const logged = new Set(
-      db
-        .prepare("SELECT json_extract(entry, '$.decision_id') AS id FROM decisions")
-        .all()
-        .map((row) => decisionIdRowSchema.parse(row).id),
-    );
-    db.close();
-    expect(answered.filter((id) => !logged.has(id))).toEqual([]);
-    const store = await SqliteStore.open(file);
-    try {
-      expect(await new DecisionLog(store).verify()).toMatchObject({ ok: true });
-    } finally {
-      await store.close();
-    }
-  }, 120_000);
+      const db = new Database(file, { readonly: true });
+      const logged = new Set(
+        db
+          .prepare("SELECT json_extract(entry, '$.decision_id') AS id FROM decisions")
+          .all()
+          .map((row) => decisionIdRowSchema.parse(row).id),
+      );
+      db.close();
+      expect(answered.filter((id) => !logged.has(id))).toEqual([]);
+      const store = await SqliteStore.open(file);
+      try {
+        expect(await new DecisionLog(store).verify()).toMatchObject({ ok: true });
+      } finally {
+        await store.close();
+      }
+    },
+    WITH_CHILDREN_MS,
+  );
 });

@@ -14,7 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { canonicalCall, layeredResultSchema, onlyOutcome, WS } from "../e2e/api.ts";
 import { answerOf, type HttpAnswer, healthSchema, waitFor } from "../support/gateway.ts";
-import { type Deployment, killMidLoad, startDeployment, type WritProcess } from "../support/instances.ts";
+import {
+  type Deployment,
+  killMidLoad,
+  startDeployment,
+  WITH_CHILDREN_MS,
+  type WritProcess,
+} from "../support/instances.ts";
 import { repoRoot } from "../support/paths.ts";
 import { postgresUnavailable, sql, startTestPostgres, type TestPostgres } from "../support/postgres.ts";
 
@@ -64,7 +70,7 @@ describe.skipIf(postgresUnavailable !== undefined)("two Writ instances on one Po
     [a, b] = await Promise.all([deployment.start(), deployment.start()]);
     alice = await deployment.token("alice");
     carol = await deployment.token("carol", ["maintainer"]);
-  }, 120_000);
+  }, WITH_CHILDREN_MS);
   afterAll(async () => {
     await deployment?.close();
     await server?.stop();
@@ -197,23 +203,27 @@ describe.skipIf(postgresUnavailable !== undefined)("two Writ instances on one Po
     await verifyLog();
   }, 60_000);
 
-  it("reloads a changed policy on every instance, to the same revision", async () => {
-    const revision = async (instance: WritProcess) =>
-      healthSchema.parse((await call(instance, "GET", "/healthz", alice)).json).policy_revision;
-    const before = await revision(a);
-    expect(await revision(b)).toBe(before);
-    const file = path.join(deployment.policyDir, "writ", "decision.rego");
-    const staged = `${file}.${process.pid}.tmp`;
-    await writeFile(staged, `${await readFile(file, "utf8")}\nreload_marker := 1\n`);
-    await rename(staged, file);
-    const after = await waitFor(
-      "both instances to reload",
-      async () => {
-        const [ra, rb] = await Promise.all([revision(a), revision(b)]);
-        return ra !== before && ra === rb ? ra : undefined;
-      },
-      15_000,
-    );
-    expect(after).not.toBe(before);
-  }, 120_000);
+  it(
+    "reloads a changed policy on every instance, to the same revision",
+    async () => {
+      const revision = async (instance: WritProcess) =>
+        healthSchema.parse((await call(instance, "GET", "/healthz", alice)).json).policy_revision;
+      const before = await revision(a);
+      expect(await revision(b)).toBe(before);
+      const file = path.join(deployment.policyDir, "writ", "decision.rego");
+      const staged = `${file}.${process.pid}.tmp`;
+      await writeFile(staged, `${await readFile(file, "utf8")}\nreload_marker := 1\n`);
+      await rename(staged, file);
+      const after = await waitFor(
+        "both instances to reload",
+        async () => {
+          const [ra, rb] = await Promise.all([revision(a), revision(b)]);
+          return ra !== before && ra === rb ? ra : undefined;
+        },
+        15_000,
+      );
+      expect(after).not.toBe(before);
+    },
+    WITH_CHILDREN_MS,
+  );
 });

@@ -46,6 +46,8 @@ export interface Deployment {
 const LISTENING = /writ listening on (http:\/\/\S+)/;
 /** How long a `writ serve` child may take to listen: generous, since a loaded CI machine starts tsx slowly. */
 const START_LIMIT_S = 90;
+/** The timeout of a test or hook that starts `writ serve` children: their start's limit, and room for the work. */
+export const WITH_CHILDREN_MS = (START_LIMIT_S + 30) * 1000;
 
 /**
  * `configure` changes the configuration document before it is written (tools, scheduling, …);
