@@ -7,7 +7,6 @@
  * resource revision) while its request is pending, or approved and not yet collected, gets that
  * request back instead of a new one: the human's decision is not asked for twice.
  */
-
 import { WritError } from "../core/errors.ts";
 import type { ApprovalView, Gateway } from "../core/gateway.ts";
 import { timeOrderedUuid } from "../core/ids.ts";

@@ -4,7 +4,6 @@
  * and a shadow policy told. A proposed call, an approver's decision and a Code Mode run are all
  * decided here, so none of them can skip a stage another takes.
  */
-
 import type { Gateway } from "../core/gateway.ts";
 import { timeOrderedUuid } from "../core/ids.ts";
 import type { CanonicalAction, ResourceContext, ResourceRef, Subject } from "../core/types.ts";

@@ -22,7 +22,6 @@
  * Each stage call goes through `stage()` (src/observability/tracing.ts): a child span of the
  * request's when OpenTelemetry traces the request, the call itself otherwise.
  */
-
 import { WritError } from "../core/errors.ts";
 import type {
   ApprovalView,
