@@ -98,7 +98,15 @@ export async function verifyGrant(
     throw fromJoseError(error, header.kid, options);
   }
 
-  const claims = parseClaims(payload);
+  return checkBoundClaims(parseClaims(payload), options);
+}
+
+/** What a grant is bound to (action, resource, arguments, revision), then its single use. */
+export async function checkBoundClaims(
+  claims: GrantClaims,
+  options: VerifyGrantOptions,
+): Promise<GrantClaims> {
+  const tolerance = options.clockToleranceSeconds ?? 5;
   checkAction(claims, options.action);
   checkResource(claims, options.resource);
   checkArguments(claims, options.args);
@@ -395,7 +403,7 @@ function checkCondition(condition: Condition, args: unknown): void {
   }
 }
 
-function isoOf(seconds: unknown): string {
+export function isoOf(seconds: unknown): string {
   return typeof seconds === "number" && Number.isFinite(seconds)
     ? new Date(seconds * 1000).toISOString()
     : "an unknown time";

@@ -7,7 +7,7 @@ import { finalArguments } from "../conditions/index.ts";
 import type { ToolContract } from "../contracts/index.ts";
 import { jsonDigest } from "../core/digest.ts";
 import type { Gateway, IssuedGrantView } from "../core/gateway.ts";
-import type { CanonicalAction, PolicyDecision, ResourceRef, Subject } from "../core/types.ts";
+import type { CanonicalAction, GrantClaims, PolicyDecision, ResourceRef, Subject } from "../core/types.ts";
 import { normalizedArgsDigest } from "../normalize/index.ts";
 
 /** The audience of grants for a contract's backend. */
@@ -39,6 +39,17 @@ export interface GrantIssue {
 
 /** Stage 7: a signed, single-use grant bound to exactly this call and decision. */
 export async function issueGrant(gw: Gateway, g: GrantIssue): Promise<IssuedGrantView> {
+  return (await issueGrantWithClaims(gw, g)).view;
+}
+
+/** A grant as its caller sees it, and the claims signed. */
+export interface IssuedGrant {
+  view: IssuedGrantView;
+  claims: GrantClaims;
+}
+
+/** `issueGrant`, with the claims signed (for a dispatch that runs the call at once: 09-dispatch `issued`). */
+export async function issueGrantWithClaims(gw: Gateway, g: GrantIssue): Promise<IssuedGrant> {
   const audience = executorOf(g.contract, gw);
   const retried =
     g.contract.backend.kind === "http" && g.contract.idempotency !== "none"
@@ -70,7 +81,7 @@ export async function issueGrant(gw: Gateway, g: GrantIssue): Promise<IssuedGran
     max: maxUses,
     ...(g.decision.grant?.ttl_seconds === undefined ? {} : { ttlSeconds: g.decision.grant.ttl_seconds }),
   });
-  return {
+  const view = {
     token: issued.token,
     jti: issued.claims.jti,
     audience,
@@ -78,6 +89,7 @@ export async function issueGrant(gw: Gateway, g: GrantIssue): Promise<IssuedGran
     max_uses: maxUses,
     arguments: args,
   };
+  return { view, claims: issued.claims };
 }
 
 /** The digest of `args`: the one normalization computed for them when they are its arguments. */

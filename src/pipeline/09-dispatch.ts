@@ -13,7 +13,15 @@ import type { Gateway } from "../core/gateway.ts";
 import type { CallObserver, ToolOutput } from "../core/handlers.ts";
 import { type Condition, conditionSchema, type GrantClaims, type Subject } from "../core/types.ts";
 import { prepareBackend } from "../dispatch/index.ts";
-import { boundRevision, GrantError, type GrantErrorCode, verifyGrant } from "../executor/index.ts";
+import {
+  boundRevision,
+  GrantError,
+  type GrantErrorCode,
+  type VerifyGrantOptions,
+  verifyGrant,
+} from "../executor/index.ts";
+// Not on writ/executor's surface (a backend never skips the signature check): see DispatchRequest.issued.
+import { checkIssuedGrant } from "../executor/issued.ts";
 import type { NormalizedCall } from "../normalize/index.ts";
 import { schedulingOf } from "../schedule/index.ts";
 import type { GrantUse, StoredResource } from "../store/types.ts";
@@ -68,6 +76,12 @@ export interface DispatchRequest {
   /** Who watches the call while it runs (MCP backends report progress and logs, and cancel). */
   observer?: CallObserver;
   /**
+   * The grant's claims when this process issued it for this very call and its token has not left
+   * the process since (a proposal with `execute`): every claim is checked, not the signature
+   * (executor/verify.ts `checkIssuedGrant`). Absent for a grant a caller presents.
+   */
+  issued?: GrantClaims;
+  /**
    * Told the grant's claims once they are verified (and the grant is the caller's), before
    * anything runs: a run that fails after that still knows which grant it used.
    */
@@ -113,17 +127,19 @@ export interface Dispatched {
 export async function dispatch(gw: Gateway, req: DispatchRequest): Promise<Dispatched> {
   const { n } = req;
   const started = performance.now();
-  const args = finalArguments(n.action.args, unverifiedConditions(req.token));
+  const args = finalArguments(n.action.args, req.issued?.cnd ?? unverifiedConditions(req.token));
+  const options: VerifyGrantOptions = {
+    issuer: gw.grants.issuer,
+    audience: executorOf(n.contract, gw),
+    keys: grantKeys(gw),
+    action: { name: n.action.name, version: n.action.version },
+    args,
+    ...(n.resource ? { resource: n.resource } : {}),
+    replay: false,
+  };
+  const issued = req.issued;
   const verify = () =>
-    verifyGrant(req.token, {
-      issuer: gw.grants.issuer,
-      audience: executorOf(n.contract, gw),
-      keys: grantKeys(gw),
-      action: { name: n.action.name, version: n.action.version },
-      args,
-      ...(n.resource ? { resource: n.resource } : {}),
-      replay: false,
-    });
+    issued === undefined ? verifyGrant(req.token, options) : checkIssuedGrant(issued, options);
   let claims: GrantClaims;
   try {
     claims = await verify().catch(async (error: unknown) => {

@@ -30,6 +30,8 @@ export interface GrantedCall {
   tool: string;
   subject: Subject;
   token: string;
+  /** The grant's claims when this process just issued it for this call (09-dispatch `issued`). */
+  issued?: GrantClaims;
   requestId: string;
   /** The policy revision the entry is logged under (default the one loaded now). */
   policyRevision?: string;
@@ -110,7 +112,16 @@ export async function executeGranted(gw: Gateway, g: GrantedCall): Promise<Layer
     const verified = (c: GrantClaims) => {
       claims = c;
     };
-    const request = { n, token: g.token, requestId: g.requestId, subject: g.subject, verified, ...observer };
+    const issued = g.issued ? { issued: g.issued } : {};
+    const request = {
+      n,
+      token: g.token,
+      requestId: g.requestId,
+      subject: g.subject,
+      verified,
+      ...issued,
+      ...observer,
+    };
     const d = await stage("dispatch", traced, () => dispatch(gw, request)); // 9
     claims = d.claims;
     if (traced) traced["writ.decision_id"] = claims.dec;

@@ -44,7 +44,7 @@ import { normalizeCalls } from "./02-normalize.ts";
 import { identify } from "./03-identity.ts";
 import { allows, denial, visible } from "./05-decide.ts";
 import { approvalRequired, requestApproval } from "./06-approval.ts";
-import { issueGrant } from "./07-grant.ts";
+import { type IssuedGrant, issueGrantWithClaims } from "./07-grant.ts";
 import { currentRevision, logDecision } from "./08-log.ts";
 import { type Decision, decideAndLog, type Settled } from "./decide-and-log.ts";
 import { executeGranted, suggestedTo } from "./execute.ts";
@@ -165,7 +165,8 @@ async function decideAndRun(gw: Gateway, c: CallToDecide): Promise<CallOutcome> 
       n,
       tool: call.tool,
       subject,
-      token: grant.token,
+      token: grant.view.token,
+      issued: grant.claims,
       requestId: req.requestId,
       policyRevision,
       traced,
@@ -181,7 +182,7 @@ async function decideAndRun(gw: Gateway, c: CallToDecide): Promise<CallOutcome> 
 /** A decided call's outcome, and the grant it runs with. */
 interface DecidedCall {
   outcome: CallOutcome;
-  grant: IssuedGrantView | undefined;
+  grant: IssuedGrant | undefined;
   policyRevision: string;
 }
 
@@ -193,7 +194,7 @@ async function settleCall(
   traced: CallAttributes | undefined,
 ): Promise<Settled<DecidedCall>> {
   const { decision, revision: policyRevision } = evaluation;
-  let grant: IssuedGrantView | undefined;
+  let grant: IssuedGrant | undefined;
   let approval: ApprovalView | undefined;
   let error: WritError | undefined;
   if (decision.decision === "require_approval") {
@@ -222,7 +223,7 @@ async function settleCall(
       decisionId,
       policyRevision,
     };
-    grant = await stage("grant", traced, () => issueGrant(gw, issue)); // 7
+    grant = await stage("grant", traced, () => issueGrantWithClaims(gw, issue)); // 7
   } else {
     const challenge = scopeChallenge(gw, subject, n.contract, call.source, decision);
     error = evaluation.overruled?.error ?? denial(decision, challenge);
@@ -233,13 +234,13 @@ async function settleCall(
     decision: decision.decision,
     reasons: visible(decision.reasons),
     decision_id: decisionId,
-    ...(grant ? { grant } : {}),
+    ...(grant ? { grant: grant.view } : {}),
     ...(approval ? { approval } : {}),
     ...(error ? { error: error.toJSON() } : {}),
   };
   return {
     value: { outcome, grant, policyRevision },
-    grantJti: grant?.jti ?? null,
+    grantJti: grant?.view.jti ?? null,
     approvalId: approval?.id ?? null,
   };
 }

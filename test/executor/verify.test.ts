@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { GRANT_TYPE } from "../../src/core/types.ts";
+import { GRANT_TYPE, type GrantClaims } from "../../src/core/types.ts";
 import {
   GrantError,
   type GrantErrorCode,
@@ -9,6 +9,7 @@ import {
   type VerifyGrantOptions,
   verifyGrant,
 } from "../../src/executor/index.ts";
+import { checkIssuedGrant } from "../../src/executor/issued.ts";
 import { type GrantRequest, GrantSigner } from "../../src/grants/index.ts";
 import { grantRequest } from "../grants/fixtures.ts";
 
@@ -334,6 +335,59 @@ describe("verifyGrant", () => {
     const error = await refusal(token, options({ replay: broken }));
     expect(error.code).toBe("unavailable");
     expect(error.message).toMatch(/store down/);
+  });
+});
+
+describe("checkIssuedGrant (a grant this process just issued, its token never out of it)", () => {
+  async function issuedRefusal(claims: GrantClaims, opts: VerifyGrantOptions): Promise<GrantErrorCode> {
+    try {
+      await checkIssuedGrant(claims, opts);
+    } catch (error) {
+      if (error instanceof GrantError) return error.code;
+      throw error;
+    }
+    throw new Error("the grant was accepted");
+  }
+
+  it("accepts the claims it was given and consumes them once, without a key set", async () => {
+    const { claims } = await signer.issue(request());
+    const replay = new MemoryReplayCache();
+    const noKeys = { keys: { keys: [] } };
+    await expect(checkIssuedGrant(claims, options({ replay, ...noKeys }))).resolves.toEqual(claims);
+    expect(await issuedRefusal(claims, options({ replay, ...noKeys }))).toBe("replayed");
+  });
+
+  // Every check of verifyGrant but the signature's, refused with the same code as verifyGrant's.
+  const cases: Array<[GrantErrorCode, string, Partial<GrantRequest>, Partial<VerifyGrantOptions>]> = [
+    ["expired", "an expired grant", {}, { now: new Date(Date.now() + 120_000) }],
+    ["not_yet_valid", "a grant used before nbf", {}, { now: new Date(Date.now() - 60_000) }],
+    ["wrong_audience", "a grant for another executor", { aud: "billing" }, {}],
+    ["wrong_issuer", "a grant from another issuer", {}, { issuer: "other-writ" }],
+    ["args_mismatch", "other arguments", {}, { args: { ...args, path: "/etc/passwd" } }],
+    [
+      "args_mismatch",
+      "a max_value condition exceeded",
+      { cnd: [{ type: "max_value", path: "/amount", max: 10 }] },
+      {},
+    ],
+    ["action_mismatch", "a grant for another action", { act: { name: "repo_delete", version: "2.1.0" } }, {}],
+    [
+      "resource_mismatch",
+      "a grant for another resource",
+      {},
+      { resource: { type: "repo", id: "acme/other" } },
+    ],
+    [
+      "stale_revision",
+      "a resource whose revision moved",
+      { res: { type: "repo", id: "acme/site", rev: "3" } },
+      { resourceRevision: 4 },
+    ],
+  ];
+  it.each(cases)("refuses %s: %s", async (code, _label, overrides, opts) => {
+    const { token, claims } = await signer.issue(request(overrides));
+    expect(await issuedRefusal(claims, options(opts))).toBe(code);
+    expect((await refusal(token, options(opts))).code).toBe(code);
   });
 });
 
