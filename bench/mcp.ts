@@ -17,10 +17,13 @@
  *           call answered by a per-POST SDK server as before it: what the fast path saves, in one run.
  *
  * Run: npx tsx bench/mcp.ts [seconds-per-run] [clients] [--warmup <seconds>] [--sdk] [--json <file>]
- *                           [--profile <prefix>]
+ *                           [--profile <prefix>] [--pairs <n>]
  *
  * Each run is preceded by an uncounted warm-up of the same calls (`--warmup`, 2 s by default):
  * without it the first routes measured ran colder code than the later ones.
+ *
+ * `--pairs <n>` then runs n pairs of direct and writ-mcp back to back (order alternating) and
+ * prints the median of the pairs' ratios, which the machine's other load sways less (`pairs`).
  *
  * `--json <file>` writes every number printed, with the date, Node's version, the CPU, the git
  * commit and the configuration. `--profile <prefix>` writes a CPU profile of each phase's measured
@@ -57,6 +60,7 @@ const cli = parseArgs({
     json: { type: "string" },
     profile: { type: "string" },
     sdk: { type: "boolean" },
+    pairs: { type: "string" },
     warmup: { type: "string" },
   },
 });
@@ -312,6 +316,46 @@ function viaApi(label: string) {
   });
 }
 
+/**
+ * `--pairs n`: n pairs of a direct run and a writ-mcp run (each as above, order alternating from
+ * pair to pair), and the median of the pairs' ratios. The single runs above are a minute apart, and
+ * this machine's other load (and its state after startup) sways them: the direct run alone varied
+ * from 606 to 1,049 calls/s between runs of the same commit. Runs seconds apart see about the same.
+ */
+async function pairs(n: number) {
+  if (n <= 0) return undefined;
+  const headers = { authorization: `Bearer ${token}` };
+  const each: { calls: number; cpu: number }[] = [];
+  for (let i = 0; i < n; i++) {
+    const order = i % 2 === 0 ? ["direct", "writ-mcp"] : ["writ-mcp", "direct"];
+    const got: Record<string, Measured> = {};
+    for (const label of order) {
+      got[label] =
+        label === "direct"
+          ? await run("direct", upstreamUrl, "echo_direct")
+          : await run("writ-mcp", `${running.url}/mcp`, "echo", headers);
+    }
+    const d = got.direct;
+    const w = got["writ-mcp"];
+    if (d === undefined || w === undefined) throw new Error("a pair lacks a run");
+    each.push({ calls: w.calls_per_s / d.calls_per_s, cpu: d.cpu_ms_per_call / w.cpu_ms_per_call });
+  }
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+  };
+  const result = {
+    "writ-mcp/direct": median(each.map((p) => p.calls)),
+    "writ-mcp/direct (cpu)": median(each.map((p) => p.cpu)),
+    each,
+  };
+  console.log(
+    `${n} pairs: writ-mcp/direct median ${result["writ-mcp/direct"].toFixed(3)} (${each.map((p) => p.calls.toFixed(3)).join(" ")}); by CPU a call ${result["writ-mcp/direct (cpu)"].toFixed(3)} (${each.map((p) => p.cpu.toFixed(3)).join(" ")})`,
+  );
+  return result;
+}
+
 /** The commit measured, with "+changes" when the worktree differs from it. */
 function gitCommit(): string {
   const git = (...args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8" }).trim();
@@ -354,6 +398,7 @@ try {
     connectModern,
   );
   if (modernInitializes > 0) throw new Error(`the 2026-07-28 clients sent ${modernInitializes} initialize`);
+  const paired = await pairs(Number(cli.values.pairs ?? "0"));
   // Throughput ratios, and the same by CPU time per call (steadier on a shared machine).
   const ratios = {
     "writ-mcp/direct": writ.calls_per_s / direct.calls_per_s,
@@ -397,6 +442,7 @@ try {
       load_average: loadavg(),
       runs: [direct, api, writ, modern, ...(sdk === undefined || fast === undefined ? [] : [sdk, fast])],
       ratios,
+      ...(paired === undefined ? {} : { pairs: paired }),
     };
     await writeFile(cli.values.json, `${JSON.stringify(report, null, 2)}\n`);
     console.log(`numbers: ${cli.values.json}`);
