@@ -258,6 +258,7 @@ async function measure(label: string, once: (worker: number) => Promise<boolean>
   if (session !== undefined) {
     const { profile } = await session.post("Profiler.stop");
     const file = `${cli.values.profile}-${label}.cpuprofile`;
+    await mkdir(path.dirname(path.resolve(file)), { recursive: true });
     await writeFile(file, JSON.stringify(profile));
     session.disconnect();
     console.log(`profile of ${label}: ${file}`);
@@ -286,9 +287,12 @@ async function run(
   connectWith: typeof connect = connect,
 ): Promise<Measured> {
   const pool = await Promise.all(Array.from({ length: clients }, () => connectWith(url, headers)));
-  const measured = await measure(label, async (worker) => (await pool[worker]?.call(tool)) === true);
-  for (const client of pool) await client.close();
-  return measured;
+  try {
+    return await measure(label, async (worker) => (await pool[worker]?.call(tool)) === true);
+  } finally {
+    // Also when the run failed: an open client's stream would keep the servers from closing.
+    for (const client of pool) await client.close();
+  }
 }
 
 /** The same call through Writ's HTTP API (POST /v1/proposals with execute), no MCP on the front. */
