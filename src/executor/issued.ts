@@ -1,7 +1,4 @@
-/**
- * `checkIssuedGrant`: `verifyGrant` for a grant this process's signer issued for the call at hand
- * (pipeline/09-dispatch.ts `issued`). Not on `writ/executor`'s surface.
- */
+/** `checkIssuedGrant` (pipeline/09-dispatch.ts `issued`). */
 import type { GrantClaims } from "../core/types.ts";
 import { GrantError } from "./errors.ts";
 import { checkBoundClaims, isoOf, type VerifyGrantOptions } from "./verify.ts";

@@ -78,7 +78,7 @@ export interface DispatchRequest {
   /**
    * The grant's claims when this process issued it for this very call and its token has not left
    * the process since (a proposal with `execute`): every claim is checked, not the signature
-   * (executor/verify.ts `checkIssuedGrant`). Absent for a grant a caller presents.
+   * (executor/issued.ts `checkIssuedGrant`). Absent for a grant a caller presents.
    */
   issued?: GrantClaims;
   /**
