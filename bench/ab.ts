@@ -23,6 +23,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
 import { z } from "zod";
+import { median } from "./lib/stats.ts";
 import { readSummary, type Summary } from "./lib/summary.ts";
 import { printTable } from "./lib/table.ts";
 
@@ -113,12 +114,6 @@ try {
 } finally {
   await rm(dir, { recursive: true, force: true });
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((x, y) => x - y);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-};
 
 console.log(
   `A: ${JSON.stringify(sides.A)}  B: ${JSON.stringify(sides.B)}  ${flags.seconds} s runs${mcp ? " of bench/mcp.ts" : ` at ${at}`}`,

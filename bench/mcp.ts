@@ -52,6 +52,7 @@ import { grantRequired } from "../src/executor/index.ts";
 import { useFastPath } from "../src/mcp/fast-path.ts";
 import { startGateway } from "../src/server.ts";
 import { aliceToken, localGatewayConfig } from "./lib/local-gateway.ts";
+import { median } from "./lib/stats.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const cli = parseArgs({
@@ -129,6 +130,7 @@ default decision := {"decision": "deny", "reasons": []}
 decision := {"decision": "allow", "reasons": [], "grant": {"ttl_seconds": 60, "max_uses": 1}} if input.action.name == "echo.say"
 `,
 );
+
 const config = await localGatewayConfig(dir, {
   policyDir,
   overrides: {
@@ -344,11 +346,6 @@ async function pairs(n: number) {
     if (d === undefined || w === undefined) throw new Error("a pair lacks a run");
     each.push({ calls: w.calls_per_s / d.calls_per_s, cpu: d.cpu_ms_per_call / w.cpu_ms_per_call });
   }
-  const median = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const mid = Math.floor(sorted.length / 2);
-    return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-  };
   const result = {
     "writ-mcp/direct": median(each.map((p) => p.calls)),
     "writ-mcp/direct (cpu)": median(each.map((p) => p.cpu)),
