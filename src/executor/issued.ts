@@ -1,7 +1,14 @@
 /** `checkIssuedGrant` (pipeline/09-dispatch.ts `issued`). */
 import type { GrantClaims } from "../core/types.ts";
-import { GrantError } from "./errors.ts";
-import { checkBoundClaims, isoOf, type VerifyGrantOptions } from "./verify.ts";
+import {
+  checkBoundClaims,
+  expiredGrant,
+  notYetValid,
+  toleranceOf,
+  type VerifyGrantOptions,
+  wrongAudience,
+  wrongIssuer,
+} from "./verify.ts";
 
 /**
  * The checks of `verifyGrant` for a grant this process's signer issued for the call at hand,
@@ -15,35 +22,11 @@ export async function checkIssuedGrant(
   claims: GrantClaims,
   options: VerifyGrantOptions,
 ): Promise<GrantClaims> {
-  const tolerance = options.clockToleranceSeconds ?? 5;
+  const tolerance = toleranceOf(options);
   const now = Math.floor((options.now ?? new Date()).getTime() / 1000);
-  if (claims.iss !== options.issuer) {
-    throw new GrantError(
-      "wrong_issuer",
-      `the grant was issued by ${JSON.stringify(claims.iss.slice(0, 80))}, not ${JSON.stringify(options.issuer)}`,
-      `get the grant from the Writ this executor trusts`,
-    );
-  }
-  if (claims.aud !== options.audience) {
-    throw new GrantError(
-      "wrong_audience",
-      `the grant is for another executor, not ${JSON.stringify(options.audience)}`,
-      `send it to the executor named in the grant or ask Writ for a grant for this one`,
-    );
-  }
-  if (now - tolerance >= claims.exp) {
-    throw new GrantError(
-      "expired",
-      `the grant expired at ${isoOf(claims.exp)}`,
-      `grants are short-lived, ask Writ for a new one and use it right away`,
-    );
-  }
-  if (now + tolerance < claims.nbf) {
-    throw new GrantError(
-      "not_yet_valid",
-      `the grant is not valid before ${isoOf(claims.nbf)}`,
-      `check that the clocks of Writ and this executor are synchronized`,
-    );
-  }
+  if (claims.iss !== options.issuer) throw wrongIssuer(claims.iss, options);
+  if (claims.aud !== options.audience) throw wrongAudience(options);
+  if (now - tolerance >= claims.exp) throw expiredGrant(claims.exp);
+  if (now + tolerance < claims.nbf) throw notYetValid(claims.nbf);
   return checkBoundClaims(claims, options);
 }

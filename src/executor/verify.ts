@@ -79,7 +79,7 @@ export async function verifyGrant(
   }
   const grant = token.trim();
   const header = readHeader(grant);
-  const tolerance = options.clockToleranceSeconds ?? 5;
+  const tolerance = toleranceOf(options);
   const now = options.now ?? new Date();
 
   let payload: Record<string, unknown>;
@@ -106,7 +106,7 @@ export async function checkBoundClaims(
   claims: GrantClaims,
   options: VerifyGrantOptions,
 ): Promise<GrantClaims> {
-  const tolerance = options.clockToleranceSeconds ?? 5;
+  const tolerance = toleranceOf(options);
   checkAction(claims, options.action);
   checkResource(claims, options.resource);
   checkArguments(claims, options.args);
@@ -218,37 +218,15 @@ function fromJoseError(error: unknown, kid: string | undefined, options: VerifyG
       cause,
     );
   }
-  if (error instanceof errors.JWTExpired) {
-    return new GrantError(
-      "expired",
-      `the grant expired at ${isoOf(error.payload.exp)}`,
-      `grants are short-lived, ask Writ for a new one and use it right away`,
-      cause,
-    );
-  }
+  if (error instanceof errors.JWTExpired) return expiredGrant(error.payload.exp, cause);
   if (error instanceof errors.JWTClaimValidationFailed) {
     switch (error.claim) {
       case "iss":
-        return new GrantError(
-          "wrong_issuer",
-          `the grant was issued by ${JSON.stringify(String(error.payload.iss ?? "nobody").slice(0, 80))}, not ${JSON.stringify(options.issuer)}`,
-          `get the grant from the Writ this executor trusts`,
-          cause,
-        );
+        return wrongIssuer(error.payload.iss, options, cause);
       case "aud":
-        return new GrantError(
-          "wrong_audience",
-          `the grant is for another executor, not ${JSON.stringify(options.audience)}`,
-          `send it to the executor named in the grant or ask Writ for a grant for this one`,
-          cause,
-        );
+        return wrongAudience(options, cause);
       case "nbf":
-        return new GrantError(
-          "not_yet_valid",
-          `the grant is not valid before ${isoOf(error.payload.nbf)}`,
-          `check that the clocks of Writ and this executor are synchronized`,
-          cause,
-        );
+        return notYetValid(error.payload.nbf, cause);
       case "typ":
         return new GrantError(
           "wrong_type",
@@ -403,8 +381,58 @@ function checkCondition(condition: Condition, args: unknown): void {
   }
 }
 
-export function isoOf(seconds: unknown): string {
+function isoOf(seconds: unknown): string {
   return typeof seconds === "number" && Number.isFinite(seconds)
     ? new Date(seconds * 1000).toISOString()
     : "an unknown time";
+}
+
+/** The clock skew allowed for `nbf` and `exp`, in seconds. */
+export function toleranceOf(options: Pick<VerifyGrantOptions, "clockToleranceSeconds">): number {
+  return options.clockToleranceSeconds ?? 5;
+}
+
+// The refusals of a grant's time, issuer and audience, the same whether jose or `checkIssuedGrant`
+// (executor/issued.ts) found them.
+
+type Cause = { cause?: unknown };
+
+export function expiredGrant(exp: unknown, cause?: Cause): GrantError {
+  return new GrantError(
+    "expired",
+    `the grant expired at ${isoOf(exp)}`,
+    `grants are short-lived, ask Writ for a new one and use it right away`,
+    cause,
+  );
+}
+
+export function notYetValid(nbf: unknown, cause?: Cause): GrantError {
+  return new GrantError(
+    "not_yet_valid",
+    `the grant is not valid before ${isoOf(nbf)}`,
+    `check that the clocks of Writ and this executor are synchronized`,
+    cause,
+  );
+}
+
+export function wrongIssuer(
+  iss: unknown,
+  options: Pick<VerifyGrantOptions, "issuer">,
+  cause?: Cause,
+): GrantError {
+  return new GrantError(
+    "wrong_issuer",
+    `the grant was issued by ${JSON.stringify(String(iss ?? "nobody").slice(0, 80))}, not ${JSON.stringify(options.issuer)}`,
+    `get the grant from the Writ this executor trusts`,
+    cause,
+  );
+}
+
+export function wrongAudience(options: Pick<VerifyGrantOptions, "audience">, cause?: Cause): GrantError {
+  return new GrantError(
+    "wrong_audience",
+    `the grant is for another executor, not ${JSON.stringify(options.audience)}`,
+    `send it to the executor named in the grant or ask Writ for a grant for this one`,
+    cause,
+  );
 }
