@@ -52,23 +52,32 @@ const GROUP = Number(flags.group);
 const GROUPS = Number(flags.groups);
 const ROUNDS = Number(flags.rounds);
 
+const SESSION = "bench-session";
+
 /** A kind of entry: how its ids are made, and its text (`entryText`) with an id. */
 interface Kind {
   id: () => string;
   text: (id: string, at: number) => string;
 }
 
-const benchText = (history?: Record<string, HistoryValue>) => (id: string, at: number) => {
-  const entry = benchEntry(at, { id, session: "bench-session" });
-  const input = z
-    .object({ context: z.record(z.string(), z.unknown()) })
-    .loose()
-    .parse(entry.input);
-  return entryText({
-    ...entry,
-    input: history === undefined ? input : { ...input, context: { ...input.context, history } },
-  });
-};
+/** `benchEntry`'s text; with `session`, in that session, and with `history`, those values in its input. */
+const benchText =
+  (options: { session?: string; history?: Record<string, HistoryValue> } = {}) =>
+  (id: string, at: number) => {
+    const entry = benchEntry(at, {
+      id,
+      ...(options.session === undefined ? {} : { session: options.session }),
+    });
+    if (options.history === undefined) return entryText(entry);
+    const input = z
+      .object({ context: z.record(z.string(), z.unknown()) })
+      .loose()
+      .parse(entry.input);
+    return entryText({
+      ...entry,
+      input: { ...input, context: { ...input.context, history: options.history } },
+    });
+  };
 
 /** The values the five facts of bench/history.ts give its benched call (the sizes they log). */
 const FIVE_VALUES: Record<string, HistoryValue> = Object.fromEntries(
@@ -146,17 +155,25 @@ const comparisons: Record<string, () => Record<string, Kind>> = {
   history: () => ({
     "no history facts": {
       id: () => timeOrderedUuid(),
-      text: flags.from === undefined ? benchText() : loggedText(flags.from, false),
+      text: flags.from === undefined ? benchText({ session: SESSION }) : loggedText(flags.from, false),
     },
     "five facts' values": {
       id: () => timeOrderedUuid(),
-      text: flags.from === undefined ? benchText(FIVE_VALUES) : loggedText(flags.from, true),
+      text:
+        flags.from === undefined
+          ? benchText({ session: SESSION, history: FIVE_VALUES })
+          : loggedText(flags.from, true),
     },
     "five, without last": {
       id: () => timeOrderedUuid(),
       text:
         flags.from === undefined
-          ? benchText(Object.fromEntries(Object.entries(FIVE_VALUES).map(([n, { last: _, ...v }]) => [n, v])))
+          ? benchText({
+              session: SESSION,
+              history: Object.fromEntries(
+                Object.entries(FIVE_VALUES).map(([n, { last: _, ...v }]) => [n, v]),
+              ),
+            })
           : loggedText(flags.from, true, true),
     },
   }),
