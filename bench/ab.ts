@@ -13,7 +13,13 @@
  * own, each run against the direct calls of the same run: writ-mcp/direct and
  * writ-mcp-modern/direct, by throughput and by CPU time per call.
  *
- * Run: npx tsx bench/ab.ts --a NAME=off --b NAME=on [--pairs 3] [--seconds 3] [--at 32] [--bench mcp]
+ * With `--bench history`, the runs are `bench/history.ts --slices 20`'s on one log of 1,000,000
+ * entries (`--dir`, built by the first run when it has none, in a temporary folder without it;
+ * a change that alters the schema needs a log of each side's own): five facts / none, by rate
+ * and by CPU time a decision, each the median of its run's pairs of slices.
+ *
+ * Run: npx tsx bench/ab.ts --a NAME=off --b NAME=on [--pairs 3] [--seconds 3] [--at 32]
+ *        [--bench gateway|mcp|history] [--dir <bench/history.ts's log>]
  *   --a / --b   NAME=VALUE environment settings of each side (repeatable)
  */
 import { execFile } from "node:child_process";
@@ -38,6 +44,7 @@ const { values: flags } = parseArgs({
     seconds: { type: "string", default: "3" },
     at: { type: "string", default: "32" },
     bench: { type: "string", default: "gateway" },
+    dir: { type: "string" },
   },
 });
 
@@ -54,8 +61,10 @@ function settings(list: readonly string[]): Record<string, string> {
 const sides = { A: settings(flags.a), B: settings(flags.b) };
 const pairs = Number(flags.pairs);
 const at = flags.at;
-const mcp = flags.bench === "mcp";
-if (!mcp && flags.bench !== "gateway") throw new Error(`--bench is gateway or mcp, not ${flags.bench}`);
+const benches = ["gateway", "mcp", "history"] as const;
+const bench = benches.find((name) => name === flags.bench);
+if (bench === undefined) throw new Error(`--bench is ${benches.join(", ")}, not ${flags.bench}`);
+const mcp = bench === "mcp";
 
 /** The numbers compared, read out of one run's summary. */
 function numbers(summary: Summary): Record<string, number> {
@@ -81,7 +90,17 @@ async function mcpNumbers(file: string): Promise<Record<string, number>> {
   };
 }
 
-async function once(side: "A" | "B", file: string): Promise<Record<string, number>> {
+/** The medians of one `bench/history.ts --slices` run (its `--json`). */
+async function historyNumbers(file: string): Promise<Record<string, number>> {
+  return z.object({ ratio: z.number(), cpu: z.number() }).parse(JSON.parse(await readFile(file, "utf8")));
+}
+
+async function once(side: "A" | "B", file: string, logDir: string): Promise<Record<string, number>> {
+  if (bench === "history") {
+    const args = ["tsx", "bench/history.ts", "--dir", logDir, "--slices", "20", "--json", file];
+    await run("npx", args, { cwd: root, env: { ...process.env, ...sides[side] }, maxBuffer: 1 << 24 });
+    return historyNumbers(file);
+  }
   if (mcp) {
     const args = ["tsx", "bench/mcp.ts", flags.seconds, "8", "--warmup", "1", "--json", file];
     await run("npx", args, { cwd: root, env: { ...process.env, ...sides[side] }, maxBuffer: 1 << 24 });
@@ -95,14 +114,19 @@ async function once(side: "A" | "B", file: string): Promise<Record<string, numbe
 }
 
 const dir = await mkdtemp(path.join(tmpdir(), "writ-ab-"));
-const keys = mcp ? ["mcp", "modern", "mcp cpu", "modern cpu"] : ["rps", "floor", "p50", "p99"];
+const logDir = flags.dir ?? path.join(dir, "history-log");
+const keys = {
+  gateway: ["rps", "floor", "p50", "p99"],
+  mcp: ["mcp", "modern", "mcp cpu", "modern cpu"],
+  history: ["ratio", "cpu"],
+}[bench];
 const ratios: Record<string, number[]> = Object.fromEntries(keys.map((key) => [key, []]));
 const rows: Array<Array<string | number>> = [];
 try {
   for (let i = 1; i <= pairs; i++) {
     const load = loadavg()[0]?.toFixed(2) ?? "?";
-    const a = await once("A", path.join(dir, `a${i}.json`));
-    const b = await once("B", path.join(dir, `b${i}.json`));
+    const a = await once("A", path.join(dir, `a${i}.json`), logDir);
+    const b = await once("B", path.join(dir, `b${i}.json`), logDir);
     for (const key of keys) ratios[key]?.push((b[key] ?? Number.NaN) / (a[key] ?? Number.NaN));
     for (const [side, n] of [
       ["A", a],
@@ -115,15 +139,21 @@ try {
   await rm(dir, { recursive: true, force: true });
 }
 
-console.log(
-  `A: ${JSON.stringify(sides.A)}  B: ${JSON.stringify(sides.B)}  ${flags.seconds} s runs${mcp ? " of bench/mcp.ts" : ` at ${at}`}`,
-);
-printTable(
-  rows,
-  mcp
-    ? ["run", "load avg", "mcp/direct", "modern/direct", "mcp/direct cpu", "modern/direct cpu"]
-    : ["run", "load avg", `req/s @${at}`, "/floor", "p50 half", "p99 half"],
-);
+const what = {
+  gateway: ` ${flags.seconds} s runs at ${at}`,
+  mcp: ` ${flags.seconds} s runs of bench/mcp.ts`,
+  history: " runs of bench/history.ts --slices 20",
+}[bench];
+console.log(`A: ${JSON.stringify(sides.A)}  B: ${JSON.stringify(sides.B)} ${what}`);
+printTable(rows, [
+  "run",
+  "load avg",
+  ...{
+    gateway: [`req/s @${at}`, "/floor", "p50 half", "p99 half"],
+    mcp: ["mcp/direct", "modern/direct", "mcp/direct cpu", "modern/direct cpu"],
+    history: ["five/none", "five/none cpu"],
+  }[bench],
+]);
 console.log("");
 printTable(
   keys.map((key) => {

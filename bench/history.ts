@@ -32,10 +32,12 @@
  *                  a second apart see about the same load, rounds a minute apart do not; also
  *                  each pair's ratio of the process's CPU time a decision (none's / five's),
  *                  which the machine's other load sways less than the rate
+ *   --json <file>  with --slices: the medians (five/none by rate and by CPU) and both rates, as
+ *                  JSON (`{ratio, cpu, five, none}`: what bench/ab.ts --bench history compares)
  */
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,6 +65,7 @@ const { values: flags } = parseArgs({
     profile: { type: "string" },
     slices: { type: "string" },
     "slice-seconds": { type: "string", default: "1" },
+    json: { type: "string" },
   },
 });
 const ENTRIES = Number(flags.entries);
@@ -311,6 +314,11 @@ async function interleaved(pairs: number, seconds: number): Promise<void> {
     console.log(
       `CPU a decision: none / five facts median ${c.median.toFixed(3)}× (quartiles ${c.low.toFixed(3)}–${c.high.toFixed(3)}); in all ${(totals.noneUs / totals.none).toFixed(0)} / ${(totals.fiveUs / totals.five).toFixed(0)} µs`,
     );
+    if (flags.json !== undefined) {
+      const rate = (decided: number) => decided / (pairs * seconds);
+      const summary = { ratio: q.median, cpu: c.median, five: rate(totals.five), none: rate(totals.none) };
+      await writeFile(flags.json, `${JSON.stringify(summary)}\n`);
+    }
   } finally {
     await five.close();
     await none.close();
