@@ -112,25 +112,29 @@ function loggedText(
       )
       .pluck()
       .get(withHistory ? 1 : 0);
-    const entry = loggedEntrySchema.parse(JSON.parse(z.string().parse(row)));
+    if (typeof row !== "string") {
+      throw new Error(
+        `${file} has no gateway entry ${withHistory ? "with" : "without"} history values: run bench/history.ts --dir on it first`,
+      );
+    }
+    const entry = loggedEntrySchema.parse(JSON.parse(row));
     const history = entry.input.context.history;
     const input =
       withoutLast && history !== undefined
-        ? {
-            ...entry.input,
-            context: {
-              ...entry.input.context,
-              history: Object.fromEntries(
-                Object.entries(history).map(([name, { last: _, ...rest }]) => [name, rest]),
-              ),
-            },
-          }
+        ? { ...entry.input, context: { ...entry.input.context, history: lastLeftOut(history) } }
         : entry.input;
     return (id, at) =>
       JSON.stringify({ ...entry, input, decision_id: id, timestamp: new Date(at).toISOString() });
   } finally {
     db.close();
   }
+}
+
+/** History values without their `last`. */
+function lastLeftOut<T extends { last?: unknown }>(
+  values: Record<string, T>,
+): Record<string, Omit<T, "last">> {
+  return Object.fromEntries(Object.entries(values).map(([name, { last: _, ...rest }]) => [name, rest]));
 }
 
 const loggedEntrySchema = z
@@ -168,12 +172,7 @@ const comparisons: Record<string, () => Record<string, Kind>> = {
       id: () => timeOrderedUuid(),
       text:
         flags.from === undefined
-          ? benchText({
-              session: SESSION,
-              history: Object.fromEntries(
-                Object.entries(FIVE_VALUES).map(([n, { last: _, ...v }]) => [n, v]),
-              ),
-            })
+          ? benchText({ session: SESSION, history: lastLeftOut(FIVE_VALUES) })
           : loggedText(flags.from, true, true),
     },
   }),
