@@ -61,13 +61,9 @@ function settings(list: readonly string[]): Record<string, string> {
 const sides = { A: settings(flags.a), B: settings(flags.b) };
 const pairs = Number(flags.pairs);
 const at = flags.at;
-const benches = ["gateway", "mcp", "history"] as const;
-const bench = benches.find((name) => name === flags.bench);
-if (bench === undefined) throw new Error(`--bench is ${benches.join(", ")}, not ${flags.bench}`);
-const mcp = bench === "mcp";
 
-/** The numbers compared, read out of one run's summary. */
-function numbers(summary: Summary): Record<string, number> {
+/** The numbers compared, read out of one `bench/gateway.ts` run's summary. */
+function gatewayNumbers(summary: Summary): Record<string, number> {
   const row = (name: string) => summary.rows.find((r) => r.name === name)?.metrics ?? {};
   return {
     rps: row(`proposals @${at}`).rps ?? Number.NaN,
@@ -90,43 +86,72 @@ async function mcpNumbers(file: string): Promise<Record<string, number>> {
   };
 }
 
-/** The medians of one `bench/history.ts --slices` run (its `--json`). */
-async function historyNumbers(file: string): Promise<Record<string, number>> {
-  return z.object({ ratio: z.number(), cpu: z.number() }).parse(JSON.parse(await readFile(file, "utf8")));
+/** What an A/B runs: the bench's arguments (writing its JSON to `file`), the numbers read back, their columns. */
+interface Compared {
+  what: string;
+  args: (file: string) => string[];
+  read: (file: string, side: "A" | "B") => Promise<Record<string, number>>;
+  keys: string[];
+  columns: string[];
 }
 
-async function once(side: "A" | "B", file: string, logDir: string): Promise<Record<string, number>> {
-  if (bench === "history") {
-    const args = ["tsx", "bench/history.ts", "--dir", logDir, "--slices", "20", "--json", file];
-    await run("npx", args, { cwd: root, env: { ...process.env, ...sides[side] }, maxBuffer: 1 << 24 });
-    return historyNumbers(file);
-  }
-  if (mcp) {
-    const args = ["tsx", "bench/mcp.ts", flags.seconds, "8", "--warmup", "1", "--json", file];
-    await run("npx", args, { cwd: root, env: { ...process.env, ...sides[side] }, maxBuffer: 1 << 24 });
-    return mcpNumbers(file);
-  }
-  const args = ["tsx", "bench/gateway.ts", flags.seconds, at, "--at", at, "--json", file];
-  await run("npx", args, { cwd: root, env: { ...process.env, ...sides[side] }, maxBuffer: 1 << 24 });
-  const summary = await readSummary(file);
-  if (summary.notes.decisionLogIntact !== true) throw new Error(`side ${side}: the decision log is broken`);
-  return numbers(summary);
+const compared: Record<string, Compared> = {
+  gateway: {
+    what: `${flags.seconds} s runs at ${at}`,
+    args: (file) => ["bench/gateway.ts", flags.seconds, at, "--at", at, "--json", file],
+    read: async (file, side) => {
+      const summary = await readSummary(file);
+      if (summary.notes.decisionLogIntact !== true)
+        throw new Error(`side ${side}: the decision log is broken`);
+      return gatewayNumbers(summary);
+    },
+    keys: ["rps", "floor", "p50", "p99"],
+    columns: [`req/s @${at}`, "/floor", "p50 half", "p99 half"],
+  },
+  mcp: {
+    what: `${flags.seconds} s runs of bench/mcp.ts`,
+    args: (file) => ["bench/mcp.ts", flags.seconds, "8", "--warmup", "1", "--json", file],
+    read: mcpNumbers,
+    keys: ["mcp", "modern", "mcp cpu", "modern cpu"],
+    columns: ["mcp/direct", "modern/direct", "mcp/direct cpu", "modern/direct cpu"],
+  },
+  history: {
+    what: "runs of bench/history.ts --slices 20",
+    args: (file) => [
+      "bench/history.ts",
+      "--dir",
+      flags.dir ?? path.join(dir, "history-log"),
+      "--slices",
+      "20",
+      "--json",
+      file,
+    ],
+    read: async (file) =>
+      z.object({ ratio: z.number(), cpu: z.number() }).parse(JSON.parse(await readFile(file, "utf8"))),
+    keys: ["ratio", "cpu"],
+    columns: ["five/none", "five/none cpu"],
+  },
+};
+const chosen = compared[flags.bench];
+if (chosen === undefined)
+  throw new Error(`--bench is ${Object.keys(compared).join(", ")}, not ${flags.bench}`);
+const bench: Compared = chosen;
+
+async function once(side: "A" | "B", file: string): Promise<Record<string, number>> {
+  const env = { ...process.env, ...sides[side] };
+  await run("npx", ["tsx", ...bench.args(file)], { cwd: root, env, maxBuffer: 1 << 24 });
+  return bench.read(file, side);
 }
 
 const dir = await mkdtemp(path.join(tmpdir(), "writ-ab-"));
-const logDir = flags.dir ?? path.join(dir, "history-log");
-const keys = {
-  gateway: ["rps", "floor", "p50", "p99"],
-  mcp: ["mcp", "modern", "mcp cpu", "modern cpu"],
-  history: ["ratio", "cpu"],
-}[bench];
+const { keys } = bench;
 const ratios: Record<string, number[]> = Object.fromEntries(keys.map((key) => [key, []]));
 const rows: Array<Array<string | number>> = [];
 try {
   for (let i = 1; i <= pairs; i++) {
     const load = loadavg()[0]?.toFixed(2) ?? "?";
-    const a = await once("A", path.join(dir, `a${i}.json`), logDir);
-    const b = await once("B", path.join(dir, `b${i}.json`), logDir);
+    const a = await once("A", path.join(dir, `a${i}.json`));
+    const b = await once("B", path.join(dir, `b${i}.json`));
     for (const key of keys) ratios[key]?.push((b[key] ?? Number.NaN) / (a[key] ?? Number.NaN));
     for (const [side, n] of [
       ["A", a],
@@ -139,21 +164,8 @@ try {
   await rm(dir, { recursive: true, force: true });
 }
 
-const what = {
-  gateway: ` ${flags.seconds} s runs at ${at}`,
-  mcp: ` ${flags.seconds} s runs of bench/mcp.ts`,
-  history: " runs of bench/history.ts --slices 20",
-}[bench];
-console.log(`A: ${JSON.stringify(sides.A)}  B: ${JSON.stringify(sides.B)} ${what}`);
-printTable(rows, [
-  "run",
-  "load avg",
-  ...{
-    gateway: [`req/s @${at}`, "/floor", "p50 half", "p99 half"],
-    mcp: ["mcp/direct", "modern/direct", "mcp/direct cpu", "modern/direct cpu"],
-    history: ["five/none", "five/none cpu"],
-  }[bench],
-]);
+console.log(`A: ${JSON.stringify(sides.A)}  B: ${JSON.stringify(sides.B)}  ${bench.what}`);
+printTable(rows, ["run", "load avg", ...bench.columns]);
 console.log("");
 printTable(
   keys.map((key) => {
