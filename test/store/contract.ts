@@ -2,6 +2,7 @@
  * The `Store` contract: every implementation (SQLite, PostgreSQL) must pass these tests. A test
  * file registers them with a harness that opens stores on fresh databases.
  */
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { WritError } from "../../src/core/errors.ts";
 import { DecisionLog, hashEntry } from "../../src/decisionlog/index.ts";
@@ -84,6 +85,40 @@ export function storeContract(h: StoreHarness): void {
       });
       expect(second.revision).toBe(2);
       expect(await store.getResource("repo", "r1")).toEqual(second);
+    });
+
+    it("answers every read with the last write committed before it, on another instance too, raced", async () => {
+      const reader = await h.open();
+      const writer = await h.openSame();
+      const put = (owner: string) =>
+        writer.putResource({ type: "repo", id: "raced", owner, tenant: "acme", attributes: { owner } });
+      expect(await reader.getResource("repo", "raced")).toBeUndefined();
+      // Reads run all along, side by side with the writes: the revision a read sees never goes back.
+      let stop = false;
+      let seen = 0;
+      const reading = (async () => {
+        while (!stop) {
+          // SQLite reads answer within the turn: let the writes' answers in between reads.
+          await nextTurn();
+          const now = await reader.getResource("repo", "raced");
+          const revision = now?.revision ?? 0;
+          expect(revision).toBeGreaterThanOrEqual(seen);
+          if (now !== undefined) expect(now.attributes).toEqual({ owner: now.owner });
+          seen = revision;
+        }
+      })();
+      for (let i = 1; i <= 25; i++) {
+        const written = await put(`owner-${i}`);
+        // A read that starts once the write is answered sees it (or a later one), never the one before.
+        const read = await reader.getResource("repo", "raced");
+        expect(read?.revision).toBeGreaterThanOrEqual(written.revision);
+        expect(read?.owner).toBe(`owner-${i}`);
+      }
+      stop = true;
+      await reading;
+      const updated = await writer.updateResourceAttributes("repo", "raced", 25, { owner: "changed" });
+      expect(updated?.revision).toBe(26);
+      expect(await reader.getResource("repo", "raced")).toEqual(updated);
     });
 
     it("compare-and-swaps attribute updates on the revision", async () => {

@@ -143,6 +143,26 @@ describe("SQLite-only durability", () => {
   });
 });
 
+describe("resources", () => {
+  // What any cache of resources must keep (issue 32 measured one and did not keep it).
+  it("answers a change another connection made outside Writ (plain SQL) at once", async () => {
+    const store = await openStore();
+    expect(await store.getResource("repo", "r1")).toBeUndefined();
+    const outside = raw();
+    outside
+      .prepare(
+        `INSERT INTO resources (type, id, owner, tenant, revision, attributes, updated_at)
+         VALUES ('repo', 'r1', 'alice', 'acme', 1, '{"team":"a"}', '2026-01-01T00:00:00.000Z')`,
+      )
+      .run();
+    expect(await store.getResource("repo", "r1")).toMatchObject({ owner: "alice", revision: 1 });
+    outside.prepare("UPDATE resources SET owner = 'mallory', revision = 2 WHERE id = 'r1'").run();
+    expect(await store.getResource("repo", "r1")).toMatchObject({ owner: "mallory", revision: 2 });
+    outside.prepare("DELETE FROM resources WHERE id = 'r1'").run();
+    expect(await store.getResource("repo", "r1")).toBeUndefined();
+  });
+});
+
 describe("the Store contract on SQLite", () => {
   let last = "";
   storeContract({
