@@ -58,7 +58,13 @@ import { jsonDigest } from "../src/core/digest.ts";
 import { DevIssuer } from "../src/identity/index.ts";
 import { startGateway } from "../src/server.ts";
 import { SqliteStore } from "../src/store/index.ts";
-import { type ClientPlacement, type LoadResult, loadClient, waitUntilIdle } from "./lib/load.ts";
+import {
+  type ClientPlacement,
+  type LoadResult,
+  loadClient,
+  type PacedResult,
+  waitUntilIdle,
+} from "./lib/load.ts";
 import { busyMachineWarning, describeMachine, loadAverage, machineInfo } from "./lib/machine.ts";
 import {
   type ProfileSummary,
@@ -256,7 +262,7 @@ const maxRate = resultOf("proposals", at).rps;
 const offered = Math.max(1, Math.round(maxRate / 2));
 const paced = await measure("/v1/proposals", at, seconds, offered);
 /** `route` evenly paced at `rate` over `at` connections (open loop), then the machine idle again. */
-async function evenly(route: string, rate: number): Promise<LoadResult> {
+async function evenly(route: string, rate: number): Promise<PacedResult> {
   const result = await client.paced({
     url: `${running.url}${route}`,
     headers,
@@ -407,6 +413,9 @@ for (const criterion of criteria) {
 }
 console.log(
   `info  the same rate in autocannon's bursts (each second's requests sent at once): p99 ${paced.p99} ms`,
+);
+console.log(
+  `info  at ${LIGHT_RATE} req/s the load generator sent requests a median ${light.sendDelayP50} ms after they were due (floor: ${lightFloor.sendDelayP50} ms), its timers' lateness: counted in both p50s, none of it the server's`,
 );
 console.log("");
 console.log(`token cache: ${stats.hits} hits, ${stats.misses} misses`);

@@ -25,6 +25,17 @@ export interface LoadResult {
   requests: number;
 }
 
+/** An evenly paced run's result (`runPaced`). */
+export interface PacedResult extends LoadResult {
+  /**
+   * How late the load generator itself sent requests after they were due (its timers fire on
+   * whole milliseconds), median and p99 in ms: part of the latency counted from the due time,
+   * none of it the server's.
+   */
+  sendDelayP50: number;
+  sendDelayP99: number;
+}
+
 export interface LoadOptions {
   url: string;
   method?: "GET" | "POST";
@@ -96,7 +107,7 @@ export function latencyStats(latencies: ArrayLike<number>): LatencyStats {
  * coordinated omission). Unlike autocannon's `overallRate`, which sends each second's share in a
  * burst, this is the load of callers arriving independently at `rate` per second.
  */
-export async function runPaced(options: LoadOptions & { rate: number }): Promise<LoadResult> {
+export async function runPaced(options: LoadOptions & { rate: number }): Promise<PacedResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
   const url = new URL(options.url);
   const headers: Record<string, string | number> = { ...options.headers };
@@ -104,6 +115,7 @@ export async function runPaced(options: LoadOptions & { rate: number }): Promise
   const interval = 1000 / options.rate;
   const total = Math.max(1, Math.round(options.rate * options.seconds));
   const latencies = new Float64Array(total);
+  const sendDelays = new Float64Array(total);
   let answered = 0;
   let errors = 0;
   let non2xx = 0;
@@ -143,6 +155,7 @@ export async function runPaced(options: LoadOptions & { rate: number }): Promise
       const now = performance.now();
       while (scheduled < total && start + scheduled * interval <= now) {
         inFlight++;
+        sendDelays[scheduled] = now - (start + scheduled * interval);
         void send(start + scheduled * interval).then(() => {
           inFlight--;
           if (scheduled === total && inFlight === 0) {
@@ -157,10 +170,13 @@ export async function runPaced(options: LoadOptions & { rate: number }): Promise
     tick();
   });
   agent.destroy();
+  const delays = latencyStats(sendDelays);
 
   return {
     rps: answered / ((end - start) / 1000),
     ...latencyStats(latencies.subarray(0, answered)),
+    sendDelayP50: delays.p50,
+    sendDelayP99: delays.p99,
     errors,
     non2xx,
     requests: answered,
@@ -202,7 +218,7 @@ export interface PacedRequest {
 export interface LoadClient {
   readonly placement: ClientPlacement;
   load(options: LoadOptions): Promise<LoadResult>;
-  paced(options: LoadOptions & { rate: number }): Promise<LoadResult>;
+  paced(options: LoadOptions & { rate: number }): Promise<PacedResult>;
   close(): Promise<void>;
 }
 
@@ -218,9 +234,9 @@ export function loadClient(placement: ClientPlacement): LoadClient {
   const worker = moduleWorker(new URL("./load-worker.ts", import.meta.url));
   worker.unref();
   const ask = (message: PacedRequest) =>
-    new Promise<LoadResult>((resolve, reject) => {
+    new Promise<PacedResult>((resolve, reject) => {
       worker.ref();
-      worker.once("message", (answer: { result?: LoadResult; error?: string }) => {
+      worker.once("message", (answer: { result?: PacedResult; error?: string }) => {
         worker.unref();
         if (answer.result) resolve(answer.result);
         else reject(new Error(`the load worker failed: ${answer.error ?? "no answer"}`));
