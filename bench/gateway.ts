@@ -415,7 +415,7 @@ console.log(
   `info  the same rate in autocannon's bursts (each second's requests sent at once): p99 ${paced.p99} ms`,
 );
 console.log(
-  `info  at ${LIGHT_RATE} req/s the load generator sent requests a median ${light.sendDelayP50} ms after they were due (floor: ${lightFloor.sendDelayP50} ms), its timers' lateness: counted in both p50s, none of it the server's`,
+  `info  the load generator's own lateness (sending after the due time; counted in the latencies above, none of it the server's): at ${LIGHT_RATE} req/s p50 ${light.sendDelayP50} ms (floor run ${lightFloor.sendDelayP50} ms), at half load p50 ${evenlyPaced.sendDelayP50} ms, p99 ${evenlyPaced.sendDelayP99} ms`,
 );
 console.log("");
 console.log(`token cache: ${stats.hits} hits, ${stats.misses} misses`);
