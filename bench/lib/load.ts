@@ -34,6 +34,9 @@ export interface PacedResult extends LoadResult {
    */
   sendDelayP50: number;
   sendDelayP99: number;
+  /** The latency counted from when the generator sent each request instead (ms; info). */
+  fromSendP50: number;
+  fromSendP99: number;
 }
 
 export interface LoadOptions {
@@ -116,19 +119,23 @@ export async function runPaced(options: LoadOptions & { rate: number }): Promise
   const total = Math.max(1, Math.round(options.rate * options.seconds));
   const latencies = new Float64Array(total);
   const sendDelays = new Float64Array(total);
+  const fromSend = new Float64Array(total);
   let answered = 0;
   let errors = 0;
   let non2xx = 0;
 
   const send = (due: number) =>
     new Promise<void>((done) => {
+      const sentAt = performance.now();
       const sent = request(
         url,
         { method: options.method ?? "POST", headers, agent, timeout: 10_000 },
         (res) => {
           res.resume();
           res.on("end", () => {
-            latencies[answered++] = performance.now() - due;
+            const now = performance.now();
+            fromSend[answered] = now - sentAt;
+            latencies[answered++] = now - due;
             if (res.statusCode === undefined || res.statusCode < 200 || res.statusCode >= 300) non2xx++;
             done();
           });
@@ -171,12 +178,15 @@ export async function runPaced(options: LoadOptions & { rate: number }): Promise
   });
   agent.destroy();
   const delays = latencyStats(sendDelays);
+  const sentToAnswered = latencyStats(fromSend.subarray(0, answered));
 
   return {
     rps: answered / ((end - start) / 1000),
     ...latencyStats(latencies.subarray(0, answered)),
     sendDelayP50: delays.p50,
     sendDelayP99: delays.p99,
+    fromSendP50: sentToAnswered.p50,
+    fromSendP99: sentToAnswered.p99,
     errors,
     non2xx,
     requests: answered,
