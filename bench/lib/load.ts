@@ -120,6 +120,7 @@ export async function runPaced(options: LoadOptions & { rate: number }): Promise
   const latencies = new Float64Array(total);
   const sendDelays = new Float64Array(total);
   const fromSend = new Float64Array(total);
+  let sentCount = 0;
   let answered = 0;
   let errors = 0;
   let non2xx = 0;
@@ -127,6 +128,7 @@ export async function runPaced(options: LoadOptions & { rate: number }): Promise
   const send = (due: number) =>
     new Promise<void>((done) => {
       const sentAt = performance.now();
+      sendDelays[sentCount++] = sentAt - due;
       const sent = request(
         url,
         { method: options.method ?? "POST", headers, agent, timeout: 10_000 },
@@ -162,7 +164,6 @@ export async function runPaced(options: LoadOptions & { rate: number }): Promise
       const now = performance.now();
       while (scheduled < total && start + scheduled * interval <= now) {
         inFlight++;
-        sendDelays[scheduled] = now - (start + scheduled * interval);
         void send(start + scheduled * interval).then(() => {
           inFlight--;
           if (scheduled === total && inFlight === 0) {
@@ -177,7 +178,7 @@ export async function runPaced(options: LoadOptions & { rate: number }): Promise
     tick();
   });
   agent.destroy();
-  const delays = latencyStats(sendDelays);
+  const delays = latencyStats(sendDelays.subarray(0, sentCount));
   const sentToAnswered = latencyStats(fromSend.subarray(0, answered));
 
   return {
