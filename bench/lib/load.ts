@@ -29,7 +29,8 @@ export interface LoadResult {
 export interface PacedResult extends LoadResult {
   /**
    * How late the load generator itself sent requests after they were due (its timers fire on
-   * whole milliseconds), median and p99 in ms: part of the latency counted from the due time,
+   * whole milliseconds; `exactSends` waits out the last stretch while nothing is in flight),
+   * median and p99 in ms: part of the latency counted from the due time,
    * none of it the server's.
    */
   sendDelayP50: number;
@@ -103,6 +104,22 @@ export function latencyStats(latencies: ArrayLike<number>): LatencyStats {
   return { p50: at(0.5), p97_5: at(0.975), p99: at(0.99), p99_9: at(0.999), max: at(1) };
 }
 
+export interface PacedOptions extends LoadOptions {
+  rate: number;
+  /**
+   * Send each request at its due time to the tens of microseconds instead of on the timer's
+   * whole milliseconds (on average half of one late): the last stretch before a request is due
+   * is waited out blocking this thread while no request is in flight. Only for a thread that
+   * runs nothing but this client (bench/lib/load-worker.ts), never on a server's event loop.
+   */
+  exactSends?: boolean;
+}
+
+/** How early the exact sender's timer is set to fire (a timer may fire up to 1 ms late). */
+const EARLY_MS = 2;
+/** What the exact sender blocks on (nobody wakes it: the wait times out). */
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
 /**
  * An evenly paced (open-loop) run: request i leaves at start + i / rate whatever happened to the
  * ones before, over at most `connections` keep-alive connections (node:http), and its latency is
@@ -110,7 +127,7 @@ export function latencyStats(latencies: ArrayLike<number>): LatencyStats {
  * coordinated omission). Unlike autocannon's `overallRate`, which sends each second's share in a
  * burst, this is the load of callers arriving independently at `rate` per second.
  */
-export async function runPaced(options: LoadOptions & { rate: number }): Promise<PacedResult> {
+export async function runPaced(options: PacedOptions): Promise<PacedResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
   const url = new URL(options.url);
   const headers: Record<string, string | number> = { ...options.headers };
@@ -161,19 +178,38 @@ export async function runPaced(options: LoadOptions & { rate: number }): Promise
     let scheduled = 0;
     let inFlight = 0;
     const tick = () => {
-      const now = performance.now();
-      while (scheduled < total && start + scheduled * interval <= now) {
-        inFlight++;
-        void send(start + scheduled * interval).then(() => {
-          inFlight--;
-          if (scheduled === total && inFlight === 0) {
-            end = performance.now();
-            finished();
-          }
-        });
-        scheduled++;
+      for (;;) {
+        const now = performance.now();
+        while (scheduled < total && start + scheduled * interval <= now) {
+          inFlight++;
+          void send(start + scheduled * interval).then(() => {
+            inFlight--;
+            if (scheduled === total && inFlight === 0) {
+              end = performance.now();
+              finished();
+            }
+          });
+          scheduled++;
+        }
+        if (scheduled === total) return;
+        const wait = start + scheduled * interval - performance.now();
+        if (!options.exactSends) {
+          setTimeout(tick, Math.max(0, wait));
+          return;
+        }
+        // A timer fires on the loop's whole milliseconds, up to one late: it is set to fire early,
+        // and with nothing in flight (no answer that could arrive meanwhile) the rest is waited
+        // out blocking, to the tens of microseconds; else the timer waits as it would.
+        if (wait > EARLY_MS) {
+          setTimeout(tick, wait - EARLY_MS);
+          return;
+        }
+        if (inFlight > 0) {
+          setTimeout(tick, Math.max(0, wait));
+          return;
+        }
+        if (wait > 0) Atomics.wait(pause, 0, 0, wait);
       }
-      if (scheduled < total) setTimeout(tick, Math.max(0, start + scheduled * interval - performance.now()));
     };
     tick();
   });
@@ -223,7 +259,7 @@ export type ClientPlacement = "inline" | "thread";
 
 /** What the parent asks of bench/lib/load-worker.ts. */
 export interface PacedRequest {
-  options: LoadOptions & { rate: number };
+  options: PacedOptions;
 }
 
 export interface LoadClient {
@@ -258,7 +294,8 @@ export function loadClient(placement: ClientPlacement): LoadClient {
     placement,
     // autocannon runs its connections in a worker of its own and aggregates here.
     load: (options) => runLoad({ ...options, workers: 1 }),
-    paced: (options) => ask({ options }),
+    // The worker runs nothing else: it may block while it waits to send a request on time.
+    paced: (options) => ask({ options: { ...options, exactSends: true } }),
     close: async () => {
       await worker.terminate();
     },
