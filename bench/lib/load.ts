@@ -193,22 +193,15 @@ export async function runPaced(options: PacedOptions): Promise<PacedResult> {
         }
         if (scheduled === total) return;
         const wait = start + scheduled * interval - performance.now();
-        if (!options.exactSends) {
-          setTimeout(tick, Math.max(0, wait));
-          return;
+        // A timer fires on the loop's whole milliseconds, up to one late. The exact sender sets
+        // it to fire early and, with nothing in flight (no answer could arrive meanwhile), waits
+        // out the rest blocking, to the tens of microseconds.
+        if (options.exactSends && inFlight === 0 && wait <= EARLY_MS) {
+          if (wait > 0) Atomics.wait(pause, 0, 0, wait);
+          continue;
         }
-        // A timer fires on the loop's whole milliseconds, up to one late: it is set to fire early,
-        // and with nothing in flight (no answer that could arrive meanwhile) the rest is waited
-        // out blocking, to the tens of microseconds; else the timer waits as it would.
-        if (wait > EARLY_MS) {
-          setTimeout(tick, wait - EARLY_MS);
-          return;
-        }
-        if (inFlight > 0) {
-          setTimeout(tick, Math.max(0, wait));
-          return;
-        }
-        if (wait > 0) Atomics.wait(pause, 0, 0, wait);
+        setTimeout(tick, options.exactSends && wait > EARLY_MS ? wait - EARLY_MS : Math.max(0, wait));
+        return;
       }
     };
     tick();
