@@ -17,7 +17,14 @@
  * error leaves with Writ's error as `data` (messages.ts). A request's `_meta` `traceparent` and
  * `tracestate` are the parent of Writ's spans for it (observability/tracing.ts).
  */
-import { createMcpHandler, isLegacyRequest, type Server } from "@modelcontextprotocol/server";
+import { SUPPORTED_PROTOCOL_VERSIONS as LEGACY_REVISIONS } from "@modelcontextprotocol/sdk/types.js";
+import {
+  createMcpHandler,
+  isJSONRPCRequest,
+  isLegacyRequest,
+  PROTOCOL_VERSION_META_KEY,
+  type Server,
+} from "@modelcontextprotocol/server";
 import { isRecord } from "../core/json.ts";
 import { withMessageTrace } from "../observability/tracing.ts";
 import { newModernServer } from "./initialize.ts";
@@ -29,7 +36,25 @@ import { registerTasks } from "./tasks-methods.ts";
 
 /** Whether the v2 SDK serves this POST (whose body was read already) as 2026-07-28. */
 export async function isModernRequest(request: Request, messages: unknown): Promise<boolean> {
+  if (namesNoModernRevision(request, messages)) return false;
   return !(await isLegacyRequest(request, messages));
+}
+
+/**
+ * A JSON-RPC request (not a response, not a batch) whose `_meta` makes no protocol-version claim,
+ * sent with no MCP-Protocol-Version header or a 2025-era one: what every 2025-11-25 call is. The
+ * SDK's classification (`classifyInboundRequest`) routes such a request to the legacy era; this
+ * says so without it, whose first steps are two response-schema parses that fail, with their
+ * errors, on every request. Anything else is left to the SDK.
+ */
+export function namesNoModernRevision(request: Request, messages: unknown): boolean {
+  if (request.method !== "POST" || !isRecord(messages) || "result" in messages || "error" in messages)
+    return false;
+  const version = request.headers.get("mcp-protocol-version");
+  if (version !== null && !LEGACY_REVISIONS.includes(version)) return false;
+  const meta = isRecord(messages.params) ? messages.params._meta : undefined;
+  if (isRecord(meta) && PROTOCOL_VERSION_META_KEY in meta) return false;
+  return isJSONRPCRequest(messages);
 }
 
 /** The W3C trace context a request carries in its `_meta` (`traceparent`, `tracestate`). */
