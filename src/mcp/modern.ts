@@ -2,7 +2,8 @@
  * The 2026-07-28 revision on `/mcp`: stateless, no `initialize`, every request carrying its
  * `_meta` envelope (`io.modelcontextprotocol/protocolVersion`, `clientInfo`,
  * `clientCapabilities`). Whether a POST is one is the v2 SDK's own classification
- * (`isLegacyRequest`, on the body endpoint.ts read already); such a POST is served by the v2
+ * (`isLegacyRequest`, on the body endpoint.ts read already; a plain 2025-era request is told
+ * without it, `namesNoModernRevision`); such a POST is served by the v2
  * SDK's entry (`createMcpHandler`, `legacy: "reject"`), which answers the revision's ladder
  * itself (an unsupported revision -32022 with the supported list, headers disagreeing with the
  * body -32020, a missing client capability -32021, `server/discover`; `Mcp-Param-*` headers
