@@ -84,8 +84,9 @@ describe("which revision serves a POST", () => {
     let compared = 0;
     for (const body of messages()) {
       for (const version of versions) {
-        const sdkLegacy = await isLegacyRequest(post(body, version), body);
+        // Given the parsed body, neither reads the request's own.
         const request = post(body, version);
+        const sdkLegacy = await isLegacyRequest(request, body);
         const label = `${JSON.stringify(body)} with MCP-Protocol-Version ${version ?? "(none)"}`;
         expect(await isModernRequest(request, body), label).toBe(!sdkLegacy);
         if (namesNoModernRevision(request, body)) {

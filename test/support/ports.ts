@@ -15,7 +15,7 @@ const LOWEST = 10_000;
  * another caller of this function could choose it, at random, in a range of some 20,000 ports.
  */
 export async function freePort(): Promise<number> {
-  const below = await ephemeralLow();
+  const below = await ephemeralLow;
   for (let attempt = 0; attempt < 100; attempt++) {
     const port = LOWEST + Math.floor(Math.random() * (below - LOWEST));
     if (await isFree(port)) return port;
@@ -23,12 +23,13 @@ export async function freePort(): Promise<number> {
   throw new Error(`no free port on 127.0.0.1 between ${LOWEST} and ${below} after 100 tries`);
 }
 
-/** The first port of the kernel's ephemeral range (Linux's `ip_local_port_range`). */
-async function ephemeralLow(): Promise<number> {
-  const text = await readFile("/proc/sys/net/ipv4/ip_local_port_range", "utf8").catch(() => "");
-  const low = Number(text.trim().split(/\s+/)[0]);
-  return Number.isInteger(low) && low > LOWEST + 1_000 ? low : DEFAULT_EPHEMERAL_LOW;
-}
+/** The first port of the kernel's ephemeral range (Linux's `ip_local_port_range`), read once. */
+const ephemeralLow: Promise<number> = readFile("/proc/sys/net/ipv4/ip_local_port_range", "utf8")
+  .catch(() => "")
+  .then((text) => {
+    const low = Number(text.trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > LOWEST + 1_000 ? low : DEFAULT_EPHEMERAL_LOW;
+  });
 
 /** Whether a server can listen on `port` of 127.0.0.1 now. */
 function isFree(port: number): Promise<boolean> {
