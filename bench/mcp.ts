@@ -14,7 +14,9 @@
  *           fails unless each client negotiated that revision and sent no `initialize`.
  *
  * - writ-mcp-sdk (with `--sdk`): the same, with /mcp's fast path off (src/mcp/fast-path.ts), every
- *           call answered by a per-POST SDK server as before it: what the fast path saves, in one run.
+ *           call answered by a per-POST SDK server as before it: what the fast path saves, in one run;
+ * - writ-mcp-modern-sdk (with `--sdk`): the same for 2026-07-28, every call answered by the v2
+ *           SDK's entry and a per-request server instead of src/mcp/modern-fast-path.ts.
  *
  * Run: npx tsx bench/mcp.ts [seconds-per-run] [clients] [--warmup <seconds>] [--sdk] [--json <file>]
  *                           [--profile <prefix>] [--pairs <n>]
@@ -376,28 +378,33 @@ try {
   const direct = await run("direct", upstreamUrl, "echo_direct");
   const api = await viaApi("writ-api");
   const writ = await run("writ-mcp", `${running.url}/mcp`, "echo", { authorization: `Bearer ${token}` });
-  // The fast path off and on in turns after the first writ-mcp run (which warmed the code up),
-  // off-on-on-off so that neither side gains from running later; the less loaded run of each
+  // The fast paths off and on in turns after the first run of the route (which warmed the code
+  // up), off-on-on-off so that neither side gains from running later; the less loaded run of each
   // side is kept (the machine may be shared).
-  let sdk: Measured | undefined;
-  let fast: Measured | undefined;
-  if (cli.values.sdk === true) {
-    const headers = { authorization: `Bearer ${token}` };
-    for (const on of [false, true, true, false]) {
-      useFastPath(on);
-      const measured = await run(on ? "writ-mcp" : "writ-mcp-sdk", `${running.url}/mcp`, "echo", headers);
+  const headers = { authorization: `Bearer ${token}` };
+  const turns = async (label: string, connectClient?: typeof connectModern) => {
+    let off: Measured | undefined;
+    let on: Measured | undefined;
+    for (const fastPath of [false, true, true, false]) {
+      useFastPath(fastPath);
+      const measured = await run(
+        fastPath ? label : `${label}-sdk`,
+        `${running.url}/mcp`,
+        "echo",
+        headers,
+        connectClient,
+      );
       useFastPath(true);
-      if (on && (fast === undefined || measured.cpu_ms_per_call < fast.cpu_ms_per_call)) fast = measured;
-      if (!on && (sdk === undefined || measured.cpu_ms_per_call < sdk.cpu_ms_per_call)) sdk = measured;
+      if (fastPath && (on === undefined || measured.cpu_ms_per_call < on.cpu_ms_per_call)) on = measured;
+      if (!fastPath && (off === undefined || measured.cpu_ms_per_call < off.cpu_ms_per_call)) off = measured;
     }
-  }
-  const modern = await run(
-    "writ-mcp-modern",
-    `${running.url}/mcp`,
-    "echo",
-    { authorization: `Bearer ${token}` },
-    connectModern,
-  );
+    return off === undefined || on === undefined ? undefined : { off, on };
+  };
+  const legacyTurns = cli.values.sdk === true ? await turns("writ-mcp") : undefined;
+  const sdk = legacyTurns?.off;
+  const fast = legacyTurns?.on;
+  const modern = await run("writ-mcp-modern", `${running.url}/mcp`, "echo", headers, connectModern);
+  const modernTurns = cli.values.sdk === true ? await turns("writ-mcp-modern", connectModern) : undefined;
   if (modernInitializes > 0) throw new Error(`the 2026-07-28 clients sent ${modernInitializes} initialize`);
   const paired = await pairs(Number(cli.values.pairs ?? "0"));
   // Throughput ratios, and the same by CPU time per call (steadier on a shared machine).
@@ -417,6 +424,13 @@ try {
           "writ-mcp-sdk/direct (cpu)": direct.cpu_ms_per_call / sdk.cpu_ms_per_call,
           // The best of the turns on each side: the fast path's saving.
           "writ-mcp/writ-mcp-sdk (cpu)": sdk.cpu_ms_per_call / fast.cpu_ms_per_call,
+        }),
+    ...(modernTurns === undefined
+      ? {}
+      : {
+          "writ-mcp-modern/writ-mcp-modern-sdk": modernTurns.on.calls_per_s / modernTurns.off.calls_per_s,
+          "writ-mcp-modern/writ-mcp-modern-sdk (cpu)":
+            modernTurns.off.cpu_ms_per_call / modernTurns.on.cpu_ms_per_call,
         }),
   };
   console.log(
@@ -441,7 +455,14 @@ try {
         revisions: { "writ-mcp": "2025-11-25", "writ-mcp-modern": MODERN_REVISION },
       },
       load_average: loadavg(),
-      runs: [direct, api, writ, modern, ...(sdk === undefined || fast === undefined ? [] : [sdk, fast])],
+      runs: [
+        direct,
+        api,
+        writ,
+        modern,
+        ...(sdk === undefined || fast === undefined ? [] : [sdk, fast]),
+        ...(modernTurns === undefined ? [] : [modernTurns.off, modernTurns.on]),
+      ],
       ratios,
       ...(paired === undefined ? {} : { pairs: paired }),
     };

@@ -87,17 +87,27 @@ const capabilitiesSchema = z.object({ [CLIENT_CAPABILITIES_META_KEY]: z.record(z
  * and not Writ's error; request-state.ts verifies it here) and its `inputResponses`.
  */
 export function roundOf(ctx: ServerContext): Round {
-  const state: unknown = ctx.mcpReq.requestState();
-  const capabilities =
-    capabilitiesSchema.safeParse(ctx.mcpReq.envelope).data?.[CLIENT_CAPABILITIES_META_KEY] ?? {};
+  return roundFrom(ctx.mcpReq.requestState(), ctx.mcpReq.inputResponses, ctx.mcpReq.envelope);
+}
+
+/**
+ * The round of a request whose retry fields and `_meta` envelope were lifted out of its params
+ * (by the SDK's server, or by ../modern-fast-path.ts for a request that carries none).
+ */
+export function roundFrom(
+  state: unknown,
+  inputResponses: Record<string, unknown> | undefined,
+  envelope: unknown,
+): Round {
+  const capabilities = capabilitiesSchema.safeParse(envelope).data?.[CLIENT_CAPABILITIES_META_KEY] ?? {};
   // Read from the capabilities with type guards: a schema per capability failed (with its error)
   // for every client that does not declare it, about 20 µs each.
   const elicitation = capabilities.elicitation;
   return {
     requestState: typeof state === "string" ? state : undefined,
-    inputResponses: ctx.mcpReq.inputResponses,
+    inputResponses,
     elicitsUrl: isRecord(elicitation) && isRecord(elicitation.url),
-    tasks: declaresTasks(ctx.mcpReq.envelope),
+    tasks: declaresTasks(envelope),
     capabilities,
   };
 }

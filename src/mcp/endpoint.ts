@@ -3,7 +3,8 @@
  * bearer JWT and is authenticated exactly as the HTTP API's requests are). It serves two protocol
  * revisions, per request. A POST is authenticated (authenticate.ts), its body read strictly
  * (body.ts); then a request the v2 SDK classifies as 2026-07-28 (its `_meta` envelope claim) is
- * answered by the v2 SDK's server (modern.ts), and everything else as 2025-11-25: by Writ itself
+ * answered by Writ itself when it is a plain `tools/call` (modern-fast-path.ts), else by the v2
+ * SDK's server (modern.ts), and everything else as 2025-11-25: by Writ itself
  * when it is a plain `tools/call` or `tools/list` (fast-path.ts), else by a per-POST v1 SDK server
  * (sdk-server.ts). On either, each method's module (methods/) registers the same handler:
  *
@@ -116,7 +117,7 @@ export function mcpEndpoint(
       challenge: {},
     };
     if (await isModernRequest(c.req.raw, body.messages)) {
-      return challenged(post, await modern.answer(post, c.req.raw, body.messages));
+      return challenged(post, await modern.answer(post, c.req.raw, body.messages, body.call));
     }
     const stream = answersAsStream(body.messages, c.req.header("accept"));
     if (sessions !== undefined && opensSession(body.messages)) {

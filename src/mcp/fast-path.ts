@@ -35,12 +35,20 @@ import { lazyAnswer } from "./lazy-stream.ts";
 import { cancelledAnswer, errorWithData } from "./messages.ts";
 import type { RequestWriter } from "./methods/context.ts";
 
-/** Whether plain requests are answered here (the equivalence test turns it off to compare). */
+/**
+ * Whether plain requests are answered here and by modern-fast-path.ts (the equivalence tests and
+ * `bench/mcp.ts --sdk` turn it off to compare).
+ */
 let enabled = true;
 
-/** Turns the fast path on or off for this process (for tests comparing both ways). */
+/** Turns both fast paths (2025-11-25's here, 2026-07-28's) on or off for this process. */
 export function useFastPath(on: boolean): void {
   enabled = on;
+}
+
+/** Whether the fast paths are on. */
+export function fastPathOn(): boolean {
+  return enabled;
 }
 
 /** A POST Writ answers itself. */

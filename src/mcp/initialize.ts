@@ -13,7 +13,8 @@ import { AjvJsonSchemaValidator as ModernAjvValidator } from "@modelcontextproto
 import { errorWithData } from "./messages.ts";
 import { withoutTaskContent } from "./tasks.ts";
 
-const SERVER_INFO = { name: "writ", version: "0.1.0" };
+/** Writ's MCP identity (`serverInfo`; on 2026-07-28 stamped on every result's `_meta`). */
+export const SERVER_INFO = { name: "writ", version: "0.1.0" };
 const CAPABILITIES = {
   tools: { listChanged: false },
   resources: {},

@@ -3,7 +3,8 @@
  * `_meta` envelope (`io.modelcontextprotocol/protocolVersion`, `clientInfo`,
  * `clientCapabilities`). Whether a POST is one is the v2 SDK's own classification
  * (`isLegacyRequest`, on the body endpoint.ts read already; a plain 2025-era request is told
- * without it, `namesNoModernRevision`); such a POST is served by the v2
+ * without it, `namesNoModernRevision`); a plain `tools/call` is answered by Writ itself, with the
+ * bytes the SDK would send (modern-fast-path.ts), any other such POST is served by the v2
  * SDK's entry (`createMcpHandler`, `legacy: "reject"`), which answers the revision's ladder
  * itself (an unsupported revision -32022 with the supported list, headers disagreeing with the
  * body -32020, a missing client capability -32021, `server/discover`; `Mcp-Param-*` headers
@@ -18,7 +19,10 @@
  * error leaves with Writ's error as `data` (messages.ts). A request's `_meta` `traceparent` and
  * `tracestate` are the parent of Writ's spans for it (observability/tracing.ts).
  */
-import { SUPPORTED_PROTOCOL_VERSIONS as LEGACY_REVISIONS } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolRequest,
+  SUPPORTED_PROTOCOL_VERSIONS as LEGACY_REVISIONS,
+} from "@modelcontextprotocol/sdk/types.js";
 import {
   createMcpHandler,
   isJSONRPCRequest,
@@ -32,6 +36,7 @@ import { newModernServer } from "./initialize.ts";
 import { ListenStreams } from "./listen.ts";
 import { withErrorData } from "./messages.ts";
 import { METHODS, type PostContext } from "./methods/index.ts";
+import { answerModernCall, plainModernCall } from "./modern-fast-path.ts";
 import { refuseParamHeaders } from "./param-headers.ts";
 import { registerTasks } from "./tasks-methods.ts";
 
@@ -81,8 +86,17 @@ export class ModernEndpoint {
     legacy: "reject",
   });
 
-  /** Answers `request`, a 2026-07-28 POST whose body endpoint.ts read and checked (`messages`). */
-  async answer(post: PostContext, request: Request, messages: unknown): Promise<Response> {
+  /**
+   * Answers `request`, a 2026-07-28 POST whose body endpoint.ts read and checked (`messages`, and
+   * `call`, its `tools/call` as body.ts read it): a plain call by modern-fast-path.ts, anything
+   * else by the SDK's entry.
+   */
+  async answer(
+    post: PostContext,
+    request: Request,
+    messages: unknown,
+    call: CallToolRequest | undefined,
+  ): Promise<Response> {
     // Mcp-Param-* headers agree with the tools/call's arguments, or nothing is decided.
     const refused = await refuseParamHeaders(post, request, messages);
     if (refused !== undefined) return refused;
@@ -92,8 +106,11 @@ export class ModernEndpoint {
       this.#listen ??= new ListenStreams(post.gw, post.discovery);
       return this.#listen.open(post.subject, request, messages);
     }
+    const plain = plainModernCall(request, messages, call);
     const response = await withMessageTrace(`mcp ${method}`, traceCarrier(messages), () =>
-      this.#handler.fetch(request, { parsedBody: messages }),
+      plain === undefined
+        ? this.#handler.fetch(request, { parsedBody: messages })
+        : answerModernCall(post, request, plain),
     );
     return withErrorData(response);
   }

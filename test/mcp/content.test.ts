@@ -18,14 +18,15 @@ import {
   type Progress,
   ProgressNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Server as ModernServer } from "@modelcontextprotocol/server";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { writErrorSchema } from "../../src/core/errors.ts";
 import { useFastPath } from "../../src/mcp/fast-path.ts";
 import { STREAM_AFTER_MS } from "../../src/mcp/lazy-stream.ts";
 import { startTestGateway, type TestGateway, waitFor } from "../support/gateway.ts";
 import { connectMcp, postMcp, withoutRunIds } from "../support/mcp-client.ts";
-import { connectModernMcp } from "../support/mcp-v2-client.ts";
+import { connectModernMcp, postModern } from "../support/mcp-v2-client.ts";
 import { repoRoot } from "../support/paths.ts";
 
 const EVERYTHING = path.join(repoRoot, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -376,6 +377,97 @@ describe("how a call from a caller accepting streams is answered", () => {
     expect((await events()).filter((e) => e === "finished").length).toBe(finished);
     expect(await answer.text()).toContain('"id":"long-1"');
     expect((await events()).filter((e) => e === "finished").length).toBe(finished + 1);
+  });
+});
+
+describe("on 2026-07-28, Writ's own answer to a plain call is the SDK's (src/mcp/modern-fast-path.ts)", () => {
+  const answers = async (fast: boolean, name: string, args: Record<string, unknown>, id: string) => {
+    const token = await gw.token("val", { roles: ["viewer"] });
+    useFastPath(fast);
+    const connected = vi.spyOn(ModernServer.prototype, "connect");
+    try {
+      const answer = await postModern(gw.url, token, {
+        id,
+        method: "tools/call",
+        params: { name, arguments: args },
+      });
+      const text = withoutRunIds(await answer.text());
+      return {
+        bySdkServer: connected.mock.calls.length > 0,
+        status: answer.status,
+        type: answer.headers.get("content-type"),
+        // server-everything stamps an embedded text resource with the time it made it.
+        body: text.replace(/created at \d{1,2}:\d{2}:\d{2}( [AP]M)?/g, "created at <time>"),
+      };
+    } finally {
+      connected.mockRestore();
+      useFastPath(true);
+    }
+  };
+  const cases: [string, string, Record<string, unknown>][] = [
+    ["text", "echo", { message: "hello" }],
+    ["an image", "get-tiny-image", {}],
+    ["resource links", "get-resource-links", { count: 2 }],
+    ["an embedded text resource", "get-resource-reference", { resourceType: "Text", resourceId: 1 }],
+    ["an embedded blob resource", "get-resource-reference", { resourceType: "Blob", resourceId: 2 }],
+    ["mixed, annotated content", "get-annotated-message", { messageType: "success", includeImage: true }],
+    ["structured content", "get-structured-content", { location: "Chicago" }],
+    ["audio", "sound", {}],
+    ["a withheld secret result", "secret_sound", {}],
+    ["log messages, streamed before the answer", "wait", { steps: 2, ms: 5 }],
+  ];
+  for (const [what, name, args] of cases) {
+    it(what, async () => {
+      const fast = await answers(true, name, args, `modern-${name}`);
+      expect({ status: fast.status, bySdkServer: fast.bySdkServer }).toEqual({
+        status: 200,
+        bySdkServer: false,
+      });
+      const sdk = await answers(false, name, args, `modern-${name}`);
+      expect(sdk.bySdkServer).toBe(true);
+      expect({ ...fast, bySdkServer: true }).toEqual(sdk);
+    });
+  }
+
+  it("streams log messages as the SDK does, then the answer", async () => {
+    const fast = await answers(true, "wait", { steps: 2, ms: 5 }, "modern-logs");
+    expect(fast.type).toBe("text/event-stream");
+    const frames = fast.body.split("\n\n").filter((frame) => frame !== "");
+    expect(frames.map((frame) => frame.startsWith("event: message\ndata: "))).toEqual([true, true, true]);
+    expect(frames[2]).toContain('"resultType":"complete"');
+  });
+
+  it("takes a caller going away, stream open or not, as the call's cancellation and carries it to the server", async () => {
+    const token = await gw.token("val", { roles: ["viewer"] });
+    for (const quiet of [false, true]) {
+      const before = await events();
+      const abort = new AbortController();
+      const pending = postModern(
+        gw.url,
+        token,
+        {
+          id: `gone-${quiet}`,
+          method: "tools/call",
+          params: { name: "wait", arguments: { steps: 50, ms: 40, quiet } },
+          signal: abort.signal,
+        },
+        {},
+      );
+      void pending.catch(() => undefined);
+      await waitFor(
+        "the call to start",
+        async () =>
+          (await events()).filter((e) => e === "started").length >
+            before.filter((e) => e === "started").length || undefined,
+      );
+      abort.abort();
+      await waitFor(
+        "the server to record the cancellation",
+        async () =>
+          (await events()).filter((e) => e === "cancelled").length >
+            before.filter((e) => e === "cancelled").length || undefined,
+      );
+    }
   });
 });
 

@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { lateGrantKeys } from "../support/late-grant-keys.ts";
+import { type NotesHttpServer, startNotesHttpServer } from "../support/mcp-notes-http.ts";
 import { startV2Upstream, type V2Upstream } from "../support/mcp-v2-upstream.ts";
 
 export const NOTES_POLICY = `package writ
@@ -141,4 +142,20 @@ export async function startNotesOnV2Upstream(
   });
   bind(gw.jwksUrl);
   return { gw, upstream };
+}
+
+/**
+ * A gateway in front of the notes server over Streamable HTTP (test/support/mcp-notes-http.ts),
+ * which checks grants against the gateway's keys, bound once it listens. The caller closes both.
+ */
+export async function startNotesOverHttp(
+  policyDir: string,
+): Promise<{ gw: TestGateway; http: NotesHttpServer }> {
+  const { keys, bind } = lateGrantKeys();
+  const http = await startNotesHttpServer(keys);
+  const gw = await startTestGateway({
+    configure: withNotes({ transport: "http", url: http.url }, policyDir),
+  });
+  bind(gw.jwksUrl);
+  return { gw, http };
 }

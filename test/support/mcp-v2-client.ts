@@ -56,6 +56,8 @@ export function postModern(
     meta?: Record<string, unknown>;
     /** Changes the body's text before it is sent (e.g. to repeat a key). */
     edit?: (text: string) => string;
+    /** Aborts the request (the caller going away). */
+    signal?: AbortSignal;
   },
   headers: Record<string, string> = {},
 ): Promise<Response> {
@@ -65,6 +67,7 @@ export function postModern(
   const name = typeof named === "string" ? named : undefined;
   return fetch(`${gatewayUrl}/mcp`, {
     method: "POST",
+    ...(request.signal === undefined ? {} : { signal: request.signal }),
     headers: {
       ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
       "content-type": "application/json",

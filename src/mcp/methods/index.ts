@@ -17,7 +17,7 @@ import { toolsList } from "./tools-list.ts";
 
 export type { MethodRegistration, PostContext, ServerPost, SessionContext } from "./context.ts";
 export { carries } from "./notifications.ts";
-export { callTool } from "./tools-call.ts";
+export { callTool, callToolModern } from "./tools-call.ts";
 export { listTools } from "./tools-list.ts";
 
 export const METHODS: readonly MethodRegistration[] = [

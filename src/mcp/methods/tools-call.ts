@@ -4,8 +4,8 @@
  * structured error in `structuredContent`); an unknown tool is a protocol error. On 2025-11-25,
  * answered by fast-path.ts for a plain request, else by the per-POST v1 SDK server (`toolsCall`'s
  * `legacy` half), whose answer may become a stream of progress and log messages; on 2026-07-28,
- * by the v2 SDK's server through `callToolModern`, where a call waiting for approval becomes a
- * round of ../approval-flow.ts.
+ * through `callToolModern`, by ../modern-fast-path.ts for a plain request, else by the v2 SDK's
+ * server, where a call waiting for approval becomes a round of ../approval-flow.ts.
  */
 import {
   type CallToolRequest,
@@ -13,10 +13,10 @@ import {
   type CallToolResult,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
-import { type InputRequiredResult, ProtocolError, type ServerContext } from "@modelcontextprotocol/server";
+import { type InputRequiredResult, ProtocolError } from "@modelcontextprotocol/server";
 import type { CallObserver } from "../../core/handlers.ts";
 import { asErrorBody, fromOutcome, toolError } from "../answers.ts";
-import { callToolRound, roundOf } from "../approval-flow.ts";
+import { callToolRound, type Round, roundOf } from "../approval-flow.ts";
 import { cancelledAnswer } from "../messages.ts";
 import { callRunCode, callsRunCode } from "../run-code.ts";
 import { answerApproved, approvalOf, type ProposedMessage } from "./approved.ts";
@@ -81,23 +81,31 @@ export function observerOf(
   };
 }
 
+/** A 2026-07-28 `tools/call` as it reached Writ: its id, its round, and its caller's channel. */
+export interface ModernCall {
+  id: string | number;
+  round: Round;
+  /** Aborted when the exchange ends before the answer (the caller went away). */
+  signal: AbortSignal;
+  /** Sends a notification to the caller, on this call's answer. */
+  notify: (notification: { method: string; params: Record<string, unknown> }) => Promise<void>;
+}
+
 /**
- * The 2026-07-28 answer to a `tools/call` (the v2 SDK's server, one per request): a round of the
- * approval flow (../approval-flow.ts: a call that needs approval becomes `input_required`, its
- * retry carries the state), else `callTool`, watched through the request's own context (its
- * progress token, notifications and signal). The one place a modern `tools/call` is answered.
+ * The 2026-07-28 answer to a `tools/call` (on the v2 SDK's server, one per request, or on
+ * ../modern-fast-path.ts's for a plain one): a round of the approval flow (../approval-flow.ts:
+ * a call that needs approval becomes `input_required`, its retry carries the state), else
+ * `callTool`, watched through the request's own channel (its progress token, notifications and
+ * signal). The one place a modern `tools/call` is answered.
  */
 export async function callToolModern(
   post: PostContext,
   request: CallToolRequest,
-  ctx: ServerContext,
+  { id, round, signal, notify }: ModernCall,
 ): Promise<CallToolResult | InputRequiredResult> {
-  const observer = observerOf(request.params._meta?.progressToken, ctx.mcpReq.signal, ctx.mcpReq.notify);
+  const observer = observerOf(request.params._meta?.progressToken, signal, notify);
   const call = { ...post, observer };
-  const id = ctx.mcpReq.id;
-  const answer = await callToolRound(call, request.params, id, roundOf(ctx), () =>
-    callTool(call, request, id),
-  );
+  const answer = await callToolRound(call, request.params, id, round, () => callTool(call, request, id));
   await observer.flushed();
   return answer;
 }
@@ -142,6 +150,13 @@ export const toolsCall: MethodRegistration = {
     );
   },
   modern: (post) => {
-    post.server.setRequestHandler("tools/call", (request, ctx) => callToolModern(post, request, ctx));
+    post.server.setRequestHandler("tools/call", (request, ctx) =>
+      callToolModern(post, request, {
+        id: ctx.mcpReq.id,
+        round: roundOf(ctx),
+        signal: ctx.mcpReq.signal,
+        notify: ctx.mcpReq.notify,
+      }),
+    );
   },
 };
