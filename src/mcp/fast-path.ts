@@ -93,21 +93,30 @@ function jsonAnswer(message: JSONRPCMessage): Response {
 
 /**
  * A handler's failure as the SDK's server answers it (its `Protocol` reads any thrown value so):
- * its `code` when that is a safe integer (an `McpError`'s), else Internal error, its message, its
- * data; Writ's error as `data` when it has none.
+ * its `code` when that is a safe integer (an `McpError`'s), else Internal error, as the SDK's
+ * line encodes it (`encodeCode`: the v2 SDK sends -32002 as -32602), its message, its data.
  */
-function failure(id: string | number, error: unknown): JSONRPCMessage {
+export function thrownAsError(
+  id: string | number,
+  error: unknown,
+  encodeCode: (code: number) => number = (code) => code,
+): JSONRPCMessage & { error: { code: number; message: string; data?: unknown } } {
   const thrown = isRecord(error) ? error : {};
   const code =
     typeof thrown.code === "number" && Number.isSafeInteger(thrown.code)
       ? thrown.code
       : ErrorCode.InternalError;
   const message = typeof thrown.message === "string" ? thrown.message : "Internal error";
-  return errorWithData({
+  return {
     jsonrpc: "2.0",
     id,
-    error: { code, message, ...(thrown.data === undefined ? {} : { data: thrown.data }) },
-  });
+    error: { code: encodeCode(code), message, ...(thrown.data === undefined ? {} : { data: thrown.data }) },
+  };
+}
+
+/** A handler's failure as the SDK's server answers it, Writ's error as `data` when it has none. */
+function failure(id: string | number, error: unknown): JSONRPCMessage {
+  return errorWithData(thrownAsError(id, error));
 }
 
 /** The answer to `tools/list`. */

@@ -48,8 +48,9 @@ import {
 import { z } from "zod";
 import { isRecord } from "../core/json.ts";
 import { roundFrom } from "./approval-flow.ts";
-import { fastPathOn } from "./fast-path.ts";
+import { fastPathOn, thrownAsError } from "./fast-path.ts";
 import { SERVER_INFO } from "./initialize.ts";
+import { SSE_HEADERS } from "./lazy-stream.ts";
 import { errorWithData } from "./messages.ts";
 import { callToolModern, type PostContext } from "./methods/index.ts";
 import { declaresTasks, withoutTaskContent } from "./tasks.ts";
@@ -174,7 +175,9 @@ export function answerModernCall(
       if (!exchange.signal.aborted) void exchange.send({ result: encoded(result), jsonrpc: "2.0", id });
     },
     (error: unknown) => {
-      if (!exchange.signal.aborted) void exchange.send(errorAnswer(id, error));
+      // As the v2 SDK's codec: -32002 (resource not found) is sent as -32602.
+      if (!exchange.signal.aborted)
+        void exchange.send(thrownAsError(id, error, (code) => (code === -32002 ? -32602 : code)));
     },
   );
   return exchange.response;
@@ -193,21 +196,6 @@ function encoded(result: Record<string, unknown>): Record<string, unknown> {
   if (meta === undefined) return { ...next, _meta: { [SERVER_INFO_META_KEY]: SERVER_INFO } };
   if (!isRecord(meta) || meta[SERVER_INFO_META_KEY] !== undefined) return next;
   return { ...next, _meta: { ...meta, [SERVER_INFO_META_KEY]: SERVER_INFO } };
-}
-
-/** A thrown error as the SDK's `Protocol` answers it. */
-function errorAnswer(id: string | number, error: unknown): Record<string, unknown> {
-  const thrown = isRecord(error) ? error : {};
-  const code = typeof thrown.code === "number" && Number.isSafeInteger(thrown.code) ? thrown.code : -32603;
-  return {
-    jsonrpc: "2.0",
-    id,
-    error: {
-      code: code === -32002 ? -32602 : code,
-      message: typeof thrown.message === "string" ? thrown.message : "Internal error",
-      ...(thrown.data === undefined ? {} : { data: thrown.data }),
-    },
-  };
 }
 
 /**
@@ -307,6 +295,8 @@ class Exchange {
   readonly response: Promise<Response>;
   #settle: (response: Response) => void = () => undefined;
   #settled = false;
+  /** Whether the call's answer was sent (closing after it aborts nothing). */
+  #answered = false;
   #closed = false;
   #stream: { controller: ReadableStreamDefaultController<Uint8Array>; open: boolean } | undefined;
   #keepAlive: ReturnType<typeof setInterval> | undefined;
@@ -341,25 +331,23 @@ class Exchange {
       this.#write(out);
       return;
     }
-    const error = out.error;
-    if (
-      isRecord(error) &&
-      error.code === ProtocolErrorCode.MissingRequiredClientCapability &&
-      !this.#stream
-    ) {
-      this.#answer(Response.json(out, { status: 400, headers: { "Content-Type": "application/json" } }));
-      return;
-    }
-    if (this.#stream) {
+    this.#answered = true;
+    if (this.#stream !== undefined) {
       this.#write(out);
       this.#endStream();
-      queueMicrotask(() => this.close());
-      return;
+    } else {
+      // A missing client capability is the one error a handler's answer carries with a 4xx.
+      const refused =
+        isRecord(out.error) && out.error.code === ProtocolErrorCode.MissingRequiredClientCapability;
+      this.#settled = true;
+      this.#settle(
+        Response.json(out, { status: refused ? 400 : 200, headers: { "Content-Type": "application/json" } }),
+      );
     }
-    this.#answer(Response.json(out, { status: 200, headers: { "Content-Type": "application/json" } }));
+    queueMicrotask(() => this.close());
   }
 
-  /** Ends the exchange; before an answer, the call is aborted and the caller gets 499. */
+  /** Ends the exchange; before its answer, the call is aborted and the caller gets 499. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
@@ -369,13 +357,7 @@ class Exchange {
       this.#settled = true;
       this.#settle(new Response(null, { status: 499 }));
     }
-    this.#abort.abort(new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed"));
-  }
-
-  #answer(response: Response): void {
-    this.#settled = true;
-    this.#settle(response);
-    queueMicrotask(() => this.close());
+    if (!this.#answered) this.#abort.abort(new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed"));
   }
 
   #write(message: object): void {
@@ -407,17 +389,7 @@ class Exchange {
     this.#keepAlive.unref();
     if (this.#settled) return;
     this.#settled = true;
-    this.#settle(
-      new Response(readable, {
-        status: 200,
-        headers: {
-          "Content-Type": "text/event-stream",
-          "Cache-Control": "no-cache, no-transform",
-          Connection: "keep-alive",
-          "X-Accel-Buffering": "no",
-        },
-      }),
-    );
+    this.#settle(new Response(readable, { status: 200, headers: SSE_HEADERS }));
   }
 
   #endStream(): void {
