@@ -57,7 +57,7 @@ export type PlainRequest =
   | { method: "tools/list"; id: string | number };
 
 /** Whether `value` is absent or a record with no key but `keys`. */
-function onlyKeys(value: unknown, keys: readonly string[]): boolean {
+export function onlyKeys(value: unknown, keys: readonly string[]): boolean {
   return value === undefined || (isRecord(value) && Object.keys(value).every((key) => keys.includes(key)));
 }
 

@@ -48,7 +48,7 @@ import {
 import { z } from "zod";
 import { isRecord } from "../core/json.ts";
 import { roundFrom } from "./approval-flow.ts";
-import { fastPathOn, thrownAsError } from "./fast-path.ts";
+import { fastPathOn, onlyKeys, thrownAsError } from "./fast-path.ts";
 import { SERVER_INFO } from "./initialize.ts";
 import { SSE_HEADERS } from "./lazy-stream.ts";
 import { errorWithData } from "./messages.ts";
@@ -104,10 +104,12 @@ export function plainModernCall(
   const id = messages.id;
   const params = messages.params;
   if ((typeof id !== "string" && typeof id !== "number") || !isRecord(params)) return undefined;
-  if (!Object.keys(params).every((key) => key === "name" || key === "arguments" || key === "_meta"))
-    return undefined;
   const envelope = params._meta;
-  if (!isRecord(envelope) || !Object.keys(envelope).every((key) => ENVELOPE_KEYS.includes(key)))
+  if (
+    !onlyKeys(params, ["name", "arguments", "_meta"]) ||
+    !isRecord(envelope) ||
+    !onlyKeys(envelope, ENVELOPE_KEYS)
+  )
     return undefined;
   const headers = request.headers;
   const name = headers.get("mcp-name");

@@ -100,18 +100,17 @@ export class ModernEndpoint {
     // Mcp-Param-* headers agree with the tools/call's arguments, or nothing is decided.
     const refused = await refuseParamHeaders(post, request, messages);
     if (refused !== undefined) return refused;
-    this.#posts.set(request, post);
     const method = isRecord(messages) && typeof messages.method === "string" ? messages.method : "message";
     if (method === "subscriptions/listen") {
       this.#listen ??= new ListenStreams(post.gw, post.discovery);
       return this.#listen.open(post.subject, request, messages);
     }
     const plain = plainModernCall(request, messages, call);
-    const response = await withMessageTrace(`mcp ${method}`, traceCarrier(messages), () =>
-      plain === undefined
-        ? this.#handler.fetch(request, { parsedBody: messages })
-        : answerModernCall(post, request, plain),
-    );
+    const response = await withMessageTrace(`mcp ${method}`, traceCarrier(messages), () => {
+      if (plain !== undefined) return answerModernCall(post, request, plain);
+      this.#posts.set(request, post);
+      return this.#handler.fetch(request, { parsedBody: messages });
+    });
     return withErrorData(response);
   }
 
